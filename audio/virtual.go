@@ -1,0 +1,213 @@
+package audio
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/voiceassistant/voice/internal/clock"
+)
+
+// Echo is a simulated acoustic path from the speaker back into the mic.
+type Echo struct {
+	Delay time.Duration
+	Gain  float64
+}
+
+// VirtualConfig configures a replay device.
+type VirtualConfig struct {
+	// Input is the capture signal, 16 kHz mono.
+	Input []float32
+	// Playback is the format the player takes (default 16 kHz mono).
+	Playback Format
+	// Period is the device period (default 10 ms).
+	Period time.Duration
+	// Pace is the speed relative to real time: 1 plays in real time, 10
+	// ten times faster, 0 as fast as the pipeline reacts.
+	Pace float64
+	// MinTail keeps feeding silence after the input ends, so a turn that
+	// ended with the input still gets committed (default 4 s, longer than
+	// the endpointing fallback); MaxTail bounds how long the device then
+	// waits for the assistant to finish (default 60 s).
+	MinTail, MaxTail time.Duration
+	// Echo, if set, mixes what is played back into the capture.
+	Echo *Echo
+	// Stall is how long to wait for the pipeline to react to a frame before
+	// declaring it stuck (default 30 s of wall time).
+	Stall time.Duration
+}
+
+// Virtual is a duplex device for replay: capture from memory, playback into
+// memory, on a virtual clock that it advances one period at a time once the
+// pipeline has reacted to the previous period.
+//
+// Timing mirrors a real duplex callback: when the frame covering
+// [kP, (k+1)P) is delivered, the clock reads (k+1)P and the period rendered
+// just before it plays during [(k+1)P, (k+2)P). A flush therefore silences
+// playback one period after the decision.
+type Virtual struct {
+	cfg    VirtualConfig
+	clk    *clock.Virtual
+	player *Player
+	frames chan Frame
+
+	period   int // 16 kHz samples per period
+	outBuf   []float32
+	echoConv *Converter
+	echo     []float32 // what was played, 16 kHz mono, from time 0
+
+	mu       sync.Mutex
+	recorded []float32
+	err      error
+}
+
+// NewVirtual returns a replay device driving clk.
+func NewVirtual(clk *clock.Virtual, cfg VirtualConfig) (*Virtual, error) {
+	if cfg.Playback == (Format{}) {
+		cfg.Playback = Mono16k
+	}
+	if err := cfg.Playback.Validate(); err != nil {
+		return nil, fmt.Errorf("virtual device: playback: %w", err)
+	}
+	if cfg.Period <= 0 {
+		cfg.Period = 10 * time.Millisecond
+	}
+	if cfg.MinTail == 0 {
+		cfg.MinTail = 4 * time.Second
+	}
+	if cfg.MaxTail == 0 {
+		cfg.MaxTail = 60 * time.Second
+	}
+	if cfg.Stall <= 0 {
+		cfg.Stall = 30 * time.Second
+	}
+	v := &Virtual{
+		cfg:    cfg,
+		clk:    clk,
+		player: NewPlayer(cfg.Playback, 5*time.Second, clk),
+		frames: make(chan Frame, 1),
+		period: int(Mono16k.Samples(cfg.Period)),
+		outBuf: make([]float32, int(cfg.Playback.Samples(cfg.Period))*cfg.Playback.Channels),
+	}
+	if v.period == 0 || v.period*int(time.Second) != int(cfg.Period)*ProcessingRate {
+		return nil, fmt.Errorf("virtual device: period %v is not a whole number of 16 kHz samples", cfg.Period)
+	}
+	// The recording usually spans the input and the minimum tail; sizing it
+	// up front keeps long replays from copying it over and over.
+	expect := cfg.Playback.Samples(Mono16k.Duration(int64(len(cfg.Input)))+cfg.MinTail) * int64(cfg.Playback.Channels)
+	v.recorded = make([]float32, 0, expect+int64(len(v.outBuf)))
+	if cfg.Echo != nil {
+		v.echo = make([]float32, 0, int64(len(cfg.Input))+Mono16k.Samples(cfg.MinTail))
+		conv, err := NewConverter(cfg.Playback, Mono16k)
+		if err != nil {
+			return nil, err
+		}
+		v.echoConv = conv
+	}
+	return v, nil
+}
+
+func (v *Virtual) Frames() <-chan Frame { return v.frames }
+func (v *Virtual) Player() *Player      { return v.player }
+
+// Err is why the device stopped early (a stalled pipeline), or nil.
+func (v *Virtual) Err() error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.err
+}
+
+// Recording is everything played, in the playback format, aligned with the
+// input: sample i played at time i/rate.
+func (v *Virtual) Recording() []float32 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.recorded
+}
+
+// Run drives the replay until the input and the tail are done, ctx ends,
+// or the pipeline stalls. It closes Frames when it returns.
+func (v *Virtual) Run(ctx context.Context) (err error) {
+	defer close(v.frames)
+	defer func() {
+		v.mu.Lock()
+		v.err = err
+		v.mu.Unlock()
+	}()
+	v.render() // the period playing while the first frame is captured
+	start := time.Now()
+	inputEnd := int64(len(v.cfg.Input))
+	minEnd := inputEnd + Mono16k.Samples(v.cfg.MinTail)
+	maxEnd := inputEnd + Mono16k.Samples(v.cfg.MaxTail)
+	for pos := int64(0); ; pos += int64(v.period) {
+		if pos >= maxEnd || pos >= minEnd && v.idle() {
+			return nil
+		}
+		if v.cfg.Pace > 0 {
+			due := time.Duration(float64(Mono16k.Duration(pos)) / v.cfg.Pace)
+			if err := clock.SleepWall(ctx, due-time.Since(start)); err != nil {
+				return nil
+			}
+		}
+		v.clk.Advance(v.cfg.Period)
+		if err := v.clk.WaitIdle(ctx, v.cfg.Stall); err != nil {
+			return v.stopped(ctx, err)
+		}
+		v.render()
+		frame := Frame{Format: Mono16k, Pos: pos, Samples: v.capture(pos)}
+		v.clk.Hold()
+		select {
+		case v.frames <- frame:
+		case <-ctx.Done():
+			v.clk.Release()
+			return nil
+		}
+		if err := v.clk.WaitIdle(ctx, v.cfg.Stall); err != nil {
+			return v.stopped(ctx, err)
+		}
+	}
+}
+
+func (v *Virtual) stopped(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return fmt.Errorf("virtual device: %w", err)
+}
+
+// idle is true when nothing is queued or pending on the clock, so stopping
+// cuts nothing off.
+func (v *Virtual) idle() bool {
+	_, pending := v.clk.NextWake()
+	return !pending && v.player.Written() == v.player.Consumed() && !v.player.active.Load()
+}
+
+// render plays one period into the recording and the echo path.
+func (v *Virtual) render() {
+	v.player.Fill(v.outBuf)
+	v.mu.Lock()
+	v.recorded = append(v.recorded, v.outBuf...)
+	v.mu.Unlock()
+	if v.echoConv != nil {
+		v.echo = append(v.echo, v.echoConv.Process(v.outBuf)...)
+	}
+}
+
+// capture builds the frame at pos: input (silence past its end) plus echo.
+func (v *Virtual) capture(pos int64) []float32 {
+	out := make([]float32, v.period)
+	if pos < int64(len(v.cfg.Input)) {
+		copy(out, v.cfg.Input[pos:])
+	}
+	if v.cfg.Echo != nil {
+		delay := Mono16k.Samples(v.cfg.Echo.Delay)
+		gain := float32(v.cfg.Echo.Gain)
+		for i := range out {
+			if at := pos + int64(i) - delay; at >= 0 && at < int64(len(v.echo)) {
+				out[i] += gain * v.echo[at]
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,32 @@
+// Package llm holds what the pipeline needs to talk to a language model:
+// the conversation, the history that keeps only what the user heard, and
+// generation statistics. The MNN backend lives in llm/mnn.
+package llm
+
+import "time"
+
+// Role of a message in a chat.
+type Role string
+
+const (
+	System    Role = "system"
+	User      Role = "user"
+	Assistant Role = "assistant"
+)
+
+// Message is one chat message.
+type Message struct {
+	Role    Role   `json:"role"`
+	Content string `json:"content"`
+	// Interrupted marks an assistant reply cut short by barge-in; Content
+	// then holds only the part that was played.
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// Stats reports one generation.
+type Stats struct {
+	PromptTokens    int           `json:"prompt_tokens"`
+	GeneratedTokens int           `json:"generated_tokens"`
+	Prefill         time.Duration `json:"prefill_ns"`
+	Decode          time.Duration `json:"decode_ns"`
+}

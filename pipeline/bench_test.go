@@ -1,0 +1,73 @@
+package pipeline_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+)
+
+// BenchmarkTurnOverhead is the orchestration cost of one full turn (VAD,
+// endpointing, commit, generation, chunking, synthesis, playback and the
+// event stream) with doubles that take no time, replayed on the virtual
+// clock: everything it measures is pipeline overhead.
+func BenchmarkTurnOverhead(b *testing.B) {
+	const turns = 20
+	var user []pipelinetest.Utterance
+	var replies []string
+	turnLen := 2 * time.Second
+	for i := range turns {
+		start := time.Duration(i)*turnLen + 200*time.Millisecond
+		user = append(user, pipelinetest.Utterance{Start: start, End: start + 600*time.Millisecond, Text: fmt.Sprintf("question number %d", i)})
+		replies = append(replies, "Sure thing.")
+	}
+	s := scenario{length: turns * turnLen, user: user, replies: replies, bargeIn: true, tokensPerSecond: -1}
+	s.input = pipelinetest.Voice(s.length, s.user...)
+	b.ReportAllocs()
+	for b.Loop() {
+		o := s.run(b)
+		if n := len(o.of(pipeline.EvPlaybackStop)); n != turns {
+			b.Fatalf("%d replies played, want %d", n, turns)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*turns), "us/turn")
+}
+
+// BenchmarkBargeIn measures, in audio time, how long playback keeps
+// sounding after the barge-in decision.
+func BenchmarkBargeIn(b *testing.B) {
+	s := scenario{
+		length: 6 * time.Second,
+		user: []pipelinetest.Utterance{
+			{Start: 200 * time.Millisecond, End: 800 * time.Millisecond, Text: "tell me a story"},
+			{Start: 3 * time.Second, End: 3800 * time.Millisecond, Text: "stop"},
+		},
+		replies:         []string{"Once upon a time, there was a small robot who loved to sing songs about the sea and the sky.", "Okay."},
+		bargeIn:         true,
+		tokensPerSecond: 20,
+	}
+	var worst time.Duration
+	for b.Loop() {
+		o := s.run(b)
+		barge := o.of(pipeline.EvBargeIn)
+		if len(barge) != 1 {
+			b.Fatalf("%d barge-ins, want 1", len(barge))
+		}
+		worst = max(worst, o.silentAfter(barge[0].At)-barge[0].At)
+	}
+	b.ReportMetric(float64(worst.Microseconds())/1000, "ms-to-silence")
+}
+
+// silentAfter is the audio time from which the recording stays silent for
+// at least 100 ms, searching from t.
+func (o outcome) silentAfter(t time.Duration) time.Duration {
+	const step = time.Millisecond
+	for at := t; at < t+time.Second; at += step {
+		if o.rms(at, at+100*time.Millisecond) == 0 {
+			return at
+		}
+	}
+	return t + time.Second
+}

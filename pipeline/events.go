@@ -1,0 +1,130 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/voiceassistant/voice/llm"
+)
+
+// State is what the assistant is doing, as a user would describe it.
+type State string
+
+const (
+	StateListening    State = "listening"
+	StateUserSpeaking State = "user_speaking"
+	StateThinking     State = "thinking"
+	StateSpeaking     State = "speaking"
+	StateInterrupted  State = "interrupted"
+)
+
+// EventType names an event in the stream.
+type EventType string
+
+const (
+	EvState         EventType = "state"
+	EvSpeechStart   EventType = "speech_start"
+	EvSpeechEnd     EventType = "speech_end"
+	EvPartial       EventType = "partial"
+	EvFinal         EventType = "final"
+	EvTurnCommit    EventType = "turn_commit"
+	EvLLMPiece      EventType = "llm_piece"
+	EvLLMDone       EventType = "llm_done"
+	EvTTSChunk      EventType = "tts_chunk"
+	EvPlaybackStart EventType = "playback_start"
+	EvPlaybackStop  EventType = "playback_stop"
+	EvBargeIn       EventType = "barge_in"
+	EvTurnMetrics   EventType = "turn_metrics"
+	EvError         EventType = "error"
+	EvFalseBargeIn  EventType = "speech_ignored"
+)
+
+// Event is one entry of the session's event stream, consumed by the GUI,
+// the CLI's --json output, the replay harness and tests. Which fields are
+// set depends on Type.
+type Event struct {
+	Type EventType `json:"type"`
+	// At is the audio time the event happened (not when it was observed).
+	At time.Duration `json:"-"`
+	// Turn numbers user turns from 1; a response belongs to its turn.
+	Turn  int    `json:"turn,omitempty"`
+	State State  `json:"state,omitempty"`
+	Text  string `json:"text,omitempty"`
+	// Pos is a stream position in 16 kHz samples (speech boundaries).
+	Pos     int64        `json:"pos,omitempty"`
+	Reason  string       `json:"reason,omitempty"`
+	Stats   *llm.Stats   `json:"llm_stats,omitempty"`
+	Metrics *TurnMetrics `json:"metrics,omitempty"`
+	Err     string       `json:"error,omitempty"`
+}
+
+// MarshalJSON adds the audio time in milliseconds.
+func (e Event) MarshalJSON() ([]byte, error) {
+	type plain Event
+	return json.Marshal(struct {
+		AtMS float64 `json:"at_ms"`
+		plain
+	}{ms(e.At), plain(e)})
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// eventQueue is an unbounded FIFO between the pipeline and whoever reads
+// events, so a slow consumer (a GUI repaint, a pipe) never stalls audio
+// processing and no event is dropped.
+type eventQueue struct {
+	mu     sync.Mutex
+	queue  []Event
+	wake   chan struct{}
+	closed bool
+	out    chan Event
+}
+
+func newEventQueue() *eventQueue {
+	q := &eventQueue{wake: make(chan struct{}, 1), out: make(chan Event, 64)}
+	go q.forward()
+	return q
+}
+
+func (q *eventQueue) emit(e Event) {
+	q.mu.Lock()
+	if !q.closed {
+		q.queue = append(q.queue, e)
+	}
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// close ends the stream once queued events are delivered.
+func (q *eventQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (q *eventQueue) forward() {
+	defer close(q.out)
+	for {
+		q.mu.Lock()
+		batch, closed := q.queue, q.closed
+		q.queue = nil
+		q.mu.Unlock()
+		for _, e := range batch {
+			q.out <- e
+		}
+		if closed && len(batch) == 0 {
+			return
+		}
+		if len(batch) == 0 {
+			<-q.wake
+		}
+	}
+}

@@ -1,0 +1,106 @@
+package pipeline
+
+import (
+	"slices"
+	"time"
+)
+
+// TurnMetrics are one turn's milestones in audio time and the stage
+// latencies between them. A milestone that did not happen is zero.
+type TurnMetrics struct {
+	SpeechEnd     time.Duration `json:"-"`
+	Commit        time.Duration `json:"-"`
+	ASRFinal      time.Duration `json:"-"`
+	FirstToken    time.Duration `json:"-"`
+	FirstAudio    time.Duration `json:"-"`
+	PlaybackStart time.Duration `json:"-"`
+
+	// Endpointing is the policy's wait (speech end -> commit).
+	EndpointingMS float64 `json:"endpointing_ms"`
+	// ASRMS is the final transcript's cost after commit.
+	ASRMS float64 `json:"asr_ms"`
+	// FirstTokenMS is the LLM's time to first token after the transcript.
+	FirstTokenMS float64 `json:"first_token_ms"`
+	// FirstAudioMS is synthesis of the first chunk after the first token
+	// (including the chunker waiting for a speakable chunk).
+	FirstAudioMS float64 `json:"first_audio_ms"`
+	// PlaybackMS is queueing until the first sample plays.
+	PlaybackMS float64 `json:"playback_ms"`
+	// EndToEndMS is speech end -> playback start.
+	EndToEndMS float64 `json:"end_to_end_ms"`
+	// ComputeMS is the part spent in stages after the commit; PolicyMS the
+	// endpointing wait. They add up to EndToEndMS.
+	ComputeMS float64 `json:"compute_ms"`
+	PolicyMS  float64 `json:"policy_ms"`
+	// Interrupted turns were cut short by barge-in.
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+func (m *TurnMetrics) derive() {
+	span := func(from, to time.Duration) float64 {
+		if from == 0 && to == 0 || to < from {
+			return 0
+		}
+		return ms(to - from)
+	}
+	m.EndpointingMS = span(m.SpeechEnd, m.Commit)
+	m.ASRMS = span(m.Commit, m.ASRFinal)
+	if m.FirstToken > 0 {
+		m.FirstTokenMS = span(m.ASRFinal, m.FirstToken)
+	}
+	if m.FirstAudio > 0 {
+		m.FirstAudioMS = span(m.FirstToken, m.FirstAudio)
+	}
+	if m.PlaybackStart > 0 {
+		m.PlaybackMS = span(m.FirstAudio, m.PlaybackStart)
+		m.EndToEndMS = span(m.SpeechEnd, m.PlaybackStart)
+		m.PolicyMS = m.EndpointingMS
+		m.ComputeMS = m.EndToEndMS - m.PolicyMS
+	}
+}
+
+// Summary is a session's latency distribution.
+type Summary struct {
+	Turns       int                `json:"turns"`
+	Interrupted int                `json:"interrupted"`
+	P50         map[string]float64 `json:"p50_ms"`
+	P95         map[string]float64 `json:"p95_ms"`
+}
+
+// Summarize computes p50/p95 of each stage latency over turns that reached
+// playback (the others have no end-to-end figure).
+func Summarize(turns []TurnMetrics) Summary {
+	s := Summary{Turns: len(turns), P50: map[string]float64{}, P95: map[string]float64{}}
+	series := map[string][]float64{}
+	for _, t := range turns {
+		if t.Interrupted {
+			s.Interrupted++
+		}
+		if t.PlaybackStart == 0 {
+			continue
+		}
+		for name, v := range map[string]float64{
+			"endpointing": t.EndpointingMS, "asr": t.ASRMS, "first_token": t.FirstTokenMS,
+			"first_audio": t.FirstAudioMS, "playback": t.PlaybackMS,
+			"end_to_end": t.EndToEndMS, "compute": t.ComputeMS, "policy": t.PolicyMS,
+		} {
+			series[name] = append(series[name], v)
+		}
+	}
+	for name, v := range series {
+		s.P50[name] = Percentile(v, 50)
+		s.P95[name] = Percentile(v, 95)
+	}
+	return s
+}
+
+// Percentile is the nearest-rank percentile of v (0 for no values).
+func Percentile(v []float64, p float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	sorted := slices.Clone(v)
+	slices.Sort(sorted)
+	rank := int(p/100*float64(len(sorted))+0.999999) - 1
+	return sorted[max(0, min(rank, len(sorted)-1))]
+}

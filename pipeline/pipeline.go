@@ -1,0 +1,470 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/internal/clock"
+	"github.com/voiceassistant/voice/llm"
+	"github.com/voiceassistant/voice/turn"
+)
+
+// BargeIn configures interruptions of the assistant by the user.
+type BargeIn struct {
+	Enabled bool
+	// MinSpeech is how long user speech must last during a reply before it
+	// interrupts; shorter sounds (a cough, a door) are ignored.
+	MinSpeech time.Duration
+	// OnPartial interrupts as soon as the recognizer hears words, even
+	// before MinSpeech.
+	OnPartial bool
+}
+
+// Config assembles a pipeline. Clock, Device, VAD, ASR, LLM, History and
+// NewChunker are required; Turn and TTS are optional (without a turn model
+// the endpointer commits on silence, without TTS replies are text only).
+type Config struct {
+	Clock      clock.Clock
+	Device     Device
+	VAD        VAD
+	ASR        ASR
+	Turn       TurnDetector
+	LLM        Generator
+	NewChunker func() Chunker
+	TTS        Synthesizer
+	History    *llm.History
+
+	Endpoint turn.Config
+	BargeIn  BargeIn
+	// PreRoll is audio kept before the VAD's speech start and given to the
+	// recognizer, so the first phoneme is not clipped.
+	PreRoll time.Duration
+	// TurnWindow is the most audio given to the turn model (Smart Turn
+	// was trained on up to 8 s).
+	TurnWindow time.Duration
+}
+
+// DefaultConfig fills in the policy knobs; the stages are up to the caller.
+func DefaultConfig() Config {
+	return Config{
+		Endpoint:   turn.DefaultConfig(),
+		BargeIn:    BargeIn{Enabled: true, MinSpeech: 250 * time.Millisecond, OnPartial: true},
+		PreRoll:    700 * time.Millisecond,
+		TurnWindow: 8 * time.Second,
+	}
+}
+
+func (c Config) validate() error {
+	var missing []string
+	for name, ok := range map[string]bool{
+		"Clock": c.Clock != nil, "Device": c.Device != nil, "VAD": c.VAD != nil,
+		"ASR": c.ASR != nil, "LLM": c.LLM != nil, "History": c.History != nil,
+		"NewChunker": c.NewChunker != nil,
+	} {
+		if !ok {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return fmt.Errorf("pipeline: config lacks %v", missing)
+	}
+	return nil
+}
+
+// Pipeline is one conversation session.
+type Pipeline struct {
+	cfg    Config
+	clk    clock.Clock
+	player *audio.Player
+	events *eventQueue
+
+	// Everything below is owned by Run's goroutine.
+	ctx      context.Context // the session's; responses derive from it
+	state    State
+	turnNo   int
+	history  recentAudio
+	turn     *userTurn
+	resp     *response // the response being generated or played
+	stopping int       // cancelled responses whose goroutines have not ended
+	done     chan *response
+
+	mu      sync.Mutex
+	metrics []TurnMetrics
+}
+
+// userTurn is the user's turn being listened to.
+type userTurn struct {
+	ep          *turn.Endpointer
+	audio       []float32 // from the pre-roll on, for the turn model
+	speechStart int64     // VAD start of the speech that opened the turn
+	voiced      int       // samples the VAD called speech since then
+	speechEnd   time.Duration
+	partial     string
+	// barging is true for speech that began while the assistant was
+	// responding and has not yet been confirmed as an interruption.
+	barging bool
+}
+
+// New checks the configuration and returns a pipeline ready to Run.
+func New(cfg Config) (*Pipeline, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Pipeline{
+		cfg:     cfg,
+		clk:     cfg.Clock,
+		player:  cfg.Device.Player(),
+		events:  newEventQueue(),
+		history: newRecentAudio(cfg.PreRoll + time.Second),
+		done:    make(chan *response, 4),
+	}, nil
+}
+
+// Events is the session's event stream, closed after Run returns. It must
+// be drained: events are queued without bound rather than dropped.
+func (p *Pipeline) Events() <-chan Event { return p.events.out }
+
+// Metrics returns the metrics of the turns finished so far.
+func (p *Pipeline) Metrics() []TurnMetrics {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.metrics)
+}
+
+// Run processes capture frames until the device stops or ctx is done. It
+// returns the device's error, or the first stage error that ends the
+// session; a cancelled ctx is not an error.
+func (p *Pipeline) Run(ctx context.Context) (err error) {
+	p.ctx = ctx
+	defer p.events.close()
+	defer p.shutdown()
+	frames := p.cfg.Device.Frames()
+	p.setState(StateListening, 0)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case r := <-p.done:
+			p.responseEnded(r)
+			p.clk.Release()
+		case f, ok := <-frames:
+			if !ok {
+				return p.cfg.Device.Err()
+			}
+			err := p.frame(ctx, f)
+			p.clk.Release()
+			if err != nil {
+				p.emit(Event{Type: EvError, At: f.Stop(), Err: err.Error()})
+				return err
+			}
+		}
+	}
+}
+
+// shutdown cancels whatever is still responding and waits for its
+// goroutines, so Run never returns with stages still running.
+func (p *Pipeline) shutdown() {
+	if p.resp != nil {
+		p.cancelResponse()
+	}
+	for p.stopping > 0 {
+		r := <-p.done
+		p.responseEnded(r)
+		p.clk.Release()
+	}
+}
+
+// frame runs the listening side on one capture frame.
+func (p *Pipeline) frame(ctx context.Context, f audio.Frame) error {
+	p.history.add(f)
+	vad, err := p.cfg.VAD.Process(f)
+	if err != nil {
+		return fmt.Errorf("vad: %w", err)
+	}
+	for _, ev := range vad.Events {
+		if err := p.vadEvent(ev, f); err != nil {
+			return err
+		}
+	}
+	if t := p.turn; t != nil {
+		if vad.Voiced {
+			t.voiced += f.Len()
+		}
+		t.audio = append(t.audio, f.Samples...)
+		partial, err := p.cfg.ASR.Accept(f)
+		if err != nil {
+			return fmt.Errorf("asr: %w", err)
+		}
+		if partial != t.partial {
+			t.partial = partial
+			p.emit(Event{Type: EvPartial, At: f.Stop(), Text: partial})
+		}
+		t.ep.Transcript(partial, f.Stop())
+		if t.barging && p.shouldBargeIn(t) {
+			p.bargeIn()
+		}
+		if !t.barging {
+			if err := p.endpoint(ctx, f.Stop()); err != nil {
+				return err
+			}
+		}
+	}
+	p.trackPlayback()
+	return nil
+}
+
+func (p *Pipeline) vadEvent(ev VADEvent, f audio.Frame) error {
+	at := audio.Mono16k.Duration(ev.Pos)
+	switch ev.Kind {
+	case SpeechStart:
+		p.emit(Event{Type: EvSpeechStart, At: at, Pos: ev.Pos})
+		if p.turn == nil {
+			responding := p.resp != nil
+			if responding && !p.cfg.BargeIn.Enabled {
+				return nil // the assistant has the floor
+			}
+			if err := p.openTurn(ev.Pos, f.Pos, responding); err != nil {
+				return err
+			}
+		}
+		p.turn.ep.SpeechStart()
+		if !p.turn.barging {
+			p.setState(StateUserSpeaking, at)
+		}
+	case SpeechEnd:
+		p.emit(Event{Type: EvSpeechEnd, At: at, Pos: ev.Pos})
+		t := p.turn
+		if t == nil {
+			return nil
+		}
+		if t.barging {
+			// Too short to be an interruption: the reply goes on, and the
+			// sound is not a turn.
+			p.emit(Event{Type: EvFalseBargeIn, At: at, Text: t.partial})
+			p.closeTurn()
+			return nil
+		}
+		t.speechEnd = at
+		t.ep.SpeechEnd(at)
+		p.setState(StateListening, at)
+	}
+	return nil
+}
+
+// openTurn starts listening to a user turn whose speech began at start,
+// giving the recognizer the pre-roll and everything up to the current
+// frame (at), which frame() then feeds.
+func (p *Pipeline) openTurn(start, at int64, barging bool) error {
+	from := start - audio.Mono16k.Samples(p.cfg.PreRoll)
+	p.cfg.ASR.Reset()
+	t := &userTurn{
+		ep:          turn.NewEndpointer(p.cfg.Endpoint, p.cfg.Turn != nil),
+		speechStart: start,
+		barging:     barging,
+	}
+	p.turn = t
+	if pre := p.history.since(from, at); pre.Len() > 0 {
+		t.audio = append(t.audio, pre.Samples...)
+		partial, err := p.cfg.ASR.Accept(pre)
+		if err != nil {
+			return fmt.Errorf("asr: %w", err)
+		}
+		t.partial = partial
+	}
+	return nil
+}
+
+func (p *Pipeline) closeTurn() {
+	p.cfg.ASR.Reset()
+	p.turn = nil
+}
+
+func (p *Pipeline) shouldBargeIn(t *userTurn) bool {
+	speech := audio.Mono16k.Duration(int64(t.voiced))
+	return speech >= p.cfg.BargeIn.MinSpeech || p.cfg.BargeIn.OnPartial && t.partial != ""
+}
+
+// endpoint runs the endpointing policy for the open turn.
+func (p *Pipeline) endpoint(ctx context.Context, now time.Duration) error {
+	t := p.turn
+	decision, reason := t.ep.Update(now)
+	if decision == turn.Predict {
+		window := t.audio[max(0, len(t.audio)-int(audio.Mono16k.Samples(p.cfg.TurnWindow))):]
+		prob, err := p.cfg.Turn.Predict(ctx, window)
+		if err != nil {
+			return fmt.Errorf("turn detector: %w", err)
+		}
+		t.ep.Predicted(prob)
+		decision, reason = t.ep.Update(now)
+	}
+	if decision == turn.Commit {
+		return p.commit(reason)
+	}
+	return nil
+}
+
+// commit ends the user's turn and starts the response to it.
+func (p *Pipeline) commit(reason turn.Reason) error {
+	t := p.turn
+	commitAt := p.clk.Now()
+	text, err := p.cfg.ASR.Finalize()
+	if err != nil {
+		return fmt.Errorf("asr: %w", err)
+	}
+	finalAt := p.clk.Now()
+	p.closeTurn()
+	if text == "" {
+		// Speech without words (noise, a cough): nothing to answer.
+		p.emit(Event{Type: EvFinal, At: finalAt})
+		return nil
+	}
+	p.turnNo++
+	p.emit(Event{Type: EvFinal, At: finalAt, Turn: p.turnNo, Text: text})
+	p.emit(Event{Type: EvTurnCommit, At: commitAt, Turn: p.turnNo, Text: text, Reason: string(reason)})
+	p.cfg.History.AddUser(text)
+	p.setState(StateThinking, commitAt)
+	p.startResponse(TurnMetrics{SpeechEnd: t.speechEnd, Commit: commitAt, ASRFinal: finalAt})
+	return nil
+}
+
+// bargeIn interrupts the current response: cancel first so no more audio
+// can be queued, then flush so the next device period is silent.
+func (p *Pipeline) bargeIn() {
+	at := p.clk.Now()
+	r := p.resp
+	heard := p.cancelResponse()
+	p.emit(Event{Type: EvBargeIn, At: at, Turn: r.turn, Text: heard})
+	p.setState(StateInterrupted, at)
+	p.turn.barging = false
+	p.setState(StateUserSpeaking, at)
+}
+
+// cancelResponse stops the current response and remembers what the user
+// heard of it; it returns that text.
+func (p *Pipeline) cancelResponse() string {
+	r := p.resp
+	r.cancel()
+	pos := p.player.Flush()
+	heard := r.heard(pos)
+	p.cfg.History.AddAssistant(heard, true)
+	r.metrics.Interrupted = true
+	p.finishTurn(r)
+	if !r.ended {
+		p.stopping++
+	}
+	p.resp = nil
+	return heard
+}
+
+// responseEnded handles a response whose goroutines have all returned.
+func (p *Pipeline) responseEnded(r *response) {
+	r.ended = true
+	if r.err != nil && !errors.Is(r.err, context.Canceled) {
+		p.emit(Event{Type: EvError, At: p.clk.Now(), Turn: r.turn, Err: r.err.Error()})
+	}
+	stats := r.stats
+	p.emit(Event{Type: EvLLMDone, At: p.clk.Now(), Turn: r.turn, Text: r.text(), Stats: &stats})
+	if r != p.resp {
+		p.stopping--
+		return
+	}
+	p.trackPlayback()
+}
+
+// trackPlayback turns the player's progress into playback events and ends
+// the response once its last sample has been played.
+func (p *Pipeline) trackPlayback() {
+	r := p.resp
+	if r == nil {
+		return
+	}
+	first, end, hasAudio := r.span()
+	if hasAudio && r.metrics.PlaybackStart == 0 {
+		if at, ok := p.player.DeviceTime(first); ok {
+			r.metrics.PlaybackStart = at
+			p.emit(Event{Type: EvPlaybackStart, At: at, Turn: r.turn})
+			p.setState(StateSpeaking, at)
+		}
+	}
+	if !r.ended {
+		return
+	}
+	at := p.clk.Now()
+	if hasAudio {
+		if p.player.Consumed() < end {
+			return
+		}
+		at, _ = p.player.DeviceTime(end - 1)
+		at += p.player.Format().Duration(1)
+		p.emit(Event{Type: EvPlaybackStop, At: at, Turn: r.turn})
+	}
+	if r.err == nil {
+		p.cfg.History.AddAssistant(r.text(), false)
+	}
+	p.finishTurn(r)
+	p.resp = nil
+	if p.turn == nil {
+		p.setState(StateListening, at)
+	}
+}
+
+// finishTurn records and publishes a turn's metrics once it is over.
+func (p *Pipeline) finishTurn(r *response) {
+	r.mu.Lock()
+	m := *r.metrics
+	r.mu.Unlock()
+	m.derive()
+	p.mu.Lock()
+	p.metrics = append(p.metrics, m)
+	p.mu.Unlock()
+	p.emit(Event{Type: EvTurnMetrics, At: p.clk.Now(), Turn: r.turn, Metrics: &m})
+}
+
+func (p *Pipeline) setState(s State, at time.Duration) {
+	if s == p.state {
+		return
+	}
+	p.state = s
+	p.emit(Event{Type: EvState, At: at, State: s})
+}
+
+func (p *Pipeline) emit(e Event) { p.events.emit(e) }
+
+// recentAudio keeps the last few seconds of capture so a turn can start
+// before the VAD's (delayed) speech-start decision.
+type recentAudio struct {
+	ring []float32
+	end  int64 // stream position just past the newest sample
+}
+
+func newRecentAudio(keep time.Duration) recentAudio {
+	return recentAudio{ring: make([]float32, audio.Mono16k.Samples(keep))}
+}
+
+func (h *recentAudio) add(f audio.Frame) {
+	if f.Pos != h.end {
+		clear(h.ring) // a gap in the stream: what is kept no longer precedes f
+	}
+	for i, s := range f.Samples {
+		h.ring[(f.Pos+int64(i))%int64(len(h.ring))] = s
+	}
+	h.end = f.End()
+}
+
+// since returns the kept audio in [from, before) as one frame, clipped to
+// what is still kept.
+func (h *recentAudio) since(from, before int64) audio.Frame {
+	from = max(from, h.end-int64(len(h.ring)), 0)
+	before = min(before, h.end)
+	f := audio.Frame{Format: audio.Mono16k, Pos: from}
+	for at := from; at < before; at++ {
+		f.Samples = append(f.Samples, h.ring[at%int64(len(h.ring))])
+	}
+	return f
+}

@@ -1,0 +1,294 @@
+package pipeline_test
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/internal/clock"
+	"github.com/voiceassistant/voice/llm"
+	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+	"github.com/voiceassistant/voice/tts/chunk"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// scenario is a replay with the test doubles.
+type scenario struct {
+	length  time.Duration
+	user    []pipelinetest.Utterance
+	replies []string
+	bargeIn bool
+	echo    *audio.Echo
+	// input is the capture audio, made from user if nil.
+	input []float32
+	// tokensPerSecond paces the scripted LLM (default 50, negative for no
+	// delay at all).
+	tokensPerSecond float64
+}
+
+type outcome struct {
+	events []pipeline.Event
+	result *pipeline.ReplayResult
+	llm    *pipelinetest.ScriptedLLM
+}
+
+func (s scenario) config(clk clock.Clock) (pipeline.Config, *pipelinetest.ScriptedLLM) {
+	cfg := pipeline.DefaultConfig()
+	cfg.BargeIn.Enabled = s.bargeIn
+	rate := s.tokensPerSecond
+	if rate == 0 {
+		rate = 50
+	}
+	first := 100 * time.Millisecond
+	if rate < 0 {
+		first = 0
+	}
+	gen := &pipelinetest.ScriptedLLM{Clock: clk, Replies: s.replies, FirstToken: first, TokensPerSecond: rate}
+	cfg.VAD = pipelinetest.NewEnergyVAD()
+	cfg.ASR = &pipelinetest.ScriptedASR{Script: s.user}
+	cfg.LLM = gen
+	cfg.NewChunker = func() pipeline.Chunker { return chunk.New(chunk.DefaultConfig()) }
+	cfg.TTS = pipelinetest.NewToneTTS()
+	cfg.History = llm.NewHistory("You are a helpful assistant.", 0)
+	return cfg, gen
+}
+
+func (s scenario) run(t testing.TB) outcome {
+	t.Helper()
+	var out outcome
+	clk := clock.NewVirtual()
+	cfg, gen := s.config(clk)
+	out.llm = gen
+	if s.input == nil {
+		s.input = pipelinetest.Voice(s.length, s.user...)
+	}
+	dev := audio.VirtualConfig{Input: s.input, Echo: s.echo, Stall: 5 * time.Second}
+	res, err := pipeline.Replay(context.Background(), clk, cfg, dev, func(e pipeline.Event) {
+		out.events = append(out.events, e)
+	})
+	require.NoError(t, err)
+	out.result = res
+	return out
+}
+
+func (o outcome) of(typ pipeline.EventType) []pipeline.Event {
+	var out []pipeline.Event
+	for _, e := range o.events {
+		if e.Type == typ {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// rms of the recording between two audio times.
+func (o outcome) rms(from, to time.Duration) float64 {
+	f := o.result.Format
+	a := min(int(f.Samples(from))*f.Channels, len(o.result.Recording))
+	b := min(int(f.Samples(to))*f.Channels, len(o.result.Recording))
+	if b <= a {
+		return 0
+	}
+	var sum float64
+	for _, s := range o.result.Recording[a:b] {
+		sum += float64(s) * float64(s)
+	}
+	return math.Sqrt(sum / float64(b-a))
+}
+
+func TestTwoTurnConversation(t *testing.T) {
+	s := scenario{
+		length: 9 * time.Second,
+		user: []pipelinetest.Utterance{
+			{Start: 500 * time.Millisecond, End: 2 * time.Second, Text: "what is the weather today"},
+			{Start: 6 * time.Second, End: 7500 * time.Millisecond, Text: "and tomorrow"},
+		},
+		replies: []string{"It is sunny today.", "Tomorrow it will rain, so take an umbrella."},
+		bargeIn: true,
+	}
+	o := s.run(t)
+
+	var order []string
+	for _, e := range o.events {
+		switch e.Type {
+		case pipeline.EvSpeechStart, pipeline.EvSpeechEnd, pipeline.EvFinal, pipeline.EvTurnCommit,
+			pipeline.EvPlaybackStart, pipeline.EvPlaybackStop, pipeline.EvTurnMetrics:
+			order = append(order, string(e.Type))
+		}
+	}
+	turn := []string{"speech_start", "speech_end", "final", "turn_commit", "playback_start", "playback_stop", "turn_metrics"}
+	assert.Equal(t, append(append([]string{}, turn...), turn...), order)
+
+	commits := o.of(pipeline.EvTurnCommit)
+	require.Len(t, commits, 2)
+	assert.Equal(t, "what is the weather today", commits[0].Text)
+	assert.Equal(t, "and tomorrow", commits[1].Text)
+	assert.Empty(t, o.of(pipeline.EvBargeIn))
+	assert.Empty(t, o.of(pipeline.EvError))
+
+	// Within a turn the stages happen in order, in audio time.
+	for i, m := range o.result.Metrics {
+		assert.Equal(t, []time.Duration{s.user[i].End}, []time.Duration{m.SpeechEnd}, "turn %d speech end", i+1)
+		assert.Less(t, m.SpeechEnd, m.Commit)
+		assert.LessOrEqual(t, m.Commit, m.FirstToken)
+		assert.LessOrEqual(t, m.FirstToken, m.FirstAudio)
+		assert.LessOrEqual(t, m.FirstAudio, m.PlaybackStart)
+		assert.InDelta(t, m.EndToEndMS, float64((m.PlaybackStart - m.SpeechEnd).Milliseconds()), 1)
+		assert.False(t, m.Interrupted)
+	}
+
+	// The reply audio is in the recording exactly between the playback
+	// events, and the assistant is silent otherwise.
+	starts, stops := o.of(pipeline.EvPlaybackStart), o.of(pipeline.EvPlaybackStop)
+	require.Len(t, starts, 2)
+	require.Len(t, stops, 2)
+	period := 10 * time.Millisecond
+	assert.Zero(t, o.rms(0, starts[0].At))
+	for i := range starts {
+		assert.InDelta(t, 0.3/math.Sqrt2, o.rms(starts[i].At, stops[i].At), 0.01, "reply %d level", i+1)
+		var spoken int
+		for _, c := range o.of(pipeline.EvTTSChunk) {
+			if c.Turn == i+1 {
+				spoken += len(c.Text)
+			}
+		}
+		wantLen := time.Duration(spoken) * 66 * time.Millisecond
+		assert.InDelta(t, wantLen.Seconds(), (stops[i].At - starts[i].At).Seconds(), 0.05, "reply %d length", i+1)
+	}
+	assert.Zero(t, o.rms(stops[0].At+period, starts[1].At))
+	assert.Zero(t, o.rms(stops[1].At+period, s.length))
+	assert.Zero(t, o.result.Underruns)
+
+	// The second turn saw the first exchange in full.
+	convs := o.llm.Conversations()
+	require.Len(t, convs, 2)
+	assert.Equal(t, []llm.Message{
+		{Role: llm.System, Content: "You are a helpful assistant."},
+		{Role: llm.User, Content: "what is the weather today"},
+		{Role: llm.Assistant, Content: "It is sunny today."},
+		{Role: llm.User, Content: "and tomorrow"},
+	}, convs[1])
+}
+
+func TestReplayIsDeterministic(t *testing.T) {
+	s := scenario{
+		length:  6 * time.Second,
+		user:    []pipelinetest.Utterance{{Start: 300 * time.Millisecond, End: 1500 * time.Millisecond, Text: "hello there"}},
+		replies: []string{"Hi, how can I help you today?"},
+		bargeIn: true,
+	}
+	a, b := s.run(t), s.run(t)
+	assert.Equal(t, a.events, b.events)
+	assert.Equal(t, a.result.Recording, b.result.Recording)
+}
+
+func TestBargeIn(t *testing.T) {
+	story := "Once upon a time, there was a small robot who loved to sing. " +
+		"Every morning it climbed the hill behind the village and sang to the sun. " +
+		"The villagers did not mind, because the songs were short and quite beautiful."
+	s := scenario{
+		length: 12 * time.Second,
+		user: []pipelinetest.Utterance{
+			{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: "tell me a story"},
+			{Start: 5 * time.Second, End: 6 * time.Second, Text: "stop please"},
+		},
+		replies: []string{story, "Okay."},
+		bargeIn: true,
+		// Slower than speech, so generation is still running at barge-in.
+		tokensPerSecond: 10,
+	}
+	o := s.run(t)
+
+	barge := o.of(pipeline.EvBargeIn)
+	require.Len(t, barge, 1)
+	at := barge[0].At
+	assert.Equal(t, 1, barge[0].Turn)
+	// Confirmed after the minimum speech duration, not before.
+	assert.GreaterOrEqual(t, at, s.user[1].Start+250*time.Millisecond)
+	assert.Less(t, at, s.user[1].Start+400*time.Millisecond)
+
+	// Playback is silent within one device period of the decision, and
+	// stays silent until the next reply.
+	starts := o.of(pipeline.EvPlaybackStart)
+	require.Len(t, starts, 2)
+	assert.Greater(t, o.rms(at-100*time.Millisecond, at), 0.1, "the reply was playing")
+	assert.Zero(t, o.rms(at+10*time.Millisecond, starts[1].At))
+
+	// Generation and synthesis of the interrupted reply ended at once: its
+	// done event carries the barge-in instant, with the reply unfinished.
+	var done1 pipeline.Event
+	for _, e := range o.of(pipeline.EvLLMDone) {
+		if e.Turn == 1 {
+			done1 = e
+		}
+	}
+	assert.Equal(t, at, done1.At)
+	assert.Less(t, done1.Stats.GeneratedTokens, len(strings.Fields(story)))
+
+	// The interrupting speech is the next user turn, and the history holds
+	// only the part of the story that was played.
+	commits := o.of(pipeline.EvTurnCommit)
+	require.Len(t, commits, 2)
+	assert.Equal(t, "stop please", commits[1].Text)
+	convs := o.llm.Conversations()
+	require.Len(t, convs, 2)
+	hist := convs[1]
+	require.Len(t, hist, 4)
+	heard := hist[2]
+	assert.Equal(t, llm.Assistant, heard.Role)
+	assert.True(t, heard.Interrupted)
+	assert.NotEmpty(t, heard.Content)
+	assert.True(t, strings.HasPrefix(story, heard.Content), "history %q is not a prefix of the reply", heard.Content)
+	assert.Less(t, len(heard.Content), len(story))
+	played := at - starts[0].At
+	spoken := time.Duration(len(heard.Content)) * 66 * time.Millisecond
+	assert.InDelta(t, played.Seconds(), spoken.Seconds(), 0.6, "heard text %q vs %v played", heard.Content, played)
+	assert.Equal(t, barge[0].Text, heard.Content)
+	assert.Equal(t, llm.Message{Role: llm.User, Content: "stop please"}, hist[3])
+
+	require.Len(t, o.result.Metrics, 2)
+	assert.True(t, o.result.Metrics[0].Interrupted)
+	assert.False(t, o.result.Metrics[1].Interrupted)
+}
+
+func TestShortNoiseDuringReplyIsNotABargeIn(t *testing.T) {
+	s := scenario{
+		length: 8 * time.Second,
+		user: []pipelinetest.Utterance{
+			{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: "tell me a story"},
+			{Start: 3 * time.Second, End: 3150 * time.Millisecond, Text: ""},
+		},
+		replies: []string{"Once upon a time, there was a small robot who loved to sing every single day."},
+		bargeIn: true,
+	}
+	s.user[1].Text = "" // a cough: loud, but no words
+	o := s.run(t)
+	assert.Empty(t, o.of(pipeline.EvBargeIn))
+	assert.Len(t, o.of(pipeline.EvFalseBargeIn), 1)
+	assert.Len(t, o.of(pipeline.EvTurnCommit), 1)
+	assert.Len(t, o.of(pipeline.EvPlaybackStop), 1)
+}
+
+func TestBargeInDisabledLetsTheReplyFinish(t *testing.T) {
+	s := scenario{
+		length: 10 * time.Second,
+		user: []pipelinetest.Utterance{
+			{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: "tell me a story"},
+			{Start: 3 * time.Second, End: 4 * time.Second, Text: "stop please"},
+		},
+		replies: []string{"Once upon a time, there was a small robot who loved to sing every single day."},
+	}
+	o := s.run(t)
+	assert.Empty(t, o.of(pipeline.EvBargeIn))
+	assert.Len(t, o.of(pipeline.EvTurnCommit), 1)
+	assert.Len(t, o.of(pipeline.EvPlaybackStop), 1)
+}

@@ -1,0 +1,221 @@
+// Package pipelinetest provides test doubles for the pipeline's stages:
+// an energy VAD, a scripted recognizer, a scripted LLM and a tone
+// synthesizer. They make the real orchestrator testable and demonstrable
+// without models; no shipped default uses them.
+package pipelinetest
+
+import (
+	"context"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/internal/clock"
+	"github.com/voiceassistant/voice/llm"
+	"github.com/voiceassistant/voice/pipeline"
+)
+
+// EnergyVAD is a VAD double that calls any frame louder than Threshold
+// speech. Like Silero's iterator it confirms a start after MinSpeech and
+// an end after MinSilence, and reports the positions where they happened.
+type EnergyVAD struct {
+	Threshold  float64 // RMS, linear
+	MinSpeech  time.Duration
+	MinSilence time.Duration
+
+	speaking bool
+	runStart int64 // first position of the current loud (or quiet) run
+	inRun    bool
+}
+
+// NewEnergyVAD returns a VAD double with thresholds suited to test signals
+// at about -20 dBFS.
+func NewEnergyVAD() *EnergyVAD {
+	return &EnergyVAD{Threshold: 0.02, MinSpeech: 100 * time.Millisecond, MinSilence: 200 * time.Millisecond}
+}
+
+func (v *EnergyVAD) Process(f audio.Frame) (pipeline.VADResult, error) {
+	var sum float64
+	for _, s := range f.Samples {
+		sum += float64(s) * float64(s)
+	}
+	loud := math.Sqrt(sum/float64(max(1, len(f.Samples)))) >= v.Threshold
+	res := pipeline.VADResult{Voiced: loud}
+	if loud {
+		res.Prob = 1
+	}
+	if loud == v.speaking {
+		v.inRun = false
+		return res, nil
+	}
+	if !v.inRun {
+		v.inRun, v.runStart = true, f.Pos
+	}
+	need := v.MinSilence
+	if loud {
+		need = v.MinSpeech
+	}
+	if audio.Mono16k.Duration(f.End()-v.runStart) < need {
+		return res, nil
+	}
+	v.speaking, v.inRun = loud, false
+	kind := pipeline.SpeechEnd
+	if loud {
+		kind = pipeline.SpeechStart
+	}
+	res.Events = []pipeline.VADEvent{{Kind: kind, Pos: v.runStart}}
+	return res, nil
+}
+
+func (v *EnergyVAD) Reset() {
+	*v = EnergyVAD{Threshold: v.Threshold, MinSpeech: v.MinSpeech, MinSilence: v.MinSilence}
+}
+
+// Utterance is what the scripted recognizer hears between two audio times.
+type Utterance struct {
+	Start, End time.Duration
+	Text       string
+}
+
+// ScriptedASR is a recognizer double: audio it is given that overlaps an
+// utterance of the script reveals that utterance's words in proportion to
+// the audio time heard.
+type ScriptedASR struct {
+	Script []Utterance
+
+	heard map[int]time.Duration // utterance index -> latest audio time heard
+}
+
+func (a *ScriptedASR) Accept(f audio.Frame) (string, error) {
+	if a.heard == nil {
+		a.heard = map[int]time.Duration{}
+	}
+	for i, u := range a.Script {
+		if f.Stop() > u.Start && f.Start() < u.End {
+			a.heard[i] = max(a.heard[i], min(f.Stop(), u.End))
+		}
+	}
+	return a.text(false), nil
+}
+
+func (a *ScriptedASR) Finalize() (string, error) { return a.text(true), nil }
+
+func (a *ScriptedASR) Reset() { a.heard = nil }
+
+func (a *ScriptedASR) text(final bool) string {
+	var words []string
+	for i, u := range a.Script {
+		at, ok := a.heard[i]
+		if !ok {
+			continue
+		}
+		w := strings.Fields(u.Text)
+		n := len(w)
+		if !final {
+			n = int(float64(len(w)) * float64(at-u.Start) / float64(u.End-u.Start))
+		}
+		words = append(words, w[:n]...)
+	}
+	return strings.Join(words, " ")
+}
+
+// ScriptedLLM is a generator double: it streams the next of Replies word
+// by word, the first word after FirstToken and the rest at TokensPerSecond,
+// on the session clock. Past the end of Replies it repeats the last one.
+type ScriptedLLM struct {
+	Clock           clock.Clock
+	Replies         []string
+	FirstToken      time.Duration
+	TokensPerSecond float64
+
+	mu    sync.Mutex
+	calls int
+	convs [][]llm.Message
+}
+
+func (l *ScriptedLLM) Generate(ctx context.Context, conv []llm.Message, emit func(string) error) (llm.Stats, error) {
+	l.mu.Lock()
+	reply := l.Replies[min(l.calls, len(l.Replies)-1)]
+	l.calls++
+	l.convs = append(l.convs, conv)
+	l.mu.Unlock()
+
+	stats := llm.Stats{PromptTokens: len(conv)}
+	for i, word := range strings.Fields(reply) {
+		wait := l.FirstToken
+		if i > 0 {
+			word = " " + word
+			if l.TokensPerSecond > 0 { // otherwise all at once
+				wait = time.Duration(float64(time.Second) / l.TokensPerSecond)
+			} else {
+				wait = 0
+			}
+		}
+		if err := l.Clock.Sleep(ctx, wait); err != nil {
+			return stats, err
+		}
+		if err := ctx.Err(); err != nil {
+			return stats, err
+		}
+		if err := emit(word); err != nil {
+			return stats, err
+		}
+		stats.GeneratedTokens++
+	}
+	return stats, nil
+}
+
+// Conversations returns what each Generate call was given.
+func (l *ScriptedLLM) Conversations() [][]llm.Message {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.convs
+}
+
+// ToneTTS is a synthesizer double: each character becomes PerChar of a
+// sine tone, emitted in FrameLen pieces like an incremental synthesizer.
+type ToneTTS struct {
+	Out      audio.Format
+	PerChar  time.Duration
+	FrameLen time.Duration
+	Freq     float64
+	Amp      float64
+}
+
+// NewToneTTS returns a tone synthesizer at 16 kHz mono speaking ~15
+// characters a second, in 80 ms frames like MOSS-TTS-Nano's codec.
+func NewToneTTS() *ToneTTS {
+	return &ToneTTS{Out: audio.Mono16k, PerChar: 66 * time.Millisecond, FrameLen: 80 * time.Millisecond, Freq: 440, Amp: 0.3}
+}
+
+func (t *ToneTTS) Format() audio.Format { return t.Out }
+
+func (t *ToneTTS) Synthesize(ctx context.Context, text string, emit func([]float32) error) error {
+	total := int(t.Out.Samples(time.Duration(len([]rune(text))) * t.PerChar))
+	step := max(1, int(t.Out.Samples(t.FrameLen)))
+	// A rotating phasor instead of math.Sin per sample: the double should
+	// cost next to nothing, so benchmarks measure the pipeline.
+	w := 2 * math.Pi * t.Freq / float64(t.Out.Rate)
+	rotRe, rotIm := math.Cos(w), math.Sin(w)
+	re, im := 1.0, 0.0
+	for at := 0; at < total; at += step {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n := min(step, total-at)
+		buf := make([]float32, n*t.Out.Channels)
+		for i := range n {
+			s := float32(t.Amp * im)
+			re, im = re*rotRe-im*rotIm, re*rotIm+im*rotRe
+			for c := range t.Out.Channels {
+				buf[i*t.Out.Channels+c] = s
+			}
+		}
+		if err := emit(buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}

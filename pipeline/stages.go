@@ -1,0 +1,101 @@
+// Package pipeline runs a conversation: capture frames flow through VAD,
+// ASR and the endpointing policy; each committed user turn starts a
+// response (generation, chunking, synthesis, playback) owned by one child
+// context, which barge-in cancels as a whole.
+//
+// Interfaces for every stage are defined here, where they are consumed;
+// implementations live in the stage packages and are wired together by
+// internal/wiring, never imported by this package.
+package pipeline
+
+import (
+	"context"
+
+	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/llm"
+)
+
+// Device is a duplex audio device as the pipeline sees it.
+//
+// Each frame received from Frames carries one hold on the session clock
+// (a no-op live); the pipeline releases it once it has reacted to the
+// frame, which is what lets a virtual clock run replays deterministically.
+type Device interface {
+	// Frames delivers 16 kHz mono capture frames with stream positions and
+	// is closed when the device stops.
+	Frames() <-chan audio.Frame
+	// Player is the playback queue feeding the device.
+	Player() *audio.Player
+	// Err says why Frames was closed; nil for a normal end.
+	Err() error
+}
+
+// VADKind is the kind of a VAD event.
+type VADKind int
+
+const (
+	SpeechStart VADKind = iota + 1
+	SpeechEnd
+)
+
+// VADEvent reports a speech boundary at a stream position (16 kHz samples).
+type VADEvent struct {
+	Kind VADKind
+	Pos  int64
+}
+
+// VADResult is the VAD's verdict after a frame.
+type VADResult struct {
+	// Events are the boundaries confirmed by this frame, which may lie
+	// before it (a start is confirmed only after the minimum speech).
+	Events []VADEvent
+	// Voiced says whether the frame itself sounded like speech; the
+	// pipeline adds these up to tell an interruption from a cough.
+	Voiced bool
+	// Prob is the latest speech probability (for level meters).
+	Prob float32
+}
+
+// VAD detects speech in the capture stream.
+type VAD interface {
+	Process(f audio.Frame) (VADResult, error)
+	Reset()
+}
+
+// ASR is a streaming recognizer for one utterance at a time.
+type ASR interface {
+	// Accept feeds audio and returns the current partial transcript.
+	Accept(f audio.Frame) (partial string, err error)
+	// Finalize flushes the utterance and returns its final transcript.
+	Finalize() (string, error)
+	// Reset starts a new utterance.
+	Reset()
+}
+
+// TurnDetector estimates whether the user has finished their turn from the
+// turn's audio (16 kHz mono).
+type TurnDetector interface {
+	Predict(ctx context.Context, pcm []float32) (complete float64, err error)
+}
+
+// Generator streams a reply to a conversation.
+type Generator interface {
+	// Generate calls emit for each text piece in order, and returns when
+	// the reply is done or ctx is cancelled (then between tokens).
+	Generate(ctx context.Context, conv []llm.Message, emit func(piece string) error) (llm.Stats, error)
+}
+
+// Chunker cuts a streamed reply into speakable chunks.
+type Chunker interface {
+	Push(piece string) []string
+	Flush() []string
+}
+
+// Synthesizer turns a chunk of text into audio, incrementally.
+type Synthesizer interface {
+	// Format of the samples passed to emit.
+	Format() audio.Format
+	// Synthesize calls emit with audio as it is produced and stops between
+	// frames when ctx is cancelled.
+	Synthesize(ctx context.Context, text string, emit func(samples []float32) error) error
+}

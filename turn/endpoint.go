@@ -1,0 +1,130 @@
+// Package turn decides when the user has finished speaking: the
+// endpointing policy here, Smart Turn v3 (Whisper features + ONNX) beside it.
+package turn
+
+import "time"
+
+// Config holds the endpointing thresholds. Times are audio time.
+type Config struct {
+	// CompleteThreshold is the turn model's probability at or above which
+	// a pause ends the turn. 0.5 is where Smart Turn was calibrated.
+	CompleteThreshold float64
+	// StableFor is how long the partial transcript must stay unchanged
+	// before a commit, so the reply does not start from words the
+	// recognizer is still revising.
+	StableFor time.Duration
+	// SilenceWithoutModel ends the turn after this much silence when no
+	// turn model is loaded: long enough to span a breath between clauses,
+	// short enough to feel responsive.
+	SilenceWithoutModel time.Duration
+	// FallbackSilence commits whatever the turn model says, so a user who
+	// trails off is never left waiting.
+	FallbackSilence time.Duration
+}
+
+// DefaultConfig follows the architecture: candidate on the VAD's short
+// silence, the model decides, ~3 s fallback.
+func DefaultConfig() Config {
+	return Config{
+		CompleteThreshold:   0.5,
+		StableFor:           100 * time.Millisecond,
+		SilenceWithoutModel: 700 * time.Millisecond,
+		FallbackSilence:     3 * time.Second,
+	}
+}
+
+// Decision is what the endpointer wants next.
+type Decision int
+
+const (
+	// Wait: keep listening.
+	Wait Decision = iota
+	// Predict: run the turn model on the turn so far and report it with
+	// Predicted.
+	Predict
+	// Commit: the user's turn is over.
+	Commit
+)
+
+// Reason says why a turn was committed.
+type Reason string
+
+const (
+	ReasonComplete Reason = "complete" // the turn model said so
+	ReasonSilence  Reason = "silence"  // no model: enough silence
+	ReasonFallback Reason = "fallback" // the model said incomplete for too long
+)
+
+// Endpointer is the endpointing state machine for one user turn. It does
+// no I/O, so it is driven the same way live and in replay.
+type Endpointer struct {
+	cfg      Config
+	hasModel bool
+
+	speaking    bool
+	silentSince time.Duration // end of the last speech segment
+	candidate   bool          // a pause waiting for a verdict
+	predicted   bool          // the model has judged this pause
+	complete    bool
+
+	text        string
+	textChanged time.Duration
+}
+
+// NewEndpointer returns a policy; hasModel says whether a turn model will
+// answer Predict decisions.
+func NewEndpointer(cfg Config, hasModel bool) *Endpointer {
+	return &Endpointer{cfg: cfg, hasModel: hasModel}
+}
+
+// SpeechStart cancels any pending candidate: the user is talking again.
+func (e *Endpointer) SpeechStart() {
+	e.speaking = true
+	e.candidate, e.predicted, e.complete = false, false, false
+}
+
+// SpeechEnd makes the pause a candidate end of turn.
+func (e *Endpointer) SpeechEnd(at time.Duration) {
+	e.speaking = false
+	e.silentSince = at
+	e.candidate, e.predicted, e.complete = true, false, false
+}
+
+// Transcript reports the latest partial transcript.
+func (e *Endpointer) Transcript(text string, at time.Duration) {
+	if text != e.text {
+		e.text = text
+		e.textChanged = at
+	}
+}
+
+// Predicted reports the turn model's completion probability.
+func (e *Endpointer) Predicted(prob float64) {
+	e.predicted = true
+	e.complete = prob >= e.cfg.CompleteThreshold
+}
+
+// Update is called as audio time passes and says what to do now.
+func (e *Endpointer) Update(now time.Duration) (Decision, Reason) {
+	if e.speaking || !e.candidate {
+		return Wait, ""
+	}
+	silence := now - e.silentSince
+	if silence >= e.cfg.FallbackSilence {
+		return Commit, ReasonFallback
+	}
+	stable := now-e.textChanged >= e.cfg.StableFor
+	if !e.hasModel {
+		if silence >= e.cfg.SilenceWithoutModel && stable {
+			return Commit, ReasonSilence
+		}
+		return Wait, ""
+	}
+	if !e.predicted {
+		return Predict, ""
+	}
+	if e.complete && stable {
+		return Commit, ReasonComplete
+	}
+	return Wait, ""
+}
