@@ -1,0 +1,121 @@
+// Command voice-agent is the headless voice assistant: live on the
+// microphone and speaker (run), over recorded audio (replay), and the
+// device list (devices).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"gopkg.in/yaml.v3"
+
+	"github.com/voiceassistant/voice/audio/device"
+	"github.com/voiceassistant/voice/internal/wiring"
+)
+
+// Config is the config file: every knob, overridable by flags.
+type Config struct {
+	Stages wiring.Stages `yaml:"stages"`
+	Device device.Config `yaml:"device"`
+}
+
+type app struct {
+	configPath string
+	logLevel   string
+	json       bool
+	cfg        Config
+	log        *slog.Logger
+}
+
+func main() {
+	a := &app{cfg: Config{Stages: wiring.DefaultStages()}}
+	root := a.root()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := root.ExecuteContext(ctx)
+	stop()
+	if err != nil {
+		// Joined errors (several missing models) get a line each.
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(os.Stderr, "voice-agent: %s\n", line)
+		}
+		os.Exit(1)
+	}
+}
+
+func (a *app) root() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "voice-agent",
+		Short:         "On-device streaming voice assistant",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return a.setup(cmd)
+		},
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.configPath, "config", "", "config file (YAML; default $XDG_CONFIG_HOME/voice-agent/config.yaml if present)")
+	pf.StringVar(&a.logLevel, "log-level", "info", "debug, info, warn or error")
+	pf.BoolVar(&a.json, "json", false, "print events as JSON lines on stdout")
+	st := &a.cfg.Stages
+	pf.StringVar(&st.VAD, "vad", st.VAD, "VAD backend: silero, or energy (test double)")
+	pf.StringVar(&st.ASR, "asr", st.ASR, "ASR backend: xasr, or scripted (test double)")
+	pf.StringVar(&st.Turn, "turn", st.Turn, "turn detector: smart-turn or none (silence only)")
+	pf.StringVar(&st.LLM, "llm", st.LLM, "LLM backend: mnn, or scripted (test double)")
+	pf.StringVar(&st.TTS, "tts", st.TTS, "TTS backend: moss, none (text only), or tone (test double)")
+	pf.StringVar(&st.Script, "script", "", "JSON script for the scripted doubles")
+	pf.StringVar(&st.ModelDir, "model-dir", "", "model directory")
+	pf.StringVar(&st.SystemPrompt, "system-prompt", st.SystemPrompt, "system prompt")
+	pf.BoolVar(&st.BargeIn, "barge-in", st.BargeIn, "let the user interrupt the assistant by speaking")
+	pf.DurationVar(&st.BargeInMin, "barge-in-min", st.BargeInMin, "speech needed to interrupt")
+	root.AddCommand(a.runCmd(), a.replayCmd(), a.devicesCmd())
+	return root
+}
+
+// setup loads the config file under the flags: values from the file apply
+// unless the same setting was given as a flag.
+func (a *app) setup(cmd *cobra.Command) error {
+	level := new(slog.LevelVar)
+	if err := level.UnmarshalText([]byte(a.logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	a.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	path := a.configPath
+	if path == "" {
+		dir, err := os.UserConfigDir()
+		if err != nil {
+			return nil
+		}
+		path = filepath.Join(dir, "voice-agent", "config.yaml")
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	// Flags win over the file: remember the ones given, load the file over
+	// everything, then give those flags again.
+	given := map[string]string{}
+	cmd.Flags().Visit(func(f *pflag.Flag) { given[f.Name] = f.Value.String() })
+	if err := yaml.Unmarshal(data, &a.cfg); err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	for name, v := range given {
+		if err := cmd.Flags().Set(name, v); err != nil {
+			return err
+		}
+	}
+	a.log.Debug("config loaded", "path", path)
+	return nil
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/internal/clock"
+	"github.com/voiceassistant/voice/internal/wiring"
+	"github.com/voiceassistant/voice/pipeline"
+)
+
+func (a *app) replayCmd() *cobra.Command {
+	var (
+		out, events string
+		pace        float64
+		rate        int
+		echoDelay   time.Duration
+		echoGain    float64
+	)
+	cmd := &cobra.Command{
+		Use:   "replay IN.wav",
+		Short: "Run the whole pipeline over a recording on a virtual clock",
+		Long: `Replays IN.wav (any rate or channel count) as the microphone, faster than
+real time by default, and writes what the assistant played, aligned with the
+input, plus every event as JSON lines. Latencies are in audio time and are the
+same on every run.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format, pcm, err := audio.ReadWAV(args[0])
+			if err != nil {
+				return err
+			}
+			input, err := audio.Convert(pcm, format, audio.Mono16k)
+			if err != nil {
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			clk := clock.NewVirtual()
+			cfg, err := wiring.Build(a.cfg.Stages, clk)
+			if err != nil {
+				return err
+			}
+			dev := audio.VirtualConfig{Input: input, Pace: pace, Playback: audio.Format{Rate: rate, Channels: 1}}
+			if echoGain > 0 {
+				dev.Echo = &audio.Echo{Delay: echoDelay, Gain: echoGain}
+			}
+			printer := newEventPrinter(a.json, cmd.OutOrStdout(), a.log)
+			sink, closeSink, err := eventFile(events)
+			if err != nil {
+				return err
+			}
+			res, runErr := pipeline.Replay(cmd.Context(), clk, cfg, dev, func(e pipeline.Event) {
+				printer.print(e)
+				sink(e)
+			})
+			err = errors.Join(runErr, closeSink())
+			if res != nil && out != "" {
+				err = errors.Join(err, audio.WriteWAV(out, res.Format, res.Recording, audio.PCM16))
+			}
+			if res != nil {
+				sum := pipeline.Summarize(res.Metrics)
+				a.log.Info("replay done", "turns", sum.Turns, "interrupted", sum.Interrupted,
+					"p50_ms", sum.P50["end_to_end"], "p95_ms", sum.P95["end_to_end"], "underruns", res.Underruns)
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&out, "out", "", "write the assistant's audio here (WAV)")
+	f.StringVar(&events, "events", "", "write events here (JSON lines)")
+	f.Float64Var(&pace, "pace", 0, "speed relative to real time (0: as fast as possible)")
+	f.IntVar(&rate, "playback-rate", audio.ProcessingRate, "playback sample rate")
+	f.DurationVar(&echoDelay, "echo-delay", 50*time.Millisecond, "simulated speaker-to-mic delay")
+	f.Float64Var(&echoGain, "echo-gain", 0, "simulated echo gain (0: no echo path)")
+	return cmd
+}
+
+// eventFile opens a JSON-lines event log, or a no-op sink for "".
+func eventFile(path string) (func(pipeline.Event), func() error, error) {
+	if path == "" {
+		return func(pipeline.Event) {}, func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("events: %w", err)
+	}
+	w := bufio.NewWriter(f)
+	enc := json.NewEncoder(w)
+	var werr error
+	sink := func(e pipeline.Event) {
+		if werr == nil {
+			werr = enc.Encode(e)
+		}
+	}
+	return sink, func() error {
+		return errors.Join(werr, w.Flush(), f.Close())
+	}, nil
+}

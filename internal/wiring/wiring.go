@@ -1,0 +1,183 @@
+// Package wiring is the one place where concrete stage backends are chosen
+// and built, shared by cmd/voice-agent and the GUI, so the pipeline never
+// imports a stage implementation.
+package wiring
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/voiceassistant/voice/internal/clock"
+	"github.com/voiceassistant/voice/llm"
+	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+	"github.com/voiceassistant/voice/tts/chunk"
+)
+
+// Backend names. The real models are the defaults; the test doubles are
+// there for demos and tests and must be asked for by name.
+const (
+	VADSilero   = "silero"
+	VADEnergy   = "energy" // test double
+	ASRXASR     = "xasr"
+	ASRScripted = "scripted" // test double
+	TurnSmart   = "smart-turn"
+	TurnNone    = "none"
+	LLMMNN      = "mnn"
+	LLMScripted = "scripted" // test double
+	TTSMoss     = "moss"
+	TTSTone     = "tone" // test double
+	TTSNone     = "none"
+)
+
+// Stages selects and configures the backends.
+type Stages struct {
+	VAD  string `yaml:"vad"`
+	ASR  string `yaml:"asr"`
+	Turn string `yaml:"turn"`
+	LLM  string `yaml:"llm"`
+	TTS  string `yaml:"tts"`
+	// Script drives the scripted doubles (see Script).
+	Script   string `yaml:"script"`
+	ModelDir string `yaml:"model_dir"`
+
+	SystemPrompt string `yaml:"system_prompt"`
+	// HistoryChars bounds the conversation sent to the LLM.
+	HistoryChars int           `yaml:"history_chars"`
+	BargeIn      bool          `yaml:"barge_in"`
+	BargeInMin   time.Duration `yaml:"barge_in_min"`
+}
+
+// DefaultStages are the real models.
+func DefaultStages() Stages {
+	return Stages{
+		VAD: VADSilero, ASR: ASRXASR, Turn: TurnSmart, LLM: LLMMNN, TTS: TTSMoss,
+		SystemPrompt: "You are a helpful voice assistant. Answer briefly, in plain spoken language.",
+		HistoryChars: 4000,
+		BargeIn:      true,
+		BargeInMin:   250 * time.Millisecond,
+	}
+}
+
+// Script is the JSON file read by the scripted doubles: what the user
+// says when (for the scripted recognizer) and what the assistant answers.
+type Script struct {
+	User []struct {
+		StartMS float64 `json:"start_ms"`
+		EndMS   float64 `json:"end_ms"`
+		Text    string  `json:"text"`
+	} `json:"user"`
+	Replies         []string `json:"replies"`
+	FirstTokenMS    float64  `json:"first_token_ms"`
+	TokensPerSecond float64  `json:"tokens_per_second"`
+}
+
+// ErrUnavailable marks a backend that cannot be used on this build or
+// machine; the error's message says what is missing and how to get it.
+var ErrUnavailable = errors.New("backend unavailable")
+
+type unavailableError string
+
+func (e unavailableError) Error() string        { return string(e) }
+func (e unavailableError) Is(target error) bool { return target == ErrUnavailable }
+
+// Build returns a pipeline configuration with every stage constructed;
+// the caller adds the clock and device.
+func Build(s Stages, clk clock.Clock) (pipeline.Config, error) {
+	cfg := pipeline.DefaultConfig()
+	cfg.BargeIn.Enabled = s.BargeIn
+	if s.BargeInMin > 0 {
+		cfg.BargeIn.MinSpeech = s.BargeInMin
+	}
+	cfg.History = llm.NewHistory(s.SystemPrompt, s.HistoryChars)
+	cfg.NewChunker = func() pipeline.Chunker { return chunk.New(chunk.DefaultConfig()) }
+
+	var script *Script
+	needScript := s.ASR == ASRScripted || s.LLM == LLMScripted
+	if needScript {
+		var err error
+		if script, err = loadScript(s.Script); err != nil {
+			return cfg, err
+		}
+	}
+	var errs []error
+	switch s.VAD {
+	case VADEnergy:
+		cfg.VAD = pipelinetest.NewEnergyVAD()
+	case VADSilero:
+		errs = append(errs, notYet("VAD", s.VAD, "--vad energy"))
+	default:
+		errs = append(errs, unknown("vad", s.VAD, VADSilero, VADEnergy))
+	}
+	switch s.ASR {
+	case ASRScripted:
+		asr := &pipelinetest.ScriptedASR{}
+		for _, u := range script.User {
+			asr.Script = append(asr.Script, pipelinetest.Utterance{Start: msDur(u.StartMS), End: msDur(u.EndMS), Text: u.Text})
+		}
+		cfg.ASR = asr
+	case ASRXASR:
+		errs = append(errs, notYet("ASR", s.ASR, "--asr scripted --script FILE"))
+	default:
+		errs = append(errs, unknown("asr", s.ASR, ASRXASR, ASRScripted))
+	}
+	switch s.Turn {
+	case TurnNone, "":
+	case TurnSmart:
+		errs = append(errs, notYet("turn detector", s.Turn, "--turn none"))
+	default:
+		errs = append(errs, unknown("turn", s.Turn, TurnSmart, TurnNone))
+	}
+	switch s.LLM {
+	case LLMScripted:
+		if len(script.Replies) == 0 {
+			errs = append(errs, fmt.Errorf("script %s: no replies for the scripted LLM", s.Script))
+			break
+		}
+		cfg.LLM = &pipelinetest.ScriptedLLM{Clock: clk, Replies: script.Replies,
+			FirstToken: msDur(script.FirstTokenMS), TokensPerSecond: script.TokensPerSecond}
+	case LLMMNN:
+		errs = append(errs, unavailableError(fmt.Sprintf("LLM backend %q needs a build with -tags mnn and MNN installed (see README, \"Building with MNN\"); for a demo use --llm scripted --script FILE", s.LLM)))
+	default:
+		errs = append(errs, unknown("llm", s.LLM, LLMMNN, LLMScripted))
+	}
+	switch s.TTS {
+	case TTSTone:
+		cfg.TTS = pipelinetest.NewToneTTS()
+	case TTSNone:
+	case TTSMoss:
+		errs = append(errs, notYet("TTS", s.TTS, "--tts tone or --tts none"))
+	default:
+		errs = append(errs, unknown("tts", s.TTS, TTSMoss, TTSTone, TTSNone))
+	}
+	return cfg, errors.Join(errs...)
+}
+
+// notYet reports a real backend whose engine is not part of this build yet.
+func notYet(stage, name, demo string) error {
+	return unavailableError(fmt.Sprintf("%s backend %q is not in this build yet (its ONNX engine is being integrated); for a demo with test doubles use %s", stage, name, demo))
+}
+
+func unknown(flag, got string, valid ...string) error {
+	return fmt.Errorf("unknown --%s backend %q (valid: %v)", flag, got, valid)
+}
+
+func loadScript(path string) (*Script, error) {
+	if path == "" {
+		return nil, errors.New("the scripted doubles need --script FILE (JSON with \"user\" and \"replies\")")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("script: %w", err)
+	}
+	var s Script
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("script %s: %w", path, err)
+	}
+	return &s, nil
+}
+
+func msDur(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }

@@ -1,0 +1,163 @@
+// Package test holds end-to-end tests: the built voice-agent binary run
+// over recorded audio with the scripted stage doubles.
+package test
+
+import (
+	"bufio"
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "voice-agent-e2e")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "voice-agent")
+	build := exec.Command("go", "build", "-o", binary, "../cmd/voice-agent")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		panic("building voice-agent: " + err.Error())
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+var doubles = []string{"--vad", "energy", "--asr", "scripted", "--turn", "none", "--llm", "scripted", "--tts", "tone", "--script", "testdata/demo.json"}
+
+func agent(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
+	err = cmd.Run()
+	return out.String(), errb.String(), err
+}
+
+// The demo conversation recorded as a 48 kHz stereo file, so the replay
+// also exercises format conversion on the way in.
+func demoWAV(t *testing.T) string {
+	t.Helper()
+	pcm := pipelinetest.Voice(9*time.Second,
+		pipelinetest.Utterance{Start: 500 * time.Millisecond, End: 2 * time.Second},
+		pipelinetest.Utterance{Start: 6 * time.Second, End: 7200 * time.Millisecond})
+	stereo, err := audio.Convert(pcm, audio.Mono16k, audio.Format{Rate: 48000, Channels: 2})
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "demo.wav")
+	require.NoError(t, audio.WriteWAV(path, audio.Format{Rate: 48000, Channels: 2}, stereo, audio.PCM24))
+	return path
+}
+
+func TestReplayCommand(t *testing.T) {
+	in := demoWAV(t)
+	dir := t.TempDir()
+	out, events := filepath.Join(dir, "out.wav"), filepath.Join(dir, "events.jsonl")
+	args := append([]string{"replay", in, "--out", out, "--events", events}, doubles...)
+	_, stderr, err := agent(t, args...)
+	require.NoError(t, err, stderr)
+
+	f, err := os.Open(events)
+	require.NoError(t, err)
+	defer f.Close()
+	var types []string
+	var commits []string
+	var playStart []float64
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var e struct {
+			Type string  `json:"type"`
+			AtMS float64 `json:"at_ms"`
+			Text string  `json:"text"`
+		}
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &e))
+		types = append(types, e.Type)
+		switch e.Type {
+		case "turn_commit":
+			commits = append(commits, e.Text)
+		case "playback_start":
+			playStart = append(playStart, e.AtMS)
+		}
+	}
+	assert.Equal(t, []string{"what is the weather like today", "and tomorrow"}, commits)
+	require.Len(t, playStart, 2)
+	assert.Contains(t, types, "turn_metrics")
+
+	format, rec, err := audio.ReadWAV(out)
+	require.NoError(t, err)
+	assert.Equal(t, audio.Mono16k, format)
+	// Silent until the first reply, sounding right after it starts.
+	first := int(format.Samples(time.Duration(playStart[0] * float64(time.Millisecond))))
+	assert.Zero(t, rms(rec[:first]))
+	assert.Greater(t, rms(rec[first:first+1600]), 0.1)
+	assert.Contains(t, stderr, "replay done")
+}
+
+func TestReplayJSONEventsOnStdout(t *testing.T) {
+	stdout, stderr, err := agent(t, append([]string{"replay", demoWAV(t), "--json"}, doubles...)...)
+	require.NoError(t, err, stderr)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	require.NotEmpty(t, lines)
+	for _, l := range lines {
+		assert.True(t, json.Valid([]byte(l)), l)
+	}
+}
+
+func TestMissingModelsSayWhatToDo(t *testing.T) {
+	_, stderr, err := agent(t, "replay", demoWAV(t))
+	require.Error(t, err)
+	for _, want := range []string{`VAD backend "silero"`, `ASR backend "xasr"`, `LLM backend "mnn" needs a build with -tags mnn`, `TTS backend "moss"`} {
+		assert.Contains(t, stderr, want)
+	}
+	assert.NotContains(t, stderr, "panic")
+}
+
+func TestBadWAVNamesTheFile(t *testing.T) {
+	dir := t.TempDir()
+	for name, data := range map[string][]byte{
+		"empty.wav":     nil,
+		"garbage.wav":   []byte("this is not a wav file at all, not even close"),
+		"truncated.wav": truncatedWAV(t),
+	} {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, data, 0o644))
+		_, stderr, err := agent(t, append([]string{"replay", path}, doubles...)...)
+		require.Error(t, err, name)
+		assert.Contains(t, stderr, name)
+		assert.NotContains(t, stderr, "panic")
+	}
+}
+
+func truncatedWAV(t *testing.T) []byte {
+	path := filepath.Join(t.TempDir(), "full.wav")
+	require.NoError(t, audio.WriteWAV(path, audio.Mono16k, make([]float32, 16000), audio.PCM16))
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return data[:len(data)/2]
+}
+
+func rms(x []float32) float64 {
+	var s float64
+	for _, v := range x {
+		s += float64(v) * float64(v)
+	}
+	if len(x) == 0 {
+		return 0
+	}
+	return math.Sqrt(s / float64(len(x)))
+}
