@@ -31,7 +31,8 @@ type Player struct {
 	flushTo atomic.Uint64
 
 	// active is set while a reply is being queued: running dry then is an
-	// underrun, not the end of speech.
+	// underrun, not the end of speech. It changes under mu, so a Write for
+	// a cancelled reply cannot re-mark the player after Flush.
 	active    atomic.Bool
 	underruns atomic.Uint64
 
@@ -71,6 +72,7 @@ func (p *Player) Write(ctx context.Context, samples []float32) (start, end uint6
 			return start, p.ring.Written(), err
 		}
 		n := p.ring.Write(samples)
+		p.active.Store(true)
 		p.mu.Unlock()
 		samples = samples[n:]
 		if len(samples) == 0 {
@@ -84,9 +86,14 @@ func (p *Player) Write(ctx context.Context, samples []float32) (start, end uint6
 	return start, p.ring.Written(), nil
 }
 
-// SetActive tells the player a reply is being queued (true) or that all
-// of it has been queued (false).
-func (p *Player) SetActive(active bool) { p.active.Store(active) }
+// EndOfReply tells the player the reply being written is complete, so
+// running dry from now on is the end of speech, not an underrun. (Write
+// marks a reply active; Flush ends it too.)
+func (p *Player) EndOfReply() {
+	p.mu.Lock()
+	p.active.Store(false)
+	p.mu.Unlock()
+}
 
 // Flush drops everything queued; the next Fill plays silence. It returns
 // the queue position the listener had heard up to.

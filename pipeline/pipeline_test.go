@@ -292,3 +292,23 @@ func TestBargeInDisabledLetsTheReplyFinish(t *testing.T) {
 	assert.Len(t, o.of(pipeline.EvTurnCommit), 1)
 	assert.Len(t, o.of(pipeline.EvPlaybackStop), 1)
 }
+
+// Without echo cancellation (a later stage), a loud echo path makes the
+// assistant interrupt itself; a faint one does not. This is what the
+// echo-cancellation tests will build on.
+func TestEchoPathReachesTheMicrophone(t *testing.T) {
+	for _, tc := range []struct {
+		gain      float64
+		selfBarge bool
+	}{{0.5, true}, {0.01, false}} {
+		s := scenario{
+			length:  6 * time.Second,
+			user:    []pipelinetest.Utterance{{Start: 300 * time.Millisecond, End: 1200 * time.Millisecond, Text: "tell me a story"}},
+			replies: []string{"Once upon a time, there was a small robot who loved to sing every single day."},
+			bargeIn: true,
+			echo:    &audio.Echo{Delay: 60 * time.Millisecond, Gain: tc.gain},
+		}
+		o := s.run(t)
+		assert.Equal(t, tc.selfBarge, len(o.of(pipeline.EvBargeIn)) > 0, "echo gain %v", tc.gain)
+	}
+}

@@ -124,7 +124,11 @@ func (p *Pipeline) synthesize(ctx context.Context, r *response, chunks <-chan st
 		}
 		p.clk.Release()
 	}
-	p.player.SetActive(false)
+	if ctx.Err() == nil {
+		// A cancelled reply was flushed already, and a newer one may be
+		// queueing by now.
+		p.player.EndOfReply()
+	}
 	return err
 }
 
@@ -148,7 +152,6 @@ func (p *Pipeline) speak(ctx context.Context, r *response, text string) error {
 		if len(samples) == 0 {
 			return nil
 		}
-		p.player.SetActive(true)
 		start, end, err := p.player.Write(ctx, samples)
 		if !wrote {
 			chunk.start, wrote = start, true
@@ -204,13 +207,20 @@ func (r *response) heard(pos uint64) string {
 			continue
 		}
 		if c.start < pos {
-			words := strings.FieldsFunc(c.text, unicode.IsSpace)
-			n := int(float64(len(words)) * float64(pos-c.start) / float64(c.end-c.start))
-			if n > 0 {
-				parts = append(parts, strings.Join(words[:n], " "))
-			}
+			parts = append(parts, leading(c.text, float64(pos-c.start)/float64(c.end-c.start)))
 		}
 		break
 	}
-	return strings.Join(parts, " ")
+	return strings.TrimSpace(strings.Join(parts, " "))
+}
+
+// leading is the first share of text's words, or of its characters for
+// text written without spaces (Chinese).
+func leading(text string, share float64) string {
+	words := strings.FieldsFunc(text, unicode.IsSpace)
+	if len(words) == 1 {
+		runes := []rune(text)
+		return string(runes[:int(float64(len(runes))*share)])
+	}
+	return strings.Join(words[:int(float64(len(words))*share)], " ")
 }
