@@ -142,7 +142,11 @@ func (l *ScriptedLLM) Generate(ctx context.Context, conv []llm.Message, emit fun
 	l.convs = append(l.convs, conv)
 	l.mu.Unlock()
 
-	stats := llm.Stats{PromptTokens: len(conv)}
+	// Words stand in for tokens.
+	stats := llm.Stats{}
+	for _, m := range conv {
+		stats.PromptTokens += len(strings.Fields(m.Content))
+	}
 	for i, word := range strings.Fields(reply) {
 		wait := l.FirstToken
 		if i > 0 {

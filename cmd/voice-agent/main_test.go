@@ -1,0 +1,48 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/voiceassistant/voice/internal/wiring"
+)
+
+func TestConfigFileUnderFlags(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`
+stages:
+  vad: energy
+  llm: scripted
+  tts: none
+  barge_in_min: 400ms
+`), 0o644))
+	a := &app{cfg: Config{Stages: wiring.DefaultStages()}}
+	root := a.root()
+	root.SetOut(&bytes.Buffer{})
+	root.SetArgs([]string{"devices", "--backend", "null", "--config", path, "--llm", "mnn"})
+	require.NoError(t, root.Execute())
+
+	st := a.cfg.Stages
+	assert.Equal(t, "energy", st.VAD, "from the file")
+	assert.Equal(t, "none", st.TTS, "from the file")
+	assert.Equal(t, 400*time.Millisecond, st.BargeInMin, "from the file")
+	assert.Equal(t, "mnn", st.LLM, "the flag wins over the file")
+	assert.Equal(t, wiring.ASRXASR, st.ASR, "default where neither says")
+}
+
+func TestBadConfigFileIsAnError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("stages: [not, a, map"), 0o644))
+	a := &app{cfg: Config{Stages: wiring.DefaultStages()}}
+	root := a.root()
+	root.SetArgs([]string{"devices", "--backend", "null", "--config", path})
+	err := root.Execute()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), path)
+}
