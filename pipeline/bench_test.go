@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,4 +71,26 @@ func (o outcome) silentAfter(t time.Duration) time.Duration {
 		}
 	}
 	return t + time.Second
+}
+
+// BenchmarkTokenOverhead is the pipeline's cost per streamed token
+// (event, chunker, hand-off to synthesis) on a long text-only reply.
+func BenchmarkTokenOverhead(b *testing.B) {
+	const words = 5000
+	reply := strings.Repeat("word, and another word. ", words/4)
+	s := scenario{
+		length:          3 * time.Second,
+		user:            []pipelinetest.Utterance{{Start: 200 * time.Millisecond, End: 800 * time.Millisecond, Text: "talk"}},
+		replies:         []string{reply},
+		tokensPerSecond: -1,
+		noTTS:           true,
+	}
+	s.input = pipelinetest.Voice(s.length, s.user...)
+	for b.Loop() {
+		o := s.run(b)
+		if n := len(o.of(pipeline.EvLLMPiece)); n != words {
+			b.Fatalf("%d pieces, want %d", n, words)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*words), "us/token")
 }

@@ -28,6 +28,8 @@ type scenario struct {
 	replies []string
 	bargeIn bool
 	echo    *audio.Echo
+	// noTTS makes replies text only.
+	noTTS bool
 	// input is the capture audio, made from user if nil.
 	input []float32
 	// tokensPerSecond paces the scripted LLM (default 50, negative for no
@@ -57,7 +59,9 @@ func (s scenario) config(clk clock.Clock) (pipeline.Config, *pipelinetest.Script
 	cfg.ASR = &pipelinetest.ScriptedASR{Script: s.user}
 	cfg.LLM = gen
 	cfg.NewChunker = func() pipeline.Chunker { return chunk.New(chunk.DefaultConfig()) }
-	cfg.TTS = pipelinetest.NewToneTTS()
+	if !s.noTTS {
+		cfg.TTS = pipelinetest.NewToneTTS()
+	}
 	cfg.History = llm.NewHistory("You are a helpful assistant.", 0)
 	return cfg, gen
 }
