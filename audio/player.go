@@ -40,7 +40,7 @@ type Player struct {
 	// so readers get a consistent snapshot without the callback blocking.
 	seq            atomic.Uint64
 	lastC0, lastC1 atomic.Uint64 // queue positions consumed in the period
-	lastD0, lastD1 atomic.Int64  // device positions (sample frames) of the period
+	lastD0         atomic.Int64  // device position (sample frames) where it began
 	devicePos      atomic.Int64  // sample frames output so far, silence included
 }
 
@@ -123,7 +123,6 @@ func (p *Player) Fill(out []float32) {
 	p.lastC0.Store(c0)
 	p.lastC1.Store(c0 + uint64(got))
 	p.lastD0.Store(d0)
-	p.lastD1.Store(d1)
 	p.seq.Add(1)
 }
 
@@ -145,7 +144,7 @@ func (p *Player) Underruns() uint64 { return p.underruns.Load() }
 // DeviceTime is the audio time at which the sample at queue position q
 // was (or started being) played, and false if it has not been played yet.
 // Exact for any q in the last Fill period; for earlier positions it assumes
-// playback was continuous since q.
+// playback was continuous from q to the start of that period.
 func (p *Player) DeviceTime(q uint64) (time.Duration, bool) {
 	for {
 		s := p.seq.Load()
@@ -153,7 +152,7 @@ func (p *Player) DeviceTime(q uint64) (time.Duration, bool) {
 			continue
 		}
 		c0, c1 := p.lastC0.Load(), p.lastC1.Load()
-		d0, d1 := p.lastD0.Load(), p.lastD1.Load()
+		d0 := p.lastD0.Load()
 		if p.seq.Load() != s {
 			continue
 		}
@@ -164,7 +163,7 @@ func (p *Player) DeviceTime(q uint64) (time.Duration, bool) {
 		case q >= c0:
 			return p.format.Duration(d0 + int64((q-c0)/ch)), true
 		default:
-			return p.format.Duration(d1 - int64((c1-q)/ch)), true
+			return p.format.Duration(d0 - int64((c0-q)/ch)), true
 		}
 	}
 }

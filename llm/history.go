@@ -72,10 +72,13 @@ func (h *History) trimLocked() {
 	for _, m := range h.msgs {
 		total += utf8.RuneCountInString(m.Content)
 	}
-	for total > h.maxChars && len(h.msgs) > 1 {
+	for total > h.maxChars {
 		drop := 1
-		for drop < len(h.msgs)-1 && h.msgs[drop].Role != User {
+		for drop < len(h.msgs) && h.msgs[drop].Role != User {
 			drop++
+		}
+		if drop == len(h.msgs) {
+			break // the newest exchange: keep its user message and replies
 		}
 		for _, m := range h.msgs[:drop] {
 			total -= utf8.RuneCountInString(m.Content)

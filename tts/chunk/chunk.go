@@ -70,8 +70,11 @@ func (c *Chunker) boundary(text string) int {
 	clause := 0
 	runes := 0
 	for i, r := range text {
+		if r == utf8.RuneError && !utf8.FullRuneInString(text[i:]) {
+			return 0 // a character split across pieces: wait for the rest
+		}
 		runes++
-		size := utf8.RuneLen(r)
+		_, size := utf8.DecodeRuneInString(text[i:]) // 1 for an invalid byte
 		next, ok := peek(text, i+size)
 		switch {
 		case isCJKTerminal(r):
@@ -82,11 +85,19 @@ func (c *Chunker) boundary(text string) int {
 			if !ok {
 				return 0
 			}
-			if unicode.IsSpace(next) && !isAbbreviation(text[:i]) {
+			// Only a period can follow an abbreviation or an initial:
+			// "No! Stop." and "plan B? Yes." end sentences.
+			if unicode.IsSpace(next) && (r != '.' || !isAbbreviation(text[:i])) {
 				return i + size
 			}
 		case isClause(r):
-			if ok && (unicode.IsSpace(next) || isCJKClause(r)) {
+			if !ok {
+				// Whether it ends a clause depends on what follows; deciding
+				// now (at Max) would make the chunks depend on how the text
+				// was split into pieces.
+				return 0
+			}
+			if unicode.IsSpace(next) || isCJKClause(r) {
 				clause = i + size
 				if c.emitted == 0 && runes >= c.cfg.FirstMin {
 					return clause

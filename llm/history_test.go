@@ -1,0 +1,264 @@
+package llm_test
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/voiceassistant/voice/llm"
+)
+
+func user(s string) llm.Message      { return llm.Message{Role: llm.User, Content: s} }
+func assistant(s string) llm.Message { return llm.Message{Role: llm.Assistant, Content: s} }
+func cut(s string) llm.Message {
+	return llm.Message{Role: llm.Assistant, Content: s, Interrupted: true}
+}
+func system(s string) llm.Message { return llm.Message{Role: llm.System, Content: s} }
+
+// add replays messages into h through its public API.
+func add(h *llm.History, msgs ...llm.Message) {
+	for _, m := range msgs {
+		if m.Role == llm.User {
+			h.AddUser(m.Content)
+		} else {
+			h.AddAssistant(m.Content, m.Interrupted)
+		}
+	}
+}
+
+func TestHistoryMessages(t *testing.T) {
+	tests := []struct {
+		name   string
+		system string
+		add    []llm.Message
+		want   []llm.Message
+	}{
+		{"empty", "sys", nil, []llm.Message{system("sys")}},
+		{"no system prompt", "", []llm.Message{user("hi")}, []llm.Message{user("hi")}},
+		{
+			"system prompt first, then the turns in order", "be brief",
+			[]llm.Message{user("hi"), assistant("hello"), user("how are you?"), assistant("fine")},
+			[]llm.Message{system("be brief"), user("hi"), assistant("hello"), user("how are you?"), assistant("fine")},
+		},
+		{
+			"an empty reply is not remembered", "sys",
+			[]llm.Message{user("hi"), assistant(""), cut(""), user("again")},
+			[]llm.Message{system("sys"), user("hi"), user("again")},
+		},
+		{
+			"the interrupted flag is kept", "sys",
+			[]llm.Message{user("tell me a story"), cut("Once upon"), user("stop"), assistant("ok")},
+			[]llm.Message{system("sys"), user("tell me a story"), cut("Once upon"), user("stop"), assistant("ok")},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := llm.NewHistory(tc.system, 0)
+			add(h, tc.add...)
+			assert.Equal(t, tc.want, h.Messages())
+		})
+	}
+}
+
+func TestHistoryMessagesIsACopy(t *testing.T) {
+	h := llm.NewHistory("sys", 0)
+	h.AddUser("hi")
+	got := h.Messages()
+	got[1].Content = "changed"
+	_ = append(got[:1], user("injected"))
+	assert.Equal(t, []llm.Message{system("sys"), user("hi")}, h.Messages())
+}
+
+func TestHistoryBudget(t *testing.T) {
+	tests := []struct {
+		name string
+		max  int
+		add  []llm.Message
+		want []llm.Message // without the system prompt
+	}{
+		{
+			"within budget keeps everything", 20,
+			[]llm.Message{user("aaaaa"), assistant("bbbbb"), user("ccccc"), assistant("ddddd")},
+			[]llm.Message{user("aaaaa"), assistant("bbbbb"), user("ccccc"), assistant("ddddd")},
+		},
+		{
+			"the system prompt does not count", 5,
+			[]llm.Message{user("aaaaa")},
+			[]llm.Message{user("aaaaa")},
+		},
+		{
+			"drops the oldest whole exchange", 20,
+			[]llm.Message{user("aaaaa"), assistant("bbbbb"), user("ccccc"), assistant("ddddd"), user("eeeee")},
+			[]llm.Message{user("ccccc"), assistant("ddddd"), user("eeeee")},
+		},
+		{
+			"drops several exchanges until it fits", 12,
+			[]llm.Message{user("aa"), assistant("bb"), user("cc"), assistant("dd"), user("ee"), assistant("ff"), user("gggggggg")},
+			[]llm.Message{user("ee"), assistant("ff"), user("gggggggg")},
+		},
+		{
+			"an exchange goes with all of its replies", 10,
+			[]llm.Message{user("a"), cut("bbb"), assistant("ccc"), user("ddddddd")},
+			[]llm.Message{user("ddddddd")},
+		},
+		{
+			"the newest user message stays even if alone over budget", 10,
+			[]llm.Message{user("aaa"), assistant("bbb"), user(strings.Repeat("x", 50))},
+			[]llm.Message{user(strings.Repeat("x", 50))},
+		},
+		{
+			"the newest user message stays when its reply overflows", 20,
+			[]llm.Message{user("aaaaa"), assistant("bbbbb"), user("cccccccccc"), assistant("ddddddddddddddd")},
+			[]llm.Message{user("cccccccccc"), assistant("ddddddddddddddd")},
+		},
+		{
+			"a leading reply without a question is dropped first", 10,
+			[]llm.Message{assistant("Hello, how can I help?"), user("weather")},
+			[]llm.Message{user("weather")},
+		},
+		{
+			"characters, not bytes", 10,
+			[]llm.Message{user("héllo"), assistant("wörld"), user("ok")},
+			[]llm.Message{user("ok")},
+		},
+		{
+			"exactly at the budget", 10,
+			[]llm.Message{user("héllo"), assistant("wörld")},
+			[]llm.Message{user("héllo"), assistant("wörld")},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := llm.NewHistory("a long system prompt that is never trimmed", tc.max)
+			add(h, tc.add...)
+			got := h.Messages()
+			require.NotEmpty(t, got)
+			assert.Equal(t, system("a long system prompt that is never trimmed"), got[0])
+			assert.Equal(t, tc.want, got[1:])
+		})
+	}
+}
+
+// TestHistoryBudgetInvariants checks, after every message of a long
+// conversation, that the history is a suffix of whole exchanges that fits
+// the budget (or is the newest exchange alone) and ends with what was added.
+func TestHistoryBudgetInvariants(t *testing.T) {
+	const budget = 60
+	h := llm.NewHistory("sys", budget)
+	var all []llm.Message
+	for i := range 40 {
+		u := user(strings.Repeat("u", 1+i*7%23))
+		h.AddUser(u.Content)
+		all = append(all, u)
+		check(t, h, all, budget)
+		for j := range i % 3 {
+			a := assistant(strings.Repeat("a", 1+(i+j)*11%47))
+			h.AddAssistant(a.Content, j == 0 && i%2 == 0)
+			a.Interrupted = j == 0 && i%2 == 0
+			all = append(all, a)
+			check(t, h, all, budget)
+		}
+	}
+}
+
+func check(t *testing.T, h *llm.History, all []llm.Message, budget int) {
+	t.Helper()
+	got := h.Messages()[1:]
+	require.NotEmpty(t, got)
+	// A suffix of everything added.
+	require.Equal(t, all[len(all)-len(got):], got)
+	// Starting at a user message: whole exchanges only.
+	require.Equal(t, llm.User, got[0].Role, "history starts mid-exchange: %v", got)
+	// It contains the newest user message.
+	lastUser := -1
+	for i, m := range all {
+		if m.Role == llm.User {
+			lastUser = i
+		}
+	}
+	require.GreaterOrEqual(t, lastUser, len(all)-len(got), "the newest user message was dropped")
+	// Within budget unless only the newest exchange is left.
+	total := 0
+	users := 0
+	for _, m := range got {
+		total += utf8.RuneCountInString(m.Content)
+		if m.Role == llm.User {
+			users++
+		}
+	}
+	if users > 1 {
+		require.LessOrEqual(t, total, budget)
+	}
+	// Nothing more could have been kept: the previous exchange, put back,
+	// would not fit.
+	if start := len(all) - len(got); start > 0 {
+		prev := start - 1
+		for prev > 0 && all[prev].Role != llm.User {
+			prev--
+		}
+		for _, m := range all[prev:start] {
+			total += utf8.RuneCountInString(m.Content)
+		}
+		require.Greater(t, total, budget, "trimmed more than needed")
+	}
+}
+
+func TestHistoryClear(t *testing.T) {
+	h := llm.NewHistory("sys", 100)
+	add(h, user("hi"), assistant("hello"))
+	h.Clear()
+	assert.Equal(t, []llm.Message{system("sys")}, h.Messages())
+	h.AddUser("again")
+	assert.Equal(t, []llm.Message{system("sys"), user("again")}, h.Messages())
+
+	empty := llm.NewHistory("", 0)
+	empty.AddUser("x")
+	empty.Clear()
+	assert.Empty(t, empty.Messages())
+}
+
+func TestHistoryConcurrent(t *testing.T) {
+	const budget = 200
+	h := llm.NewHistory("sys", budget)
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				h.AddUser(fmt.Sprintf("user %d/%d", w, i))
+				h.AddAssistant(fmt.Sprintf("reply %d/%d", w, i), i%5 == 0)
+				h.AddAssistant("", true)
+			}
+		}()
+	}
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for range 500 {
+			msgs := h.Messages()
+			assert.Equal(t, system("sys"), msgs[0])
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for range 50 {
+			h.Clear()
+		}
+	}()
+	wg.Wait()
+
+	msgs := h.Messages()
+	require.Equal(t, system("sys"), msgs[0])
+	total := 0
+	for _, m := range msgs[1:] {
+		assert.NotEmpty(t, m.Content)
+		total += utf8.RuneCountInString(m.Content)
+	}
+	assert.LessOrEqual(t, total, budget)
+}
