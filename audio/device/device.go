@@ -113,6 +113,10 @@ type Config struct {
 	Period time.Duration `yaml:"period"`
 	// PlaybackBuffer is the capacity of the player queue (default 5 s).
 	PlaybackBuffer time.Duration `yaml:"playback_buffer"`
+	// Clock is the session clock the device advances as it captures, so
+	// stages can be built with it before the device is opened; nil makes
+	// a new one.
+	Clock *clock.Stream `yaml:"-"`
 }
 
 func (c *Config) defaults() error {
@@ -393,10 +397,13 @@ func open(cfg Config, ctx *malgo.AllocatedContext) (*Duplex, error) {
 // newDuplex builds everything but the malgo device, so the callback and
 // the reader can be exercised without one.
 func newDuplex(cfg Config, name string) (*Duplex, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.NewStream(audio.ProcessingRate)
+	}
 	d := &Duplex{
 		cfg:          cfg,
 		name:         name,
-		clock:        clock.NewStream(audio.ProcessingRate),
+		clock:        cfg.Clock,
 		frames:       make(chan audio.Frame, frameBuffer),
 		ring:         audio.NewRing(ringSeconds * cfg.Rate),
 		wake:         make(chan struct{}, 1),

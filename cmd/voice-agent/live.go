@@ -7,7 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/audio/device"
+	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/pipeline"
 )
@@ -19,16 +21,21 @@ func (a *app) runCmd() *cobra.Command {
 		Short: "Talk to the assistant through the microphone and speaker",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dev, err := device.Open(*d)
+			// Stages first: a missing model is reported without touching
+			// the audio hardware.
+			clk := clock.NewStream(audio.ProcessingRate)
+			cfg, err := wiring.Build(a.cfg.Stages, clk)
+			if err != nil {
+				return err
+			}
+			devCfg := *d
+			devCfg.Clock = clk
+			dev, err := device.Open(devCfg)
 			if err != nil {
 				return err
 			}
 			defer dev.Close()
-			cfg, err := wiring.Build(a.cfg.Stages, dev.Clock())
-			if err != nil {
-				return err
-			}
-			cfg.Clock, cfg.Device = dev.Clock(), dev
+			cfg.Clock, cfg.Device = clk, dev
 			p, err := pipeline.New(cfg)
 			if err != nil {
 				return err
