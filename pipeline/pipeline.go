@@ -101,7 +101,7 @@ type Pipeline struct {
 // userTurn is the user's turn being listened to.
 type userTurn struct {
 	ep          *turn.Endpointer
-	audio       []float32 // from the pre-roll on, for the turn model
+	audio       []float32 // the latest turn audio, for the turn model
 	speechStart int64     // VAD start of the speech that opened the turn
 	voiced      int       // samples the VAD called speech since then
 	speechEnd   time.Duration
@@ -109,6 +109,15 @@ type userTurn struct {
 	// barging is true for speech that began while the assistant was
 	// responding and has not yet been confirmed as an interruption.
 	barging bool
+}
+
+// keepAudio appends to the turn's audio, keeping at least the last window
+// samples; trimming only when twice that has built up keeps it cheap.
+func (t *userTurn) keepAudio(samples []float32, window int) {
+	t.audio = append(t.audio, samples...)
+	if len(t.audio) > 2*window {
+		t.audio = append(t.audio[:0], t.audio[len(t.audio)-window:]...)
+	}
 }
 
 // New checks the configuration and returns a pipeline ready to Run.
@@ -196,7 +205,7 @@ func (p *Pipeline) frame(ctx context.Context, f audio.Frame) error {
 		if vad.Voiced {
 			t.voiced += f.Len()
 		}
-		t.audio = append(t.audio, f.Samples...)
+		t.keepAudio(f.Samples, int(audio.Mono16k.Samples(p.cfg.TurnWindow)))
 		partial, err := p.cfg.ASR.Accept(f)
 		if err != nil {
 			return fmt.Errorf("asr: %w", err)
@@ -270,7 +279,7 @@ func (p *Pipeline) openTurn(start, at int64, barging bool) error {
 	}
 	p.turn = t
 	if pre := p.history.since(from, at); pre.Len() > 0 {
-		t.audio = append(t.audio, pre.Samples...)
+		t.keepAudio(pre.Samples, int(audio.Mono16k.Samples(p.cfg.TurnWindow)))
 		partial, err := p.cfg.ASR.Accept(pre)
 		if err != nil {
 			return fmt.Errorf("asr: %w", err)

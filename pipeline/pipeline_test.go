@@ -316,3 +316,48 @@ func TestEchoPathReachesTheMicrophone(t *testing.T) {
 		assert.Equal(t, tc.selfBarge, len(o.of(pipeline.EvBargeIn)) > 0, "echo gain %v", tc.gain)
 	}
 }
+
+func TestTurnDetectorDecides(t *testing.T) {
+	user := []pipelinetest.Utterance{
+		{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: "I would like"},
+		{Start: 2 * time.Second, End: 3 * time.Second, Text: "a cup of tea"},
+	}
+	for _, tc := range []struct {
+		name    string
+		probs   []float64
+		commits []string
+		reason  string
+		at      time.Duration // commit time
+	}{
+		// The pause after "I would like" is judged incomplete; the next
+		// one complete, so both parts make one turn, committed as soon as
+		// the VAD reports the second pause (200 ms of silence).
+		{"incomplete then complete", []float64{0.2, 0.9}, []string{"I would like a cup of tea"}, "complete", 3200 * time.Millisecond},
+		// Never judged complete: the silence fallback commits 3 s after
+		// the speech ended.
+		{"fallback", []float64{0.1}, []string{"I would like a cup of tea"}, "fallback", 6 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := scenario{length: 8 * time.Second, user: user, replies: []string{"Sure."}, bargeIn: true}
+			clk := clock.NewVirtual()
+			cfg, _ := s.config(clk)
+			det := &pipelinetest.ScriptedTurn{Probs: tc.probs}
+			cfg.Turn = det
+			var commits []pipeline.Event
+			_, err := pipeline.Replay(context.Background(), clk, cfg, audio.VirtualConfig{Input: pipelinetest.Voice(s.length, user...)},
+				func(e pipeline.Event) {
+					if e.Type == pipeline.EvTurnCommit {
+						commits = append(commits, e)
+					}
+				})
+			require.NoError(t, err)
+			require.Len(t, commits, len(tc.commits))
+			assert.Equal(t, tc.commits[0], commits[0].Text)
+			assert.Equal(t, tc.reason, commits[0].Reason)
+			assert.Equal(t, tc.at, commits[0].At)
+			require.Len(t, det.Lens, 2, "one prediction per pause")
+			// The turn audio starts with the pre-roll before the first speech.
+			assert.Equal(t, int(audio.Mono16k.Samples(1700*time.Millisecond)), det.Lens[0])
+		})
+	}
+}

@@ -223,3 +223,22 @@ func (t *ToneTTS) Synthesize(ctx context.Context, text string, emit func([]float
 	}
 	return nil
 }
+
+// ScriptedTurn is a turn-detector double answering each Predict with the
+// next of Probs (repeating the last), and recording how much audio it got.
+type ScriptedTurn struct {
+	Probs []float64
+
+	mu    sync.Mutex
+	calls int
+	Lens  []int
+}
+
+func (d *ScriptedTurn) Predict(_ context.Context, pcm []float32) (float64, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	p := d.Probs[min(d.calls, len(d.Probs)-1)]
+	d.calls++
+	d.Lens = append(d.Lens, len(pcm))
+	return p, nil
+}
