@@ -460,9 +460,10 @@ func (h *recentAudio) add(f audio.Frame) {
 	if f.Pos != h.end {
 		clear(h.ring) // a gap in the stream: what is kept no longer precedes f
 	}
-	for i, s := range f.Samples {
-		h.ring[(f.Pos+int64(i))%int64(len(h.ring))] = s
-	}
+	samples := f.Samples[max(0, len(f.Samples)-len(h.ring)):]
+	at := int((f.End() - int64(len(samples))) % int64(len(h.ring)))
+	n := copy(h.ring[at:], samples)
+	copy(h.ring, samples[n:])
 	h.end = f.End()
 }
 
@@ -472,8 +473,12 @@ func (h *recentAudio) since(from, before int64) audio.Frame {
 	from = max(from, h.end-int64(len(h.ring)), 0)
 	before = min(before, h.end)
 	f := audio.Frame{Format: audio.Mono16k, Pos: from}
-	for at := from; at < before; at++ {
-		f.Samples = append(f.Samples, h.ring[at%int64(len(h.ring))])
+	if before <= from {
+		return f
 	}
+	f.Samples = make([]float32, before-from)
+	at := int(from % int64(len(h.ring)))
+	n := copy(f.Samples, h.ring[at:])
+	copy(f.Samples[n:], h.ring)
 	return f
 }
