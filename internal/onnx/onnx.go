@@ -1,0 +1,129 @@
+// Package onnx is the ONNX Runtime plumbing every ONNX stage shares (VAD,
+// turn detection, ASR, TTS): finding the library, one environment per
+// process, session options, and checking that a model's inputs and
+// outputs are what the code was written for, with errors that say what to
+// do.
+package onnx
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/voiceassistant/voice/assets"
+)
+
+// APIVersion is the ONNX Runtime C API version onnxruntime_go v1.27.0 is
+// compiled against; libraries older than 1.24 do not provide it.
+const APIVersion = 24
+
+// EnvLibrary names the environment variable that points at the library.
+const EnvLibrary = "ONNXRUNTIME_LIB"
+
+// ErrLibraryMissing is returned when no ONNX Runtime library can be found.
+var ErrLibraryMissing = errors.New("ONNX Runtime library not found")
+
+// LocalLibrary is where scripts/setup installs the library for this
+// platform, relative to the project's third_party/ folder.
+func LocalLibrary() string {
+	arch := map[string]string{"amd64": "x64", "arm64": "arm64"}[runtime.GOARCH]
+	return filepath.Join("onnxruntime", runtime.GOOS+"-"+arch, "libonnxruntime.so.1")
+}
+
+var systemDirs = []string{"/usr/local/lib", "/usr/lib", "/usr/lib/" + multiarch(), "/lib/" + multiarch()}
+
+func multiarch() string {
+	return map[string]string{"amd64": "x86_64-linux-gnu", "arm64": "aarch64-linux-gnu"}[runtime.GOARCH]
+}
+
+// FindLibrary returns the library to load: the explicit path (a flag) if
+// given, else $ONNXRUNTIME_LIB, else the project-local copy installed by
+// scripts/setup, else a system-wide installation.
+func FindLibrary(explicit string) (string, error) {
+	for _, c := range []struct{ path, from string }{{explicit, "the --onnxruntime flag"}, {os.Getenv(EnvLibrary), "$" + EnvLibrary}} {
+		if c.path == "" {
+			continue
+		}
+		if _, err := os.Stat(c.path); err != nil {
+			return "", fmt.Errorf("%w: %s points at %s: %v", ErrLibraryMissing, c.from, c.path, err)
+		}
+		return c.path, nil
+	}
+	if p, ok := assets.Local(LocalLibrary()); ok {
+		return p, nil
+	}
+	for _, dir := range systemDirs {
+		for _, name := range []string{"libonnxruntime.so.1", "libonnxruntime.so"} {
+			p := filepath.Join(dir, name)
+			if _, err := os.Stat(p); err == nil {
+				return p, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("%w: run scripts/setup (installs it under %s), or set %s to a libonnxruntime.so of version 1.24 or newer",
+		ErrLibraryMissing, filepath.Join(assets.LocalDir, LocalLibrary()), EnvLibrary)
+}
+
+var env struct {
+	sync.Mutex
+	path string
+	err  error
+	done bool
+}
+
+// Init loads the library and creates the process's one ONNX Runtime
+// environment. Later calls return the first call's result; asking for a
+// different library once one is loaded is an error, since a process can
+// hold only one.
+func Init(library string) error {
+	env.Lock()
+	defer env.Unlock()
+	if env.done {
+		if env.err == nil && library != "" && library != env.path {
+			return fmt.Errorf("onnx: %s already loaded; cannot also load %s", env.path, library)
+		}
+		return env.err
+	}
+	env.done = true
+	env.path, env.err = FindLibrary(library)
+	if env.err != nil {
+		return env.err
+	}
+	ort.SetSharedLibraryPath(env.path)
+	if err := ort.InitializeEnvironment(ort.WithLogLevelError()); err != nil {
+		env.err = explainInit(env.path, err)
+	}
+	return env.err
+}
+
+// explainInit turns onnxruntime_go's initialization errors into ones that
+// say what is wrong with the library.
+func explainInit(path string, err error) error {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "Error setting ORT API base: 2"):
+		// Not ort.GetVersion(): its string lived in the library, which
+		// onnxruntime_go has unloaded again by now.
+		return fmt.Errorf("onnx: %s is too old: ONNX Runtime API version %d (ONNX Runtime 1.24 or newer) is required; run scripts/setup or point %s at a newer library",
+			path, APIVersion, EnvLibrary)
+	case strings.Contains(msg, "Error loading ONNX shared library"), strings.Contains(msg, "OrtGetApiBase"):
+		return fmt.Errorf("onnx: %s is not a usable ONNX Runtime library: %v", path, err)
+	}
+	return fmt.Errorf("onnx: initializing %s: %w", path, err)
+}
+
+// Version is the loaded library's version string ("" before Init).
+func Version() string {
+	env.Lock()
+	defer env.Unlock()
+	if !env.done || env.err != nil {
+		return ""
+	}
+	return ort.GetVersion()
+}

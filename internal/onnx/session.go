@@ -1,0 +1,155 @@
+package onnx
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	ort "github.com/yalue/onnxruntime_go"
+)
+
+// Float, Int64 and Int32 are the tensor element types the stages use.
+const (
+	Float = ort.TensorElementDataTypeFloat
+	Int64 = ort.TensorElementDataTypeInt64
+	Int32 = ort.TensorElementDataTypeInt32
+)
+
+// Tensor describes an input or output the code relies on. Dims lists the
+// expected dimensions with -1 for "any"; a nil Dims checks only the type.
+type Tensor struct {
+	Name string
+	Type ort.TensorElementDataType
+	Dims []int64
+}
+
+func (t Tensor) String() string {
+	return fmt.Sprintf("%s %s%v", t.Name, t.Type, t.Dims)
+}
+
+// Options tune a session. Zero values take ONNX Runtime's defaults except
+// threads, which default to one: the stages run side by side on small
+// devices and each is fastest single-threaded at its sizes.
+type Options struct {
+	// Library is an explicit library path (see FindLibrary).
+	Library      string
+	IntraThreads int
+	InterThreads int
+	// Optimization is ONNX Runtime's graph optimization level; the zero
+	// value means all optimizations.
+	Optimization ort.GraphOptimizationLevel
+}
+
+// Session is an ONNX model checked against the tensors its caller uses.
+type Session struct {
+	*ort.DynamicAdvancedSession
+	Path    string
+	Inputs  []ort.InputOutputInfo
+	Outputs []ort.InputOutputInfo
+}
+
+// ErrModelMismatch is returned when a model's inputs or outputs are not
+// the ones the code expects (a wrong or corrupt file).
+var ErrModelMismatch = errors.New("model does not match")
+
+// Open loads the model at path after checking that it declares the given
+// inputs and outputs; the session feeds them in that order. hint tells the
+// user how to get the model if it is missing.
+func Open(path string, inputs, outputs []Tensor, opts Options, hint string) (*Session, error) {
+	if err := Init(opts.Library); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("model %s: %w; %s", path, err, hint)
+	}
+	ins, outs, err := ort.GetInputOutputInfo(path)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: cannot read it as ONNX (%v); the file is corrupt or not a model: %s", path, err, hint)
+	}
+	if err := check(path, "input", inputs, ins); err != nil {
+		return nil, err
+	}
+	if err := check(path, "output", outputs, outs); err != nil {
+		return nil, err
+	}
+	so, err := ort.NewSessionOptions()
+	if err != nil {
+		return nil, fmt.Errorf("onnx: session options: %w", err)
+	}
+	defer so.Destroy()
+	if err := configure(so, opts); err != nil {
+		return nil, fmt.Errorf("onnx: session options: %w", err)
+	}
+	s, err := ort.NewDynamicAdvancedSession(path, names(inputs), names(outputs), so)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", path, err)
+	}
+	return &Session{DynamicAdvancedSession: s, Path: path, Inputs: ins, Outputs: outs}, nil
+}
+
+func configure(so *ort.SessionOptions, opts Options) error {
+	intra, inter := max(opts.IntraThreads, 1), max(opts.InterThreads, 1)
+	if err := so.SetIntraOpNumThreads(intra); err != nil {
+		return err
+	}
+	if err := so.SetInterOpNumThreads(inter); err != nil {
+		return err
+	}
+	level := opts.Optimization
+	if level == 0 {
+		level = ort.GraphOptimizationLevelEnableAll
+	}
+	return so.SetGraphOptimizationLevel(level)
+}
+
+// check compares what the code expects with what the model declares.
+func check(path, kind string, want []Tensor, have []ort.InputOutputInfo) error {
+	byName := map[string]ort.InputOutputInfo{}
+	var declared []string
+	for _, h := range have {
+		byName[h.Name] = h
+		declared = append(declared, h.String())
+	}
+	var problems []string
+	for _, w := range want {
+		h, ok := byName[w.Name]
+		switch {
+		case !ok:
+			problems = append(problems, fmt.Sprintf("no %s %q", kind, w.Name))
+		case h.OrtValueType != ort.ONNXTypeTensor:
+			problems = append(problems, fmt.Sprintf("%s %q is a %s, not a tensor", kind, w.Name, h.OrtValueType))
+		case h.DataType != w.Type:
+			problems = append(problems, fmt.Sprintf("%s %q is %s, expected %s", kind, w.Name, h.DataType, w.Type))
+		case w.Dims != nil && !dimsMatch(w.Dims, h.Dimensions):
+			problems = append(problems, fmt.Sprintf("%s %q has shape %v, expected %v (-1: any)", kind, w.Name, h.Dimensions, w.Dims))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: %s: %s (the model declares: %s)", ErrModelMismatch, path,
+			strings.Join(problems, "; "), strings.Join(declared, ", "))
+	}
+	return nil
+}
+
+// dimsMatch accepts symbolic dimensions (-1 in the file) wherever the
+// rank matches, since exporters mark batch and time axes dynamic.
+func dimsMatch(want []int64, have ort.Shape) bool {
+	if len(want) != len(have) {
+		return false
+	}
+	for i, w := range want {
+		if w >= 0 && have[i] >= 0 && w != have[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func names(ts []Tensor) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Name
+	}
+	return out
+}
