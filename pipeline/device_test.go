@@ -13,6 +13,7 @@ import (
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/pipeline"
 	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+	"github.com/voiceassistant/voice/vad"
 )
 
 // vanishingDevice delivers some audio, then stops as a USB headset does
@@ -86,8 +87,8 @@ func TestStageErrorEndsTheSession(t *testing.T) {
 
 type failingVAD struct{}
 
-func (failingVAD) Process(audio.Frame) (pipeline.VADResult, error) {
-	return pipeline.VADResult{}, errors.New("model output has wrong shape")
+func (failingVAD) Process(audio.Frame) (vad.Result, error) {
+	return vad.Result{}, errors.New("model output has wrong shape")
 }
 func (failingVAD) Reset() {}
 

@@ -12,6 +12,7 @@ import (
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/llm"
 	"github.com/voiceassistant/voice/turn"
+	"github.com/voiceassistant/voice/vad"
 )
 
 // BargeIn configures interruptions of the assistant by the user.
@@ -192,17 +193,17 @@ func (p *Pipeline) shutdown() {
 // frame runs the listening side on one capture frame.
 func (p *Pipeline) frame(ctx context.Context, f audio.Frame) error {
 	p.history.add(f)
-	vad, err := p.cfg.VAD.Process(f)
+	heard, err := p.cfg.VAD.Process(f)
 	if err != nil {
 		return fmt.Errorf("vad: %w", err)
 	}
-	for _, ev := range vad.Events {
+	for _, ev := range heard.Events {
 		if err := p.vadEvent(ev, f); err != nil {
 			return err
 		}
 	}
 	if t := p.turn; t != nil {
-		if vad.Voiced {
+		if heard.Voiced {
 			t.voiced += f.Len()
 		}
 		t.keepAudio(f.Samples, int(audio.Mono16k.Samples(p.cfg.TurnWindow)))
@@ -228,10 +229,10 @@ func (p *Pipeline) frame(ctx context.Context, f audio.Frame) error {
 	return nil
 }
 
-func (p *Pipeline) vadEvent(ev VADEvent, f audio.Frame) error {
+func (p *Pipeline) vadEvent(ev vad.Event, f audio.Frame) error {
 	at := audio.Mono16k.Duration(ev.Pos)
 	switch ev.Kind {
-	case SpeechStart:
+	case vad.SpeechStart:
 		p.emit(Event{Type: EvSpeechStart, At: at, Pos: ev.Pos})
 		if p.turn == nil {
 			responding := p.resp != nil
@@ -246,7 +247,7 @@ func (p *Pipeline) vadEvent(ev VADEvent, f audio.Frame) error {
 		if !p.turn.barging {
 			p.setState(StateUserSpeaking, at)
 		}
-	case SpeechEnd:
+	case vad.SpeechEnd:
 		p.emit(Event{Type: EvSpeechEnd, At: at, Pos: ev.Pos})
 		t := p.turn
 		if t == nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/llm"
+	"github.com/voiceassistant/voice/vad"
 )
 
 // Device is a duplex audio device as the pipeline sees it.
@@ -30,35 +31,9 @@ type Device interface {
 	Err() error
 }
 
-// VADKind is the kind of a VAD event.
-type VADKind int
-
-const (
-	SpeechStart VADKind = iota + 1
-	SpeechEnd
-)
-
-// VADEvent reports a speech boundary at a stream position (16 kHz samples).
-type VADEvent struct {
-	Kind VADKind
-	Pos  int64
-}
-
-// VADResult is the VAD's verdict after a frame.
-type VADResult struct {
-	// Events are the boundaries confirmed by this frame, which may lie
-	// before it (a start is confirmed only after the minimum speech).
-	Events []VADEvent
-	// Voiced says whether the frame itself sounded like speech; the
-	// pipeline adds these up to tell an interruption from a cough.
-	Voiced bool
-	// Prob is the latest speech probability (for level meters).
-	Prob float32
-}
-
 // VAD detects speech in the capture stream.
 type VAD interface {
-	Process(f audio.Frame) (VADResult, error)
+	Process(f audio.Frame) (vad.Result, error)
 	Reset()
 }
 

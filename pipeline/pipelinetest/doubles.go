@@ -14,7 +14,7 @@ import (
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/llm"
-	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/vad"
 )
 
 // EnergyVAD is a VAD double that calls any frame louder than Threshold
@@ -36,13 +36,13 @@ func NewEnergyVAD() *EnergyVAD {
 	return &EnergyVAD{Threshold: 0.02, MinSpeech: 100 * time.Millisecond, MinSilence: 200 * time.Millisecond}
 }
 
-func (v *EnergyVAD) Process(f audio.Frame) (pipeline.VADResult, error) {
+func (v *EnergyVAD) Process(f audio.Frame) (vad.Result, error) {
 	var sum float64
 	for _, s := range f.Samples {
 		sum += float64(s) * float64(s)
 	}
 	loud := math.Sqrt(sum/float64(max(1, len(f.Samples)))) >= v.Threshold
-	res := pipeline.VADResult{Voiced: loud}
+	res := vad.Result{Voiced: loud}
 	if loud {
 		res.Prob = 1
 	}
@@ -61,11 +61,11 @@ func (v *EnergyVAD) Process(f audio.Frame) (pipeline.VADResult, error) {
 		return res, nil
 	}
 	v.speaking, v.inRun = loud, false
-	kind := pipeline.SpeechEnd
+	kind := vad.SpeechEnd
 	if loud {
-		kind = pipeline.SpeechStart
+		kind = vad.SpeechStart
 	}
-	res.Events = []pipeline.VADEvent{{Kind: kind, Pos: v.runStart}}
+	res.Events = []vad.Event{{Kind: kind, Pos: v.runStart}}
 	return res, nil
 }
 

@@ -1,0 +1,186 @@
+package smartturn
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/voiceassistant/voice/internal/onnx"
+	"github.com/voiceassistant/voice/turn/internal/golden"
+)
+
+// requireRuntime skips without the ONNX Runtime library scripts/setup
+// installs, except in CI, where its absence is a set-up failure.
+func requireRuntime(tb testing.TB) {
+	tb.Helper()
+	if _, err := onnx.FindLibrary(""); err != nil {
+		if os.Getenv("CI") != "" {
+			tb.Fatalf("CI is set and the ONNX Runtime library is missing: %v", err)
+		}
+		tb.Skipf("skipping: ONNX Runtime library missing (run scripts/setup): %v", err)
+	}
+}
+
+var tinyModel = filepath.Join("testdata", "smart_turn_tiny.onnx")
+
+func openTiny(tb testing.TB) *Model {
+	tb.Helper()
+	requireRuntime(tb)
+	st, err := New(tinyModel, onnx.Options{})
+	require.NoError(tb, err)
+	tb.Cleanup(func() { require.NoError(tb, st.Close()) })
+	return st
+}
+
+type tinyGolden struct {
+	Cases []struct {
+		Input       string  `json:"input"`
+		Probability float64 `json:"probability"`
+	} `json:"cases"`
+}
+
+// TestSmartTurnTinyGolden checks features -> tensor layout -> session end
+// to end against torch's output for the same model
+// (scripts/models/make_tiny_smart_turn.py).
+func TestSmartTurnTinyGolden(t *testing.T) {
+	st := openTiny(t)
+	raw, err := os.ReadFile(filepath.Join("testdata", "smart_turn_tiny_golden.json"))
+	require.NoError(t, err)
+	var g tinyGolden
+	require.NoError(t, json.Unmarshal(raw, &g))
+	require.Len(t, g.Cases, 3)
+	ctx := context.Background()
+	for _, c := range g.Cases {
+		t.Run(c.Input, func(t *testing.T) {
+			var got float64
+			switch c.Input {
+			case "features_1s", "features_5s":
+				seconds := map[string]float64{"features_1s": 1, "features_5s": 5}[c.Input]
+				got, err = st.Predict(ctx, golden.Signal(seconds))
+				require.NoError(t, err)
+			case "pattern":
+				// The session wiring alone, with a tensor of known layout.
+				data := st.in.GetData()
+				for i := range data {
+					data[i] = float32(i%97)/97 - 0.5
+				}
+				require.NoError(t, st.infer(ctx))
+				got = float64(st.out.GetData()[0])
+			default:
+				t.Fatalf("unknown golden input %q", c.Input)
+			}
+			t.Logf("%s: got %.7f want %.7f (diff %.2g)", c.Input, got, c.Probability, got-c.Probability)
+			assert.InDelta(t, c.Probability, got, 1e-4)
+		})
+	}
+}
+
+func TestSmartTurnRejectsWrongModels(t *testing.T) {
+	requireRuntime(t)
+	for _, tc := range []struct {
+		file string
+		want string
+	}{
+		{"smart_turn_wrong_name.onnx", `no input "input_features"`},
+		{"smart_turn_wrong_shape.onnx", `input "input_features" has shape`},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			path := filepath.Join("testdata", tc.file)
+			_, err := New(path, onnx.Options{})
+			require.ErrorIs(t, err, onnx.ErrModelMismatch)
+			assert.Contains(t, err.Error(), path)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+
+	missing := filepath.Join(t.TempDir(), "smart-turn-v3.2-cpu.onnx")
+	_, err := New(missing, onnx.Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), missing)
+	assert.Contains(t, err.Error(), "--turn-model")
+
+	// Right signature, but the output is not a probability.
+	st, err := New(filepath.Join("testdata", "smart_turn_not_prob.onnx"), onnx.Options{})
+	require.NoError(t, err)
+	defer st.Close()
+	_, err = st.Predict(context.Background(), golden.Signal(1))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not a probability")
+	assert.Contains(t, err.Error(), "smart_turn_not_prob.onnx")
+}
+
+func TestSmartTurnPredict(t *testing.T) {
+	st := openTiny(t)
+	ctx := context.Background()
+
+	_, err := st.Predict(ctx, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no audio")
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = st.Predict(cancelled, golden.Signal(1))
+	require.ErrorIs(t, err, context.Canceled)
+
+	// A run terminated by cancellation leaves the session usable: infer
+	// with an already-cancelled context races ONNX Runtime's terminate
+	// flag against the run; either outcome is fine, the flag must be
+	// cleared afterwards.
+	for range 20 {
+		if err := st.infer(cancelled); err != nil {
+			require.ErrorIs(t, err, context.Canceled)
+		}
+	}
+	p, err := st.Predict(ctx, golden.Signal(1))
+	require.NoError(t, err)
+	assert.InDelta(t, 0.2689415, p, 1e-4)
+
+	// Reused tensors: repeated and concurrent calls agree, and a call
+	// with a live (uncancelled) context clears no state it should not.
+	want, err := st.Predict(ctx, golden.Signal(5))
+	require.NoError(t, err)
+	live, stop := context.WithTimeout(ctx, time.Minute)
+	defer stop()
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := ctx
+			if i%2 == 1 {
+				c = live
+			}
+			got, err := st.Predict(c, golden.Signal(5))
+			assert.NoError(t, err)
+			assert.InDelta(t, want, got, 1e-6)
+		}()
+	}
+	wg.Wait()
+
+	require.NoError(t, st.Close())
+	require.NoError(t, st.Close())
+	_, err = st.Predict(ctx, golden.Signal(1))
+	require.ErrorIs(t, err, ErrClosed)
+}
+
+func BenchmarkSmartTurnTiny(b *testing.B) {
+	st := openTiny(b)
+	pcm := golden.Signal(8)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for b.Loop() {
+		if _, err := st.Predict(ctx, pcm); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "ms/op")
+}
