@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/pipeline/pipelinetest"
 )
@@ -121,7 +122,7 @@ func TestReplayJSONEventsOnStdout(t *testing.T) {
 func TestMissingModelsSayWhatToDo(t *testing.T) {
 	_, stderr, err := agent(t, "replay", demoWAV(t))
 	require.Error(t, err)
-	for _, want := range []string{`VAD backend "silero"`, `ASR backend "xasr"`, `LLM backend "mnn" needs a build with -tags mnn`, `TTS backend "moss"`} {
+	for _, want := range []string{`ASR backend "xasr"`, "Smart Turn v3.2 model not found", `LLM backend "mnn" needs a build with -tags mnn`, `TTS backend "moss"`} {
 		assert.Contains(t, stderr, want)
 	}
 	assert.NotContains(t, stderr, "panic")
@@ -160,4 +161,96 @@ func rms(x []float32) float64 {
 		return 0
 	}
 	return math.Sqrt(s / float64(len(x)))
+}
+
+// requireSetup fails in CI and skips elsewhere when scripts/setup has not
+// installed the runtime files a test needs.
+func requireSetup(t *testing.T) {
+	t.Helper()
+	if _, ok := assets.Local("models/silero_vad_v5.onnx"); !ok {
+		if os.Getenv("CI") != "" {
+			t.Fatal("Silero model missing: scripts/setup installs it")
+		}
+		t.Skip("Silero model missing: run scripts/setup")
+	}
+}
+
+// testdata/demo.wav is espeak-ng speech: "what is the weather like today"
+// at 0.500-2.295 s and "and tomorrow" at 6.000-6.758 s (demo.json).
+func TestReplaySpokenAudioWithSilero(t *testing.T) {
+	requireSetup(t)
+	dir := t.TempDir()
+	events := filepath.Join(dir, "events.jsonl")
+	args := []string{"replay", "testdata/demo.wav", "--events", events, "--vad", "silero",
+		"--asr", "scripted", "--turn", "none", "--llm", "scripted", "--tts", "tone", "--script", "testdata/demo.json"}
+	_, stderr, err := agent(t, args...)
+	require.NoError(t, err, stderr)
+
+	data, err := os.ReadFile(events)
+	require.NoError(t, err)
+	var commits []string
+	var speech []float64
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var e struct {
+			Type string  `json:"type"`
+			AtMS float64 `json:"at_ms"`
+			Text string  `json:"text"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &e))
+		switch e.Type {
+		case "turn_commit":
+			commits = append(commits, e.Text)
+		case "speech_start", "speech_end":
+			speech = append(speech, e.AtMS)
+		}
+	}
+	assert.Equal(t, []string{"what is the weather like today", "and tomorrow"}, commits)
+	// Silero's boundaries fall within 100 ms of the spoken audio.
+	require.Len(t, speech, 4)
+	for i, want := range []float64{500, 2295, 6000, 6758} {
+		assert.InDelta(t, want, speech[i], 100, "boundary %d", i)
+	}
+}
+
+func TestVADCommand(t *testing.T) {
+	requireSetup(t)
+	stdout, stderr, err := agent(t, "vad", "testdata/demo.wav", "--json")
+	require.NoError(t, err, stderr)
+	var out struct {
+		Segments []struct {
+			Start float64 `json:"start_s"`
+			End   float64 `json:"end_s"`
+		} `json:"segments"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &out))
+	require.Len(t, out.Segments, 2)
+	for i, want := range [][2]float64{{0.5, 2.295}, {6.0, 6.758}} {
+		assert.InDelta(t, want[0], out.Segments[i].Start, 0.1)
+		assert.InDelta(t, want[1], out.Segments[i].End, 0.1)
+	}
+
+	// Silence has no segments.
+	silent := filepath.Join(t.TempDir(), "silence.wav")
+	require.NoError(t, audio.WriteWAV(silent, audio.Mono16k, make([]float32, 32000), audio.PCM16))
+	stdout, stderr, err = agent(t, "vad", silent, "--json")
+	require.NoError(t, err, stderr)
+	assert.JSONEq(t, `{"segments":[]}`, stdout)
+}
+
+func TestTurnCommand(t *testing.T) {
+	requireSetup(t)
+	stdout, stderr, err := agent(t, "turn", "testdata/demo.wav", "--model", "../turn/smartturn/testdata/smart_turn_tiny.onnx", "--json")
+	require.NoError(t, err, stderr)
+	var out struct {
+		Probability float64 `json:"probability"`
+		Complete    bool    `json:"complete"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &out))
+	assert.Greater(t, out.Probability, 0.0)
+	assert.Less(t, out.Probability, 1.0)
+	assert.Equal(t, out.Probability >= 0.5, out.Complete)
+
+	_, stderr, err = agent(t, "turn", "testdata/demo.wav", "--model", "/nonexistent/smart-turn.onnx")
+	require.Error(t, err)
+	assert.Contains(t, stderr, "/nonexistent/smart-turn.onnx")
 }

@@ -6,26 +6,32 @@ import "time"
 
 // Config holds the endpointing thresholds. Times are audio time.
 type Config struct {
+	// CandidateSilence is the pause after which the turn model is asked
+	// whether the user has finished (default 200 ms). The VAD reports
+	// shorter pauses too (between words); asking then would only waste a
+	// model run and risk an early commit.
+	CandidateSilence time.Duration `yaml:"candidate_silence"`
 	// CompleteThreshold is the turn model's probability at or above which
 	// a pause ends the turn. 0.5 is where Smart Turn was calibrated.
-	CompleteThreshold float64
+	CompleteThreshold float64 `yaml:"complete_threshold"`
 	// StableFor is how long the partial transcript must stay unchanged
 	// before a commit, so the reply does not start from words the
 	// recognizer is still revising.
-	StableFor time.Duration
+	StableFor time.Duration `yaml:"stable_for"`
 	// SilenceWithoutModel ends the turn after this much silence when no
 	// turn model is loaded: long enough to span a breath between clauses,
 	// short enough to feel responsive.
-	SilenceWithoutModel time.Duration
+	SilenceWithoutModel time.Duration `yaml:"silence_without_model"`
 	// FallbackSilence commits whatever the turn model says, so a user who
 	// trails off is never left waiting.
-	FallbackSilence time.Duration
+	FallbackSilence time.Duration `yaml:"fallback_silence"`
 }
 
 // DefaultConfig follows the architecture: candidate on the VAD's short
 // silence, the model decides, ~3 s fallback.
 func DefaultConfig() Config {
 	return Config{
+		CandidateSilence:    200 * time.Millisecond,
 		CompleteThreshold:   0.5,
 		StableFor:           100 * time.Millisecond,
 		SilenceWithoutModel: 700 * time.Millisecond,
@@ -121,6 +127,9 @@ func (e *Endpointer) Update(now time.Duration) (Decision, Reason) {
 		return Wait, ""
 	}
 	if !e.predicted {
+		if silence < e.cfg.CandidateSilence {
+			return Wait, ""
+		}
 		return Predict, ""
 	}
 	if e.complete && stable {

@@ -288,3 +288,16 @@ func TestDefaultConfig(t *testing.T) {
 	assert.Less(t, c.StableFor, c.SilenceWithoutModel)
 	assert.Less(t, c.SilenceWithoutModel, c.FallbackSilence)
 }
+
+func TestModelIsAskedOnlyAfterTheCandidateSilence(t *testing.T) {
+	cfg := turn.DefaultConfig()
+	e := turn.NewEndpointer(cfg, true)
+	e.SpeechStart()
+	e.SpeechEnd(time.Second)
+	for _, at := range []time.Duration{time.Second, 1100 * time.Millisecond, 1199 * time.Millisecond} {
+		d, _ := e.Update(at)
+		assert.Equal(t, turn.Wait, d, "at %v: a pause between words", at)
+	}
+	d, _ := e.Update(time.Second + cfg.CandidateSilence)
+	assert.Equal(t, turn.Predict, d)
+}

@@ -23,27 +23,27 @@ type Config struct {
 	// Threshold is the probability at or above which a window is speech.
 	// 0.5 is the authors' default: Silero's probabilities are bimodal on
 	// clean speech, and 0.5 sits in the valley between the modes.
-	Threshold float32
+	Threshold float32 `yaml:"threshold"`
 	// ExitThreshold is the probability below which a window counts as
 	// silence once speech has started; 0 means max(Threshold-0.15, 0.01),
 	// the authors' rule. The gap between the two thresholds is hysteresis:
 	// windows in between neither start nor end speech, so probabilities
 	// wavering around Threshold in the middle of a word do not split it.
-	ExitThreshold float32
+	ExitThreshold float32 `yaml:"exit_threshold"`
 	// MinSpeech is how long speech must last to count (default 250 ms):
 	// clicks, coughs and single syllables of noise are shorter. A start is
 	// reported only once this much speech is certain, so SpeechStart comes
 	// MinSpeech after the speech it reports.
-	MinSpeech time.Duration
+	MinSpeech time.Duration `yaml:"min_speech"`
 	// MinSilence is how long silence must last to end speech (default
 	// 100 ms): pauses between words are shorter. It is the authors'
 	// offline default; endpointing (deciding the user has finished) is the
 	// pipeline's job, not the VAD's, so it stays short.
-	MinSilence time.Duration
+	MinSilence time.Duration `yaml:"min_silence"`
 	// SpeechPad widens each segment on both sides (default 30 ms) because
 	// the model reacts a little late to soft onsets and trailing
 	// consonants.
-	SpeechPad time.Duration
+	SpeechPad time.Duration `yaml:"speech_pad"`
 }
 
 // DefaultConfig returns the model authors' defaults.

@@ -24,10 +24,11 @@ func (a *app) runCmd() *cobra.Command {
 			// Stages first: a missing model is reported without touching
 			// the audio hardware.
 			clk := clock.NewStream(audio.ProcessingRate)
-			cfg, err := wiring.Build(a.cfg.Stages, clk)
+			cfg, closeStages, err := wiring.Build(a.cfg.Stages, clk)
 			if err != nil {
 				return err
 			}
+			defer closeStages()
 			devCfg := *d
 			devCfg.Clock = clk
 			dev, err := device.Open(devCfg)

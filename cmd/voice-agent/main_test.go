@@ -21,6 +21,10 @@ stages:
   llm: scripted
   tts: none
   barge_in_min: 400ms
+  endpoint:
+    fallback_silence: 2s
+  vad_tuning:
+    threshold: 0.6
 `), 0o644))
 	a := &app{cfg: Config{Stages: wiring.DefaultStages()}}
 	root := a.root()
@@ -33,6 +37,10 @@ stages:
 	assert.Equal(t, "none", st.TTS, "from the file")
 	assert.Equal(t, 400*time.Millisecond, st.BargeInMin, "from the file")
 	assert.Equal(t, "mnn", st.LLM, "the flag wins over the file")
+	assert.Equal(t, 2*time.Second, st.Endpoint.FallbackSilence, "from the file")
+	assert.Equal(t, 200*time.Millisecond, st.Endpoint.CandidateSilence, "defaults kept beside the file's values")
+	assert.InDelta(t, 0.6, st.VADTuning.Threshold, 1e-6, "from the file")
+	assert.Equal(t, 250*time.Millisecond, st.VADTuning.MinSpeech, "defaults kept beside the file's values")
 	assert.Equal(t, wiring.ASRXASR, st.ASR, "default where neither says")
 }
 

@@ -33,19 +33,16 @@ input, plus every event as JSON lines. Latencies are in audio time and are the
 same on every run.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, pcm, err := audio.ReadWAV(args[0])
+			input, err := readMono16k(args[0])
 			if err != nil {
 				return err
-			}
-			input, err := audio.Convert(pcm, format, audio.Mono16k)
-			if err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
 			}
 			clk := clock.NewVirtual()
-			cfg, err := wiring.Build(a.cfg.Stages, clk)
+			cfg, closeStages, err := wiring.Build(a.cfg.Stages, clk)
 			if err != nil {
 				return err
 			}
+			defer closeStages()
 			dev := audio.VirtualConfig{Input: input, Pace: pace, Playback: audio.Format{Rate: rate, Channels: 1}}
 			if echoGain > 0 {
 				dev.Echo = &audio.Echo{Delay: echoDelay, Gain: echoGain}
@@ -101,4 +98,17 @@ func eventFile(path string) (func(pipeline.Event), func() error, error) {
 	return sink, func() error {
 		return errors.Join(werr, w.Flush(), f.Close())
 	}, nil
+}
+
+// readMono16k reads a WAV file of any format as 16 kHz mono.
+func readMono16k(path string) ([]float32, error) {
+	format, pcm, err := audio.ReadWAV(path)
+	if err != nil {
+		return nil, err
+	}
+	out, err := audio.Convert(pcm, format, audio.Mono16k)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
 }

@@ -8,13 +8,20 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/internal/clock"
+	"github.com/voiceassistant/voice/internal/onnx"
 	"github.com/voiceassistant/voice/llm"
 	"github.com/voiceassistant/voice/pipeline"
 	"github.com/voiceassistant/voice/pipeline/pipelinetest"
 	"github.com/voiceassistant/voice/tts/chunk"
+	"github.com/voiceassistant/voice/turn"
+	"github.com/voiceassistant/voice/turn/smartturn"
+	"github.com/voiceassistant/voice/vad"
+	"github.com/voiceassistant/voice/vad/silero"
 )
 
 // Backend names. The real models are the defaults; the test doubles are
@@ -43,12 +50,25 @@ type Stages struct {
 	// Script drives the scripted doubles (see Script).
 	Script   string `yaml:"script"`
 	ModelDir string `yaml:"model_dir"`
+	// VADModel and TurnModel override where the models are looked for
+	// (default: ModelDir, then the copies scripts/setup installs).
+	VADModel  string `yaml:"vad_model"`
+	TurnModel string `yaml:"turn_model"`
+	// ONNXRuntime is the ONNX Runtime library (default: $ONNXRUNTIME_LIB,
+	// the copy scripts/setup installs, then the system's).
+	ONNXRuntime string `yaml:"onnxruntime"`
 
 	SystemPrompt string `yaml:"system_prompt"`
 	// HistoryChars bounds the conversation sent to the LLM.
 	HistoryChars int           `yaml:"history_chars"`
 	BargeIn      bool          `yaml:"barge_in"`
 	BargeInMin   time.Duration `yaml:"barge_in_min"`
+
+	// Endpoint and VADTuning are the endpointing policy and the speech
+	// detector's thresholds (see turn.Config and vad.Config for what each
+	// default is and why); zero values mean the defaults.
+	Endpoint  turn.Config `yaml:"endpoint"`
+	VADTuning vad.Config  `yaml:"vad_tuning"`
 }
 
 // DefaultStages are the real models.
@@ -59,6 +79,8 @@ func DefaultStages() Stages {
 		HistoryChars: 4000,
 		BargeIn:      true,
 		BargeInMin:   250 * time.Millisecond,
+		Endpoint:     turn.DefaultConfig(),
+		VADTuning:    vad.DefaultConfig(),
 	}
 }
 
@@ -84,13 +106,46 @@ type unavailableError string
 func (e unavailableError) Error() string        { return string(e) }
 func (e unavailableError) Is(target error) bool { return target == ErrUnavailable }
 
-// Build returns a pipeline configuration with every stage constructed;
-// the caller adds the clock and device.
-func Build(s Stages, clk clock.Clock) (pipeline.Config, error) {
+// Model files looked for in the model directory and under third_party/.
+const (
+	SileroFile    = "silero_vad_v5.onnx"
+	SmartTurnFile = "smart-turn-v3.2-cpu.onnx"
+)
+
+// Build returns a pipeline configuration with every stage constructed, and
+// a function that releases the stages' resources (model sessions); the
+// caller adds the clock and device.
+func Build(s Stages, clk clock.Clock) (pipeline.Config, func() error, error) {
+	var closers closeAll
+	cfg, err := build(s, clk, &closers)
+	if err != nil {
+		closers.close()
+		return cfg, func() error { return nil }, err
+	}
+	return cfg, closers.close, nil
+}
+
+type closeAll []func() error
+
+func (c *closeAll) add(f func() error) { *c = append(*c, f) }
+
+func (c *closeAll) close() error {
+	var errs []error
+	for i := len(*c) - 1; i >= 0; i-- {
+		errs = append(errs, (*c)[i]())
+	}
+	*c = nil
+	return errors.Join(errs...)
+}
+
+func build(s Stages, clk clock.Clock, closers *closeAll) (pipeline.Config, error) {
 	cfg := pipeline.DefaultConfig()
 	cfg.BargeIn.Enabled = s.BargeIn
 	if s.BargeInMin > 0 {
 		cfg.BargeIn.MinSpeech = s.BargeInMin
+	}
+	if s.Endpoint != (turn.Config{}) {
+		cfg.Endpoint = s.Endpoint
 	}
 	cfg.History = llm.NewHistory(s.SystemPrompt, s.HistoryChars)
 	cfg.NewChunker = func() pipeline.Chunker { return chunk.New(chunk.DefaultConfig()) }
@@ -108,7 +163,13 @@ func Build(s Stages, clk clock.Clock) (pipeline.Config, error) {
 	case VADEnergy:
 		cfg.VAD = pipelinetest.NewEnergyVAD()
 	case VADSilero:
-		errs = append(errs, notYet("VAD", s.VAD, "--vad energy"))
+		d, closeVAD, err := NewVAD(s)
+		if err != nil {
+			errs = append(errs, err)
+			break
+		}
+		closers.add(closeVAD)
+		cfg.VAD = d
 	default:
 		errs = append(errs, unknown("vad", s.VAD, VADSilero, VADEnergy))
 	}
@@ -127,7 +188,13 @@ func Build(s Stages, clk clock.Clock) (pipeline.Config, error) {
 	switch s.Turn {
 	case TurnNone, "":
 	case TurnSmart:
-		errs = append(errs, notYet("turn detector", s.Turn, "--turn none"))
+		m, err := NewTurnDetector(s)
+		if err != nil {
+			errs = append(errs, err)
+			break
+		}
+		closers.add(m.Close)
+		cfg.Turn = m
 	default:
 		errs = append(errs, unknown("turn", s.Turn, TurnSmart, TurnNone))
 	}
@@ -178,6 +245,54 @@ func loadScript(path string) (*Script, error) {
 		return nil, fmt.Errorf("script %s: %w", path, err)
 	}
 	return &s, nil
+}
+
+// NewVAD builds the Silero detector for s, and the function that closes
+// its model session.
+func NewVAD(s Stages) (*vad.Detector, func() error, error) {
+	path, ok := s.model(s.VADModel, SileroFile)
+	if !ok {
+		return nil, nil, unavailableError(fmt.Sprintf("VAD: Silero v5 model not found (looked for %s in the model directory and %s); %s",
+			SileroFile, filepath.Join(assets.LocalDir, "models"), silero.ModelHint))
+	}
+	m, err := silero.New(path, onnx.Options{Library: s.ONNXRuntime})
+	if err != nil {
+		return nil, nil, err
+	}
+	tuning := s.VADTuning
+	if tuning == (vad.Config{}) {
+		tuning = vad.DefaultConfig()
+	}
+	d, err := vad.NewDetector(m, tuning)
+	if err != nil {
+		return nil, nil, errors.Join(err, m.Close())
+	}
+	return d, m.Close, nil
+}
+
+// NewTurnDetector opens the Smart Turn model for s.
+func NewTurnDetector(s Stages) (*smartturn.Model, error) {
+	path, ok := s.model(s.TurnModel, SmartTurnFile)
+	if !ok {
+		return nil, unavailableError(fmt.Sprintf("turn detector: Smart Turn v3.2 model not found (looked for %s in the model directory and %s); %s, or put it in one of those places, or use --turn none to end turns on silence alone",
+			SmartTurnFile, filepath.Join(assets.LocalDir, "models"), smartturn.Hint))
+	}
+	return smartturn.New(path, onnx.Options{Library: s.ONNXRuntime})
+}
+
+// model finds a model file: the explicit path if given, else in the model
+// directory, else where scripts/setup installs models.
+func (s Stages) model(explicit, file string) (string, bool) {
+	if explicit != "" {
+		return explicit, true // a wrong explicit path is reported by the loader
+	}
+	if s.ModelDir != "" {
+		p := filepath.Join(s.ModelDir, file)
+		if _, err := os.Stat(p); err == nil {
+			return p, true
+		}
+	}
+	return assets.Local(filepath.Join("models", file))
 }
 
 func msDur(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }

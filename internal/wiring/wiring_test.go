@@ -9,8 +9,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/internal/clock"
 )
+
+var tinySmartTurn = filepath.Join("..", "..", "turn", "smartturn", "testdata", "smart_turn_tiny.onnx")
 
 func TestBuild(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "script.json")
@@ -27,8 +30,11 @@ func TestBuild(t *testing.T) {
 	}{
 		{name: "doubles build", edit: func(*Stages) {}},
 		{name: "text only", edit: func(s *Stages) { s.TTS = TTSNone }},
-		{name: "real models are reported one by one", edit: func(s *Stages) { *s = DefaultStages() }, unavailable: true,
-			errs: []string{`VAD backend "silero"`, `ASR backend "xasr"`, `turn detector backend "smart-turn"`, `LLM backend "mnn"`, `TTS backend "moss"`}},
+		{name: "missing real models are reported one by one", edit: func(s *Stages) { *s = DefaultStages() }, unavailable: true,
+			errs: []string{`ASR backend "xasr"`, "Smart Turn v3.2 model not found", "--turn-model PATH", `LLM backend "mnn"`, `TTS backend "moss"`}},
+		{name: "missing VAD model", edit: func(s *Stages) { s.VAD = VADSilero; s.ModelDir = t.TempDir(); s.VADModel = "/nonexistent/silero.onnx" },
+			errs: []string{"/nonexistent/silero.onnx", "scripts/setup"}},
+		{name: "Smart Turn from the model directory", edit: func(s *Stages) { s.Turn = TurnSmart; s.TurnModel = tinySmartTurn }},
 		{name: "unknown backend", edit: func(s *Stages) { s.VAD = "webrtc" }, errs: []string{`unknown --vad backend "webrtc"`}},
 		{name: "scripted without a script", edit: func(s *Stages) { s.Script = "" }, errs: []string{"need --script FILE"}},
 		{name: "script missing", edit: func(s *Stages) { s.Script = "/nonexistent.json" }, errs: []string{"/nonexistent.json"}},
@@ -37,7 +43,8 @@ func TestBuild(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := doubles
 			tc.edit(&s)
-			cfg, err := Build(s, clock.NewVirtual())
+			cfg, closeStages, err := Build(s, clock.NewVirtual())
+			defer func() { assert.NoError(t, closeStages()) }()
 			if len(tc.errs) == 0 {
 				require.NoError(t, err)
 				assert.NotNil(t, cfg.VAD)
@@ -52,4 +59,21 @@ func TestBuild(t *testing.T) {
 			assert.Equal(t, tc.unavailable, errors.Is(err, ErrUnavailable))
 		})
 	}
+}
+
+func TestBuildWithSilero(t *testing.T) {
+	if _, ok := assets.Local("models/" + SileroFile); !ok {
+		if os.Getenv("CI") != "" {
+			t.Fatal("Silero model missing: scripts/setup installs it")
+		}
+		t.Skip("Silero model missing: run scripts/setup")
+	}
+	s := Stages{VAD: VADSilero, ASR: ASRScripted, Turn: TurnSmart, TurnModel: tinySmartTurn, LLM: LLMScripted, TTS: TTSNone}
+	s.Script = filepath.Join(t.TempDir(), "script.json")
+	require.NoError(t, os.WriteFile(s.Script, []byte(`{"replies":["hello"]}`), 0o644))
+	cfg, closeStages, err := Build(s, clock.NewVirtual())
+	require.NoError(t, err)
+	assert.NotNil(t, cfg.VAD)
+	assert.NotNil(t, cfg.Turn)
+	require.NoError(t, closeStages())
 }

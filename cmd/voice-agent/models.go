@@ -1,0 +1,101 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/internal/wiring"
+	"github.com/voiceassistant/voice/vad"
+)
+
+// vadCmd prints the speech segments Silero finds in a recording.
+func (a *app) vadCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "vad IN.wav",
+		Short: "Print the speech segments in a recording (Silero VAD)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			pcm, err := readMono16k(args[0])
+			if err != nil {
+				return err
+			}
+			det, closeVAD, err := wiring.NewVAD(a.cfg.Stages)
+			if err != nil {
+				return err
+			}
+			defer func() { err = errors.Join(err, closeVAD()) }()
+			segs, err := vad.Segments(det, pcm)
+			if err != nil {
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			type segment struct {
+				Start float64 `json:"start_s"`
+				End   float64 `json:"end_s"`
+			}
+			out := struct {
+				Segments []segment `json:"segments"`
+			}{Segments: []segment{}}
+			for _, s := range segs {
+				out.Segments = append(out.Segments, segment{
+					Start: audio.Mono16k.Duration(s.Start).Seconds(),
+					End:   audio.Mono16k.Duration(s.End).Seconds(),
+				})
+			}
+			w := cmd.OutOrStdout()
+			if a.json {
+				return json.NewEncoder(w).Encode(out)
+			}
+			for _, s := range out.Segments {
+				fmt.Fprintf(w, "%8.3fs  %8.3fs  (%.3fs)\n", s.Start, s.End, s.End-s.Start)
+			}
+			return nil
+		},
+	}
+}
+
+// turnCmd prints Smart Turn's completion probability for a recording.
+func (a *app) turnCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "turn IN.wav [--model PATH]",
+		Short: "Print the probability that the speaker has finished (Smart Turn v3)",
+		Long:  "Runs Smart Turn on the last 8 s of the recording, as the pipeline does at each pause.",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			pcm, err := readMono16k(args[0])
+			if err != nil {
+				return err
+			}
+			m, err := wiring.NewTurnDetector(a.cfg.Stages)
+			if err != nil {
+				return err
+			}
+			defer func() { err = errors.Join(err, m.Close()) }()
+			start := time.Now()
+			p, err := m.Predict(cmd.Context(), pcm)
+			if err != nil {
+				return err
+			}
+			out := struct {
+				Probability float64 `json:"probability"`
+				Complete    bool    `json:"complete"`
+				MS          float64 `json:"compute_ms"`
+			}{p, p >= 0.5, float64(time.Since(start).Microseconds()) / 1000}
+			if a.json {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(out)
+			}
+			verdict := "incomplete"
+			if out.Complete {
+				verdict = "complete"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%.4f (%s)\n", p, verdict)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&a.cfg.Stages.TurnModel, "model", "", "Smart Turn v3 ONNX model (default: as --turn-model)")
+	return cmd
+}
