@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/internal/testenv"
 	"github.com/voiceassistant/voice/pipeline/pipelinetest"
 )
 
@@ -163,22 +163,10 @@ func rms(x []float32) float64 {
 	return math.Sqrt(s / float64(len(x)))
 }
 
-// requireSetup fails in CI and skips elsewhere when scripts/setup has not
-// installed the runtime files a test needs.
-func requireSetup(t *testing.T) {
-	t.Helper()
-	if _, ok := assets.Local("models/silero_vad_v5.onnx"); !ok {
-		if os.Getenv("CI") != "" {
-			t.Fatal("Silero model missing: scripts/setup installs it")
-		}
-		t.Skip("Silero model missing: run scripts/setup")
-	}
-}
-
 // testdata/demo.wav is espeak-ng speech: "what is the weather like today"
 // at 0.500-2.295 s and "and tomorrow" at 6.000-6.758 s (demo.json).
 func TestReplaySpokenAudioWithSilero(t *testing.T) {
-	requireSetup(t)
+	testenv.Model(t, "silero_vad_v5.onnx")
 	dir := t.TempDir()
 	events := filepath.Join(dir, "events.jsonl")
 	args := []string{"replay", "testdata/demo.wav", "--events", events, "--vad", "silero",
@@ -190,6 +178,7 @@ func TestReplaySpokenAudioWithSilero(t *testing.T) {
 	require.NoError(t, err)
 	var commits []string
 	var speech []float64
+	bargeIns := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		var e struct {
 			Type string  `json:"type"`
@@ -202,8 +191,12 @@ func TestReplaySpokenAudioWithSilero(t *testing.T) {
 			commits = append(commits, e.Text)
 		case "speech_start", "speech_end":
 			speech = append(speech, e.AtMS)
+		case "barge_in":
+			bargeIns++
 		}
 	}
+	// The first reply is still playing when "and tomorrow" starts.
+	assert.Equal(t, 1, bargeIns)
 	assert.Equal(t, []string{"what is the weather like today", "and tomorrow"}, commits)
 	// Silero's boundaries fall within 100 ms of the spoken audio.
 	require.Len(t, speech, 4)
@@ -213,7 +206,7 @@ func TestReplaySpokenAudioWithSilero(t *testing.T) {
 }
 
 func TestVADCommand(t *testing.T) {
-	requireSetup(t)
+	testenv.Model(t, "silero_vad_v5.onnx")
 	stdout, stderr, err := agent(t, "vad", "testdata/demo.wav", "--json")
 	require.NoError(t, err, stderr)
 	var out struct {
@@ -238,7 +231,7 @@ func TestVADCommand(t *testing.T) {
 }
 
 func TestTurnCommand(t *testing.T) {
-	requireSetup(t)
+	testenv.Model(t, "silero_vad_v5.onnx")
 	stdout, stderr, err := agent(t, "turn", "testdata/demo.wav", "--model", "../turn/smartturn/testdata/smart_turn_tiny.onnx", "--json")
 	require.NoError(t, err, stderr)
 	var out struct {

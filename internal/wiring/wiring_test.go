@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/internal/clock"
+	"github.com/voiceassistant/voice/internal/testenv"
 )
 
 var tinySmartTurn = filepath.Join("..", "..", "turn", "smartturn", "testdata", "smart_turn_tiny.onnx")
@@ -62,12 +62,7 @@ func TestBuild(t *testing.T) {
 }
 
 func TestBuildWithSilero(t *testing.T) {
-	if _, ok := assets.Local("models/" + SileroFile); !ok {
-		if os.Getenv("CI") != "" {
-			t.Fatal("Silero model missing: scripts/setup installs it")
-		}
-		t.Skip("Silero model missing: run scripts/setup")
-	}
+	testenv.Model(t, SileroFile)
 	s := Stages{VAD: VADSilero, ASR: ASRScripted, Turn: TurnSmart, TurnModel: tinySmartTurn, LLM: LLMScripted, TTS: TTSNone}
 	s.Script = filepath.Join(t.TempDir(), "script.json")
 	require.NoError(t, os.WriteFile(s.Script, []byte(`{"replies":["hello"]}`), 0o644))

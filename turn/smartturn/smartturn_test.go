@@ -13,26 +13,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/voiceassistant/voice/internal/onnx"
+	"github.com/voiceassistant/voice/internal/testenv"
 	"github.com/voiceassistant/voice/turn/internal/golden"
 )
-
-// requireRuntime skips without the ONNX Runtime library scripts/setup
-// installs, except in CI, where its absence is a set-up failure.
-func requireRuntime(tb testing.TB) {
-	tb.Helper()
-	if _, err := onnx.FindLibrary(""); err != nil {
-		if os.Getenv("CI") != "" {
-			tb.Fatalf("CI is set and the ONNX Runtime library is missing: %v", err)
-		}
-		tb.Skipf("skipping: ONNX Runtime library missing (run scripts/setup): %v", err)
-	}
-}
 
 var tinyModel = filepath.Join("testdata", "smart_turn_tiny.onnx")
 
 func openTiny(tb testing.TB) *Model {
 	tb.Helper()
-	requireRuntime(tb)
+	testenv.ONNXRuntime(tb)
 	st, err := New(tinyModel, onnx.Options{})
 	require.NoError(tb, err)
 	tb.Cleanup(func() { require.NoError(tb, st.Close()) })
@@ -83,7 +72,7 @@ func TestSmartTurnTinyGolden(t *testing.T) {
 }
 
 func TestSmartTurnRejectsWrongModels(t *testing.T) {
-	requireRuntime(t)
+	testenv.ONNXRuntime(t)
 	for _, tc := range []struct {
 		file string
 		want string

@@ -13,41 +13,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/onnx"
+	"github.com/voiceassistant/voice/internal/testenv"
 	"github.com/voiceassistant/voice/internal/testspeech"
 	"github.com/voiceassistant/voice/vad"
 )
 
-// missing skips a test that needs something scripts/setup installs, except
-// in CI, where its absence is a set-up failure rather than a reason to
-// pass.
-func missing(tb testing.TB, why string) {
-	tb.Helper()
-	if os.Getenv("CI") != "" {
-		tb.Fatal(why)
-	}
-	tb.Skip(why)
-}
-
-// sileroModel returns the model path, or skips (fails in CI) without the
-// ONNX Runtime library or the model.
-func sileroModel(tb testing.TB) string {
-	tb.Helper()
-	if _, err := onnx.FindLibrary(""); err != nil {
-		missing(tb, err.Error())
-	}
-	p, ok := assets.Local("models/silero_vad_v5.onnx")
-	if !ok {
-		missing(tb, "Silero VAD model missing: run scripts/setup (installs third_party/models/silero_vad_v5.onnx)")
-	}
-	return p
-}
-
 func openSilero(tb testing.TB) *Model {
 	tb.Helper()
-	s, err := New(sileroModel(tb), onnx.Options{})
+	s, err := New(testenv.Model(tb, "silero_vad_v5.onnx"), onnx.Options{})
 	require.NoError(tb, err)
 	tb.Cleanup(func() { assert.NoError(tb, s.Close()) })
 	return s
@@ -81,7 +56,7 @@ type spliced struct {
 func splicedSpeech(t *testing.T) spliced {
 	t.Helper()
 	if err := testspeech.Available(); err != nil {
-		missing(t, err.Error())
+		testenv.Missing(t, err.Error())
 	}
 	s, err := speech()
 	require.NoError(t, err)
@@ -165,7 +140,7 @@ func TestSileroWindow(t *testing.T) {
 	s.Reset()
 	assert.Equal(t, first, run())
 
-	path := sileroModel(t)
+	path := testenv.Model(t, "silero_vad_v5.onnx")
 	_, err := s.Window(make([]float32, 100))
 	require.ErrorContains(t, err, "100 samples, want 512")
 	assert.ErrorContains(t, err, path)
@@ -182,7 +157,7 @@ func TestSileroWindow(t *testing.T) {
 }
 
 func TestNewSileroErrors(t *testing.T) {
-	sileroModel(t)
+	testenv.Model(t, "silero_vad_v5.onnx")
 	dir := t.TempDir()
 	corrupt := filepath.Join(dir, "corrupt.onnx")
 	require.NoError(t, os.WriteFile(corrupt, []byte("not a model"), 0o644))

@@ -1,0 +1,48 @@
+package onnx_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/voiceassistant/voice/internal/onnx"
+	"github.com/voiceassistant/voice/internal/testenv"
+)
+
+var sileroIn = []onnx.Tensor{{"input", onnx.Float, []int64{-1, -1}}, {"state", onnx.Float, []int64{2, -1, 128}}, {"sr", onnx.Int64, nil}}
+var sileroOut = []onnx.Tensor{{"output", onnx.Float, []int64{-1, 1}}, {"stateN", onnx.Float, nil}}
+
+func TestOpenChecksTheModel(t *testing.T) {
+	model := testenv.Model(t, "silero_vad_v5.onnx")
+	s, err := onnx.Open(model, sileroIn, sileroOut, onnx.Options{}, "run scripts/setup")
+	require.NoError(t, err)
+	require.NoError(t, s.Destroy())
+	assert.Contains(t, onnx.Version(), "1.24")
+
+	corrupt := filepath.Join(t.TempDir(), "corrupt.onnx")
+	require.NoError(t, os.WriteFile(corrupt, []byte("not a model"), 0o644))
+
+	for _, tc := range []struct {
+		name    string
+		path    string
+		inputs  []onnx.Tensor
+		wantErr []string
+	}{
+		{"missing file", "/nonexistent/vad.onnx", sileroIn, []string{"/nonexistent/vad.onnx", "run scripts/setup"}},
+		{"corrupt file", corrupt, sileroIn, []string{"corrupt.onnx", "corrupt or not a model"}},
+		{"wrong name", model, []onnx.Tensor{{"audio", onnx.Float, nil}}, []string{`no input "audio"`, "the model declares"}},
+		{"wrong type", model, []onnx.Tensor{{"sr", onnx.Float, nil}}, []string{`input "sr" is`, "expected"}},
+		{"wrong rank", model, []onnx.Tensor{{"input", onnx.Float, []int64{1, 80, 800}}}, []string{`input "input" has shape`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := onnx.Open(tc.path, tc.inputs, sileroOut, onnx.Options{}, "run scripts/setup")
+			require.Error(t, err)
+			for _, w := range tc.wantErr {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
