@@ -1,0 +1,82 @@
+package assets
+
+import (
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+)
+
+// The manifest of every model the assistant uses: where each file comes
+// from, and its size and sha256 where they are known in advance (a file
+// without them is checked against what its first download recorded, once
+// the downloader lands).
+//
+//go:embed manifest.json
+var manifestJSON []byte
+
+// Manifest lists the models.
+type Manifest struct {
+	Models []Model `json:"models"`
+}
+
+// Model is one model: the files that make it up, in one directory.
+type Model struct {
+	Name        string `json:"name"`
+	Stage       string `json:"stage"`
+	License     string `json:"license"`
+	Description string `json:"description"`
+	Notes       string `json:"notes,omitempty"`
+	Files       []File `json:"files"`
+}
+
+// File is one file of a model. Size 0 and an empty SHA256 mean unknown.
+type File struct {
+	Path    string   `json:"path"`
+	Size    int64    `json:"size,omitempty"`
+	SHA256  string   `json:"sha256,omitempty"`
+	Sources []string `json:"sources"`
+}
+
+// LoadManifest parses and checks the embedded manifest.
+func LoadManifest() (Manifest, error) {
+	var m Manifest
+	if err := json.Unmarshal(manifestJSON, &m); err != nil {
+		return m, fmt.Errorf("assets: manifest: %w", err)
+	}
+	return m, m.validate()
+}
+
+// Model returns the model with the given name.
+func (m Manifest) Model(name string) (Model, bool) {
+	for _, mod := range m.Models {
+		if mod.Name == name {
+			return mod, true
+		}
+	}
+	return Model{}, false
+}
+
+func (m Manifest) validate() error {
+	seen := map[string]bool{}
+	for _, mod := range m.Models {
+		if mod.Name == "" || seen[mod.Name] {
+			return fmt.Errorf("assets: manifest: model name %q empty or repeated", mod.Name)
+		}
+		seen[mod.Name] = true
+		if len(mod.Files) == 0 {
+			return fmt.Errorf("assets: manifest: model %s has no files", mod.Name)
+		}
+		for _, f := range mod.Files {
+			if f.Path == "" || len(f.Sources) == 0 {
+				return fmt.Errorf("assets: manifest: model %s: file %q needs a path and a source", mod.Name, f.Path)
+			}
+			if f.SHA256 != "" {
+				if b, err := hex.DecodeString(f.SHA256); err != nil || len(b) != 32 {
+					return fmt.Errorf("assets: manifest: model %s: file %s: sha256 %q is not 64 hex digits", mod.Name, f.Path, f.SHA256)
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,60 @@
+package assets
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestManifest(t *testing.T) {
+	m, err := LoadManifest()
+	require.NoError(t, err)
+	for _, name := range []string{"silero-vad-v5", "smart-turn-v3.2-cpu", "xasr-zh-en-streaming-160ms"} {
+		_, ok := m.Model(name)
+		assert.True(t, ok, name)
+	}
+}
+
+// The checksums the manifest pins are those of the real files we have.
+func TestManifestChecksumsMatchKnownFiles(t *testing.T) {
+	m, err := LoadManifest()
+	require.NoError(t, err)
+	xasr, _ := m.Model("xasr-zh-en-streaming-160ms")
+	var tokens File
+	for _, f := range xasr.Files {
+		if f.Path == "tokens.txt" {
+			tokens = f
+		}
+	}
+	data, err := os.ReadFile("../../shared/data/x-asr/tokens.txt")
+	if err != nil {
+		t.Skip("shared X-ASR tokens not present: ", err)
+	}
+	sum := sha256.Sum256(data)
+	assert.Equal(t, tokens.SHA256, hex.EncodeToString(sum[:]))
+	assert.Equal(t, tokens.Size, int64(len(data)))
+
+	if path, ok := Local("models/silero_vad_v5.onnx"); ok {
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		sum := sha256.Sum256(data)
+		silero, _ := m.Model("silero-vad-v5")
+		assert.Equal(t, silero.Files[0].SHA256, hex.EncodeToString(sum[:]))
+		assert.Equal(t, silero.Files[0].Size, int64(len(data)))
+	}
+}
+
+func TestManifestValidation(t *testing.T) {
+	for name, m := range map[string]Manifest{
+		"repeated name": {Models: []Model{{Name: "a", Files: []File{{Path: "x", Sources: []string{"s"}}}}, {Name: "a", Files: []File{{Path: "x", Sources: []string{"s"}}}}}},
+		"no files":      {Models: []Model{{Name: "a"}}},
+		"no source":     {Models: []Model{{Name: "a", Files: []File{{Path: "x"}}}}},
+		"bad sha256":    {Models: []Model{{Name: "a", Files: []File{{Path: "x", SHA256: "abc", Sources: []string{"s"}}}}}},
+	} {
+		assert.Error(t, m.validate(), name)
+	}
+}
