@@ -1,0 +1,378 @@
+// Package fbank computes Kaldi-compatible 80-bin log-mel filterbank
+// features, the input of the X-ASR streaming zipformer (shared/MODELS.md).
+//
+// The features match torchaudio.compliance.kaldi.fbank (and Kaldi's
+// compute-fbank-feats, kaldi-native-fbank as used by sherpa-onnx) with
+// sample_frequency 16000, frame_length 25 ms (400 samples), frame_shift
+// 10 ms (160), window_type povey, dither 0, snip_edges false,
+// preemphasis_coefficient 0.97, remove_dc_offset true,
+// round_to_power_of_two true (512-point FFT), num_mel_bins 80, low_freq 20,
+// high_freq 0 (Nyquist), use_energy false, use_log_fbank true, use_power
+// true. Samples are used as given, floats in [-1, 1] (no int16 scaling).
+//
+// Per frame t (0-based) of n samples, with snip_edges false:
+//
+//  1. the 400 samples starting at t*160 - 120 (frames are centred on
+//     t*160 + 80), indices outside [0, n) reflected with the edge sample
+//     repeated: -1 -> 0, -2 -> 1, ..., n -> n-1, n+1 -> n-2 (repeated
+//     until inside, as Kaldi's ExtractWindow does);
+//  2. minus the frame's mean;
+//  3. pre-emphasis x[j] -= 0.97 x[j-1] from the end, x[0] -= 0.97 x[0];
+//  4. times the povey window (0.5 - 0.5 cos(2πj/399))^0.85;
+//  5. zero-padded to 512, |rfft|^2 (257 bins);
+//  6. 80 triangular filters in the mel domain (mel = 1127 ln(1 + f/700)),
+//     edges evenly spaced from mel(20) to mel(8000) in 81 steps, over FFT
+//     bins 0..255 (the Nyquist bin has weight 0), not area-normalized;
+//  7. log(max(energy, FLT_EPSILON)), FLT_EPSILON = 2^-23.
+//
+// There are (n + 80) / 160 frames (n/160 rounded half up). Computation is
+// in float64; the output is float32.
+package fbank
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+)
+
+// Feature geometry.
+const (
+	SampleRate  = 16000 // input rate, mono
+	FrameLength = 400   // samples per frame (25 ms)
+	FrameShift  = 160   // samples between frames (10 ms)
+	NumBins     = 80    // mel bins per frame
+)
+
+const (
+	fftSize     = 512 // FrameLength rounded up to a power of two
+	numFFTBins  = fftSize/2 + 1
+	preemph     = 0.97
+	lowFreq     = 20.0
+	highFreq    = SampleRate / 2.0
+	frameOffset = (FrameLength - FrameShift) / 2 // frame t starts at t*FrameShift - frameOffset
+	fltEpsilon  = 1.1920928955078125e-07         // numeric_limits<float>::epsilon()
+)
+
+// ErrFinished is returned by Accept after InputFinished (until Reset).
+var ErrFinished = errors.New("fbank: audio accepted after InputFinished")
+
+// ErrNonFinite is returned for audio containing NaN or infinite samples.
+var ErrNonFinite = errors.New("fbank: audio contains NaN or infinite samples")
+
+// NumFrames returns the number of frames n samples give:
+// (n + FrameShift/2) / FrameShift.
+func NumFrames(n int) int {
+	if n <= 0 {
+		return 0
+	}
+	return (n + FrameShift/2) / FrameShift
+}
+
+// Compute returns the features of pcm, one 80-value frame per 10 ms.
+// Empty input gives no frames; NaN or infinite samples are an error. The
+// frames are the ones an Online stream produces for the same audio.
+func Compute(pcm []float32) ([][]float32, error) {
+	if err := checkFinite(pcm); err != nil {
+		return nil, err
+	}
+	o := NewOnline()
+	o.frames = make([][]float32, 0, NumFrames(len(pcm)))
+	o.slab = make([]float32, NumFrames(len(pcm))*NumBins)
+	// Feed in pieces so the sample buffer stays small.
+	const piece = 16 * FrameShift
+	for len(pcm) > 0 {
+		n := min(piece, len(pcm))
+		o.accept(pcm[:n])
+		pcm = pcm[n:]
+	}
+	o.InputFinished()
+	return o.frames, nil
+}
+
+func checkFinite(pcm []float32) error {
+	// v-v is 0 for finite v and NaN for NaN and ±Inf; summing keeps the
+	// loop branch-free.
+	var bad float32
+	for _, v := range pcm {
+		bad += v - v
+	}
+	if bad != 0 || math.IsNaN(float64(bad)) {
+		return ErrNonFinite
+	}
+	return nil
+}
+
+// tables are the constants every extractor shares.
+type tables struct {
+	window []float64   // povey, FrameLength
+	mel    [][]float64 // per bin, weights for FFT bins melLo[m]...
+	melLo  []int
+	fft    *realFFT // read-only tables; clone for scratch
+}
+
+var (
+	tablesOnce sync.Once
+	shared     *tables
+)
+
+func getTables() *tables {
+	tablesOnce.Do(func() {
+		t := &tables{window: make([]float64, FrameLength), fft: newRealFFT(fftSize)}
+		a := 2 * math.Pi / (FrameLength - 1)
+		for j := range t.window {
+			t.window[j] = math.Pow(0.5-0.5*math.Cos(a*float64(j)), 0.85)
+		}
+		t.mel, t.melLo = melBanks()
+		shared = t
+	})
+	return shared
+}
+
+func melScale(hz float64) float64 { return 1127 * math.Log(1+hz/700) }
+
+// melBanks builds Kaldi's (and torchaudio's get_mel_banks) triangular
+// filters: bin m spans mel edges low + m·δ, low + (m+1)·δ, low + (m+2)·δ
+// with δ = (mel(high) - mel(low)) / 81, weight max(0, min(up, down)) in
+// the mel domain at FFT bin k's frequency k·16000/512 for k < 256. Only
+// each filter's nonzero span is kept.
+func melBanks() ([][]float64, []int) {
+	melLow, melHigh := melScale(lowFreq), melScale(highFreq)
+	delta := (melHigh - melLow) / (NumBins + 1)
+	const binWidth = float64(SampleRate) / fftSize
+	mel := make([][]float64, NumBins)
+	lo := make([]int, NumBins)
+	for m := range NumBins {
+		left := melLow + float64(m)*delta
+		center := melLow + float64(m+1)*delta
+		right := melLow + float64(m+2)*delta
+		first, last := -1, -1
+		w := make([]float64, fftSize/2)
+		for k := range w {
+			f := melScale(binWidth * float64(k))
+			v := max(0, min((f-left)/(center-left), (right-f)/(right-center)))
+			if v > 0 {
+				if first < 0 {
+					first = k
+				}
+				last = k
+			}
+			w[k] = v
+		}
+		if first < 0 { // cannot happen at this geometry; keep it harmless
+			first, last = 0, -1
+		}
+		lo[m] = first
+		mel[m] = w[first : last+1 : last+1]
+	}
+	return mel, lo
+}
+
+// extractor turns one frame of raw samples into 80 log-mel energies.
+type extractor struct {
+	t     *tables
+	fft   *realFFT
+	frame []float64 // FrameLength
+	power []float64 // numFFTBins
+}
+
+func newExtractor() *extractor {
+	t := getTables()
+	return &extractor{
+		t:     t,
+		fft:   t.fft.clone(),
+		frame: make([]float64, FrameLength),
+		power: make([]float64, numFFTBins),
+	}
+}
+
+// compute processes e.frame (filled with the raw samples) into dst.
+func (e *extractor) compute(dst []float32) {
+	x := e.frame[:FrameLength]
+	var sum float64
+	for _, v := range x {
+		sum += v
+	}
+	mean := sum / FrameLength
+	for j := range x {
+		x[j] -= mean
+	}
+	for j := FrameLength - 1; j > 0; j-- {
+		x[j] -= preemph * x[j-1]
+	}
+	x[0] -= preemph * x[0]
+	win := e.t.window[:FrameLength]
+	for j := range x {
+		x[j] *= win[j]
+	}
+	e.fft.power(x, e.power)
+	dst = dst[:NumBins]
+	for m, w := range e.t.mel {
+		p := e.power[e.t.melLo[m]:]
+		p = p[:len(w)]
+		var s float64
+		for k, v := range w {
+			s += v * p[k]
+		}
+		dst[m] = float32(math.Log(max(s, fltEpsilon)))
+	}
+}
+
+// reflect maps a sample index to [0, n) the way Kaldi's ExtractWindow
+// does for snip_edges=false: -1 -> 0, n -> n-1, repeated until inside.
+func reflect(i, n int) int {
+	for i < 0 || i >= n {
+		if i < 0 {
+			i = -i - 1
+		} else {
+			i = 2*n - 1 - i
+		}
+	}
+	return i
+}
+
+// frameStart is the index of frame t's first sample (negative for t = 0).
+func frameStart(t int) int { return t*FrameShift - frameOffset }
+
+// Online computes the same frames as Compute incrementally. A frame is
+// computed as soon as all its samples have arrived (frame t needs the
+// first t*160 + 280 samples); the last frames, which reach past the end of
+// the audio and use the reflected tail, after InputFinished. It keeps only
+// the samples future frames need (under 400), and the computed frames
+// until Discard.
+// An Online is not safe for concurrent use.
+type Online struct {
+	ex *extractor
+
+	buf      []float32 // samples [bufStart, received)
+	bufStart int
+	received int
+	finished bool
+
+	frames    [][]float32 // frames [discarded, discarded+len(frames))
+	discarded int
+	slab      []float32 // storage the next frames are cut from
+}
+
+// NewOnline returns an empty stream.
+func NewOnline() *Online {
+	return &Online{ex: newExtractor()}
+}
+
+// Accept appends samples (any number, any chunking) and computes every
+// frame they complete. NaN or infinite samples are an error and the chunk
+// is dropped; so is audio after InputFinished (ErrFinished).
+func (o *Online) Accept(pcm []float32) error {
+	if o.finished {
+		return ErrFinished
+	}
+	if err := checkFinite(pcm); err != nil {
+		return fmt.Errorf("%w (chunk of %d dropped)", err, len(pcm))
+	}
+	o.accept(pcm)
+	return nil
+}
+
+func (o *Online) accept(pcm []float32) {
+	if len(pcm) == 0 {
+		return
+	}
+	o.buf = append(o.buf, pcm...)
+	o.received += len(pcm)
+	for t := o.Ready(); frameStart(t)+FrameLength <= o.received; t++ {
+		o.computeFrame(t, o.received)
+	}
+	// Frames from Ready() on start at or after keep (frame 0 needs samples
+	// 0..279, reflected at the start). At most FrameLength-1 samples stay.
+	keep := max(0, frameStart(o.Ready()))
+	if drop := keep - o.bufStart; drop > 0 {
+		n := copy(o.buf, o.buf[drop:])
+		o.buf = o.buf[:n]
+		o.bufStart = keep
+	}
+}
+
+// InputFinished marks the end of the audio and computes the remaining
+// frames, reflecting the end of the signal. Later Accepts fail until Reset.
+func (o *Online) InputFinished() {
+	if o.finished {
+		return
+	}
+	o.finished = true
+	for t := o.Ready(); t < NumFrames(o.received); t++ {
+		o.computeFrame(t, o.received)
+	}
+	o.buf = o.buf[:0]
+	o.bufStart = o.received
+}
+
+// computeFrame appends frame t for a signal of n samples (the reflection
+// at the end only matters once n is the final length).
+func (o *Online) computeFrame(t, n int) {
+	x := o.ex.frame[:FrameLength]
+	start := frameStart(t)
+	if start >= 0 && start+FrameLength <= n {
+		for j, v := range o.buf[start-o.bufStart : start-o.bufStart+FrameLength] {
+			x[j] = float64(v)
+		}
+	} else {
+		for j := range x {
+			x[j] = float64(o.buf[reflect(start+j, n)-o.bufStart])
+		}
+	}
+	if len(o.slab) < NumBins {
+		o.slab = make([]float32, 32*NumBins)
+	}
+	dst := o.slab[:NumBins:NumBins]
+	o.slab = o.slab[NumBins:]
+	o.ex.compute(dst)
+	o.frames = append(o.frames, dst)
+}
+
+// Ready returns the number of frames computed since the last Reset
+// (including discarded ones): frames 0..Ready()-1 exist.
+func (o *Online) Ready() int { return o.discarded + len(o.frames) }
+
+// Frame returns frame i (0-based since Reset), NumBins values. It stays
+// valid (and unchanged) until Reset; callers must not modify it. i must
+// be in [Discarded(), Ready()).
+func (o *Online) Frame(i int) []float32 {
+	if i < o.discarded || i >= o.Ready() {
+		panic(fmt.Sprintf("fbank: frame %d not available (have %d..%d)", i, o.discarded, o.Ready()-1))
+	}
+	return o.frames[i-o.discarded]
+}
+
+// Discard releases the frames before index before (clamped to Ready());
+// Frame may no longer be called for them.
+func (o *Online) Discard(before int) {
+	before = min(before, o.Ready())
+	k := before - o.discarded
+	if k <= 0 {
+		return
+	}
+	// Shift the live frames down (a few dozen pointers) so the array is
+	// reused rather than resliced forward and reallocated.
+	n := copy(o.frames, o.frames[k:])
+	clear(o.frames[n:])
+	o.frames = o.frames[:n]
+	o.discarded = before
+}
+
+// Discarded returns the index of the first frame still held.
+func (o *Online) Discarded() int { return o.discarded }
+
+// InputDone reports whether InputFinished was called since the last Reset.
+func (o *Online) InputDone() bool { return o.finished }
+
+// Reset starts a new stream: no audio, no frames, numbering from 0.
+func (o *Online) Reset() {
+	o.buf = o.buf[:0]
+	o.bufStart = 0
+	o.received = 0
+	o.finished = false
+	clear(o.frames)
+	o.frames = o.frames[:0]
+	o.discarded = 0
+	o.slab = nil
+}
