@@ -6,10 +6,13 @@
 //
 // Model directory (shared/MODELS.md, X-ASR section):
 //
-//	encoder.int8.onnx  (or encoder.onnx)  streaming encoder, 160 ms chunks
-//	decoder.onnx                          stateless decoder, context 2
-//	joiner.int8.onnx   (or joiner.onnx)
-//	tokens.txt                            5000 `<piece> <id>` lines, <blk> = 0
+//	encoder.int8.onnx  (or encoder.onnx, encoder-160ms.onnx)  streaming encoder, 160 ms chunks
+//	decoder.onnx       (or decoder-160ms.onnx)                stateless decoder, context 2
+//	joiner.int8.onnx   (or joiner.onnx, joiner-160ms.onnx)
+//	tokens.txt                                                5000 `<piece> <id>` lines, <blk> = 0
+//
+// The "-160ms" names are those X-ASR publishes (fp32, see
+// assets/manifest.json); the int8 ones are the smaller quantized export.
 //
 // Nothing about the encoder's size is hard-coded: the window (metadata T,
 // 29 frames), its advance (decode_chunk_len, 16 frames = 160 ms), the number
@@ -37,8 +40,9 @@ import (
 
 // Hint tells the user how to get the model; DIR stands for the model
 // directory.
-const Hint = "the asset manager will fetch it; for now download the X-ASR zh-en streaming int8 160 ms export " +
-	"(encoder.int8.onnx, decoder.onnx, joiner.int8.onnx, tokens.txt) into DIR"
+const Hint = "the asset manager will fetch it; for now download the X-ASR zh-en streaming 160 ms export " +
+	"(encoder-160ms.onnx, decoder-160ms.onnx, joiner-160ms.onnx, tokens.txt from deployment/models/chunk-160ms-model " +
+	"of huggingface.co/GilgameshWind/X-ASR-zh-en, or the int8 encoder.int8.onnx, decoder.onnx, joiner.int8.onnx) into DIR"
 
 func hint(dir string) string { return strings.ReplaceAll(Hint, "DIR", dir) }
 
@@ -56,9 +60,9 @@ var logFloor = float32(math.Log(1.1920928955078125e-07))
 
 // Model files in a directory, preferred name first.
 var (
-	encoderFiles = []string{"encoder.int8.onnx", "encoder.onnx"}
-	decoderFiles = []string{"decoder.onnx", "decoder.int8.onnx"}
-	joinerFiles  = []string{"joiner.int8.onnx", "joiner.onnx"}
+	encoderFiles = []string{"encoder.int8.onnx", "encoder.onnx", "encoder-160ms.onnx"}
+	decoderFiles = []string{"decoder.onnx", "decoder.int8.onnx", "decoder-160ms.onnx"}
+	joinerFiles  = []string{"joiner.int8.onnx", "joiner.onnx", "joiner-160ms.onnx"}
 	tokensFile   = "tokens.txt"
 )
 

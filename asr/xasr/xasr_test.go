@@ -377,12 +377,12 @@ func TestMissingFiles(t *testing.T) {
 	_, err := New("/nonexistent/x-asr", onnx.Options{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "/nonexistent/x-asr")
-	assert.Contains(t, err.Error(), "download the X-ASR zh-en streaming int8 160 ms export")
+	assert.Contains(t, err.Error(), "download the X-ASR zh-en streaming 160 ms export")
 
 	dir := modelDir(t, map[string]string{"tokens.txt": "tokens.txt"})
 	_, err = New(dir, onnx.Options{})
 	require.Error(t, err)
-	for _, f := range []string{"encoder.int8.onnx (or encoder.onnx)", "decoder.onnx", "joiner.int8.onnx (or joiner.onnx)"} {
+	for _, f := range []string{"encoder.int8.onnx (or encoder.onnx, encoder-160ms.onnx)", "decoder.onnx", "joiner.int8.onnx (or joiner.onnx, joiner-160ms.onnx)"} {
 		assert.Contains(t, err.Error(), filepath.Join(dir, f))
 	}
 	assert.NotContains(t, err.Error(), "tokens.txt,")
@@ -422,6 +422,22 @@ func TestFP32Names(t *testing.T) {
 	_, err = r.Finalize()
 	require.ErrorIs(t, err, errClosed)
 	r.Reset() // no panic
+}
+
+// The names X-ASR publishes its 160 ms export under.
+func TestPublishedNames(t *testing.T) {
+	testenv.ONNXRuntime(t)
+	r, err := New(modelDir(t, map[string]string{
+		"encoder-160ms.onnx": "tiny/encoder.int8.onnx",
+		"decoder-160ms.onnx": "tiny/decoder.onnx",
+		"joiner-160ms.onnx":  "tiny/joiner.int8.onnx",
+		"tokens.txt":         "tokens.txt",
+	}), onnx.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "encoder-160ms.onnx", filepath.Base(r.Info().Encoder))
+	assert.Equal(t, "decoder-160ms.onnx", filepath.Base(r.Info().Decoder))
+	assert.Equal(t, "joiner-160ms.onnx", filepath.Base(r.Info().Joiner))
+	require.NoError(t, r.Close())
 }
 
 func TestWrongModels(t *testing.T) {
