@@ -122,7 +122,7 @@ func TestReplayJSONEventsOnStdout(t *testing.T) {
 func TestMissingModelsSayWhatToDo(t *testing.T) {
 	_, stderr, err := agent(t, "replay", demoWAV(t))
 	require.Error(t, err)
-	for _, want := range []string{`ASR backend "xasr"`, "Smart Turn v3.2 model not found", `LLM backend "mnn" needs a build with -tags mnn`, `TTS backend "moss"`} {
+	for _, want := range []string{"X-ASR model directory not found", "Smart Turn v3.2 model not found", `LLM backend "mnn" needs a build with -tags mnn`, `TTS backend "moss"`} {
 		assert.Contains(t, stderr, want)
 	}
 	assert.NotContains(t, stderr, "panic")
@@ -246,4 +246,85 @@ func TestTurnCommand(t *testing.T) {
 	_, stderr, err = agent(t, "turn", "testdata/demo.wav", "--model", "/nonexistent/smart-turn.onnx")
 	require.Error(t, err)
 	assert.Contains(t, stderr, "/nonexistent/smart-turn.onnx")
+}
+
+// tinyXASR lays out the tiny random-weight X-ASR model set as a model
+// directory.
+func tinyXASR(t *testing.T) string {
+	t.Helper()
+	testenv.ONNXRuntime(t)
+	dir := t.TempDir()
+	for src, dst := range map[string]string{
+		"../asr/xasr/testdata/tiny/encoder.int8.onnx": "encoder.int8.onnx",
+		"../asr/xasr/testdata/tiny/decoder.onnx":      "decoder.onnx",
+		"../asr/xasr/testdata/tiny/joiner.int8.onnx":  "joiner.int8.onnx",
+		"../asr/xasr/testdata/tokens.txt":             "tokens.txt",
+	} {
+		data, err := os.ReadFile(src)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, dst), data, 0o644))
+	}
+	return dir
+}
+
+// The whole listening side on real code: Silero, X-ASR (tiny weights) and
+// the endpointing policy commit both spoken turns with their transcripts.
+func TestReplayWithRealRecognizer(t *testing.T) {
+	testenv.Model(t, "silero_vad_v5.onnx")
+	events := filepath.Join(t.TempDir(), "events.jsonl")
+	_, stderr, err := agent(t, "replay", "testdata/demo.wav", "--events", events, "--asr", "xasr", "--asr-model-dir", tinyXASR(t),
+		"--turn", "none", "--llm", "scripted", "--tts", "tone", "--script", "testdata/demo.json")
+	require.NoError(t, err, stderr)
+	data, err := os.ReadFile(events)
+	require.NoError(t, err)
+	var commits []string
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var e struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &e))
+		if e.Type == "turn_commit" {
+			commits = append(commits, e.Text)
+		}
+	}
+	require.Len(t, commits, 2)
+	for _, c := range commits {
+		assert.NotEmpty(t, c)
+	}
+}
+
+// The asr command streams partials and a final result; the tiny
+// random-weight X-ASR model makes no sense of the words, but the stream of
+// results is the real recognizer's.
+func TestASRCommand(t *testing.T) {
+	dir := tinyXASR(t)
+	stdout, stderr, err := agent(t, "asr", "testdata/demo.wav", "--model-dir", dir, "--json")
+	require.NoError(t, err, stderr)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	require.GreaterOrEqual(t, len(lines), 2)
+	var last struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	for i, l := range lines {
+		require.NoError(t, json.Unmarshal([]byte(l), &last))
+		if i < len(lines)-1 {
+			assert.Equal(t, "partial", last.Type)
+		}
+	}
+	assert.Equal(t, "final", last.Type)
+	assert.NotEmpty(t, last.Text)
+
+	// A recording at 8 kHz is resampled on the way in, not refused.
+	pcm, err := audio.Convert(pipelinetest.Voice(time.Second), audio.Mono16k, audio.Format{Rate: 8000, Channels: 1})
+	require.NoError(t, err)
+	low := filepath.Join(t.TempDir(), "8k.wav")
+	require.NoError(t, audio.WriteWAV(low, audio.Format{Rate: 8000, Channels: 1}, pcm, audio.PCM16))
+	_, stderr, err = agent(t, "asr", low, "--model-dir", dir)
+	require.NoError(t, err, stderr)
+
+	_, stderr, err = agent(t, "asr", "testdata/demo.wav", "--model-dir", t.TempDir())
+	require.Error(t, err)
+	assert.Contains(t, stderr, "encoder.int8.onnx")
 }

@@ -99,3 +99,60 @@ func (a *app) turnCmd() *cobra.Command {
 	cmd.Flags().StringVar(&a.cfg.Stages.TurnModel, "model", "", "Smart Turn v3 ONNX model (default: as --turn-model)")
 	return cmd
 }
+
+// asrCmd transcribes a recording with X-ASR, printing partial results as
+// they change, as a live session would see them.
+func (a *app) asrCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "asr IN.wav [--model-dir DIR]",
+		Short: "Transcribe a recording with the streaming recognizer (X-ASR)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			pcm, err := readMono16k(args[0])
+			if err != nil {
+				return err
+			}
+			r, err := wiring.NewRecognizer(a.cfg.Stages)
+			if err != nil {
+				return err
+			}
+			defer func() { err = errors.Join(err, r.Close()) }()
+			type line struct {
+				Type string  `json:"type"`
+				AtS  float64 `json:"at_s"`
+				Text string  `json:"text"`
+				RTF  float64 `json:"rtf,omitempty"`
+			}
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			show := func(l line) error {
+				if a.json {
+					return enc.Encode(l)
+				}
+				_, err := fmt.Fprintf(cmd.OutOrStdout(), "%7.2fs %-7s %s\n", l.AtS, l.Type, l.Text)
+				return err
+			}
+			start := time.Now()
+			frame := int(audio.Mono16k.Samples(100 * time.Millisecond))
+			last := ""
+			for pos := 0; pos < len(pcm); pos += frame {
+				f := audio.Frame{Format: audio.Mono16k, Pos: int64(pos), Samples: pcm[pos:min(pos+frame, len(pcm))]}
+				partial, err := r.Accept(f)
+				if err != nil {
+					return fmt.Errorf("%s: %w", args[0], err)
+				}
+				if partial != last {
+					last = partial
+					if err := show(line{Type: "partial", AtS: f.Stop().Seconds(), Text: partial}); err != nil {
+						return err
+					}
+				}
+			}
+			final, err := r.Finalize()
+			if err != nil {
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			dur := audio.Mono16k.Duration(int64(len(pcm)))
+			return show(line{Type: "final", AtS: dur.Seconds(), Text: final, RTF: time.Since(start).Seconds() / dur.Seconds()})
+		},
+	}
+}

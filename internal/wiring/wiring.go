@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/voiceassistant/voice/asr/xasr"
 	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/internal/onnx"
@@ -52,8 +54,9 @@ type Stages struct {
 	ModelDir string `yaml:"model_dir"`
 	// VADModel and TurnModel override where the models are looked for
 	// (default: ModelDir, then the copies scripts/setup installs).
-	VADModel  string `yaml:"vad_model"`
-	TurnModel string `yaml:"turn_model"`
+	VADModel    string `yaml:"vad_model"`
+	TurnModel   string `yaml:"turn_model"`
+	ASRModelDir string `yaml:"asr_model_dir"`
 	// ONNXRuntime is the ONNX Runtime library (default: $ONNXRUNTIME_LIB,
 	// the copy scripts/setup installs, then the system's).
 	ONNXRuntime string `yaml:"onnxruntime"`
@@ -110,6 +113,7 @@ func (e unavailableError) Is(target error) bool { return target == ErrUnavailabl
 const (
 	SileroFile    = "silero_vad_v5.onnx"
 	SmartTurnFile = "smart-turn-v3.2-cpu.onnx"
+	XASRDir       = "xasr-zh-en-streaming-160ms"
 )
 
 // Build returns a pipeline configuration with every stage constructed, and
@@ -181,7 +185,13 @@ func build(s Stages, clk clock.Clock, closers *closeAll) (pipeline.Config, error
 		}
 		cfg.ASR = asr
 	case ASRXASR:
-		errs = append(errs, notYet("ASR", s.ASR, "--asr scripted --script FILE"))
+		r, err := NewRecognizer(s)
+		if err != nil {
+			errs = append(errs, err)
+			break
+		}
+		closers.add(r.Close)
+		cfg.ASR = r
 	default:
 		errs = append(errs, unknown("asr", s.ASR, ASRXASR, ASRScripted))
 	}
@@ -268,6 +278,25 @@ func NewVAD(s Stages) (*vad.Detector, func() error, error) {
 		return nil, nil, errors.Join(err, m.Close())
 	}
 	return d, m.Close, nil
+}
+
+// NewRecognizer opens the X-ASR recognizer for s: the directory given by
+// ASRModelDir, else <model dir>/xasr-zh-en-streaming-160ms, else the model
+// directory itself (xasr then names any file it lacks), else the copy
+// under third_party/models.
+func NewRecognizer(s Stages) (*xasr.Recognizer, error) {
+	dir := s.ASRModelDir
+	if dir == "" {
+		var ok bool
+		if dir, ok = s.model("", XASRDir); !ok {
+			if s.ModelDir == "" {
+				return nil, unavailableError(fmt.Sprintf("ASR: X-ASR model directory not found (looked for %s under %s); %s, or pass --asr-model-dir DIR",
+					XASRDir, filepath.Join(assets.LocalDir, "models"), strings.ReplaceAll(xasr.Hint, "DIR", "that directory")))
+			}
+			dir = s.ModelDir
+		}
+	}
+	return xasr.New(dir, onnx.Options{Library: s.ONNXRuntime})
 }
 
 // NewTurnDetector opens the Smart Turn model for s.
