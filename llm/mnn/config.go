@@ -1,0 +1,80 @@
+// Package mnn runs MNN-Pocket (or any MNN LLM export) on Alibaba's MNN
+// engine through a small C shim over MNN::Transformer::Llm. The engine is
+// linked only in builds with the tag `mnn` (see README, "Building with
+// MNN"); other builds compile a stand-in whose Open says how to get one.
+package mnn
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// ErrNotBuilt is returned by Open in binaries built without MNN.
+var ErrNotBuilt = errors.New(`the LLM needs a build with MNN: build MNN with -DMNN_BUILD_LLM=ON, then scripts/build-with-mnn (see README, "Building with MNN")`)
+
+// Config selects the model and tunes the engine.
+type Config struct {
+	// Dir holds the MNN export: config.json, llm_config.json, llm.mnn,
+	// llm.mnn.weight, the tokenizer and (for some models) embeddings.
+	Dir string
+	// ConfigFile is the file in Dir the engine starts from (default
+	// config.json).
+	ConfigFile string
+	// Threads for the CPU backend (default 4: MNN-Pocket's decode is
+	// memory-bound past that on phone-class cores).
+	Threads int
+	// MaxNewTokens bounds a reply (default 512).
+	MaxNewTokens int
+	// Settings are passed to the engine's set_config as they are (sampler,
+	// precision, memory, backend_type...), over the defaults above.
+	Settings map[string]any
+}
+
+func (c Config) configPath() (string, error) {
+	name := c.ConfigFile
+	if name == "" {
+		name = "config.json"
+	}
+	path := filepath.Join(c.Dir, name)
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("mnn: model directory %s: %w; it should hold an MNN LLM export (config.json, llm.mnn, llm.mnn.weight, tokenizer)", c.Dir, err)
+	}
+	return path, nil
+}
+
+// engineSettings is the JSON given to set_config before load: the
+// runtime knobs, KV reuse across turns (so only a new turn is prefilled),
+// and a tmp_path inside the model directory's parent temp space rather
+// than the working directory, where MNN would otherwise leave tmp_<hash>/.
+func (c Config) engineSettings(tmp string) (string, error) {
+	s := map[string]any{
+		"thread_num":     4,
+		"max_new_tokens": 512,
+		"reuse_kv":       true,
+		"tmp_path":       tmp,
+	}
+	if c.Threads > 0 {
+		s["thread_num"] = c.Threads
+	}
+	if c.MaxNewTokens > 0 {
+		s["max_new_tokens"] = c.MaxNewTokens
+	}
+	for k, v := range c.Settings {
+		s[k] = v
+	}
+	b, err := json.Marshal(s)
+	return string(b), err
+}
+
+func (c Config) maxNewTokens() int {
+	if v, ok := c.Settings["max_new_tokens"].(int); ok && v > 0 {
+		return v
+	}
+	if c.MaxNewTokens > 0 {
+		return c.MaxNewTokens
+	}
+	return 512
+}

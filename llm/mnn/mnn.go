@@ -1,0 +1,221 @@
+//go:build mnn
+
+package mnn
+
+/*
+#cgo CXXFLAGS: -std=c++17
+#cgo LDFLAGS: -lllm -lMNN_Express -lMNN -lstdc++
+#include <stdlib.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/cgo"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/voiceassistant/voice/llm"
+)
+
+// Model is a loaded MNN LLM. One generation runs at a time.
+type Model struct {
+	mu  sync.Mutex
+	l   *C.voice_llm
+	cfg Config
+	tmp string
+}
+
+// Open creates the engine from the model directory, applies cfg and loads
+// the weights.
+func Open(cfg Config) (*Model, error) {
+	path, err := cfg.configPath()
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "voice-mnn-")
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{cfg: cfg, tmp: tmp}
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	var cerr *C.char
+	m.l = C.voice_llm_create(cpath, &cerr)
+	if m.l == nil {
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("mnn: %s: %w", path, takeErr(cerr, "create failed"))
+	}
+	settings, err := cfg.engineSettings(tmp)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	cs := C.CString(settings)
+	defer C.free(unsafe.Pointer(cs))
+	if C.voice_llm_set_config(m.l, cs, &cerr) != 0 {
+		m.Close()
+		return nil, fmt.Errorf("mnn: %s: settings %s: %w", path, settings, takeErr(cerr, "set_config failed"))
+	}
+	if C.voice_llm_load(m.l, &cerr) != 0 {
+		m.Close()
+		return nil, fmt.Errorf("mnn: %s: %w", path, takeErr(cerr, "load failed"))
+	}
+	return m, nil
+}
+
+// Generate streams the reply to conv. Decoding runs one token per engine
+// call so that a cancelled ctx stops it between two tokens; the KV cache
+// then goes back to the end of the prompt, because the reply the engine
+// had started is not what the conversation will remember.
+func (m *Model) Generate(ctx context.Context, conv []llm.Message, emit func(string) error) (llm.Stats, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.l == nil {
+		return llm.Stats{}, errors.New("mnn: model closed")
+	}
+	s := &stream{emit: emit}
+	h := cgo.NewHandle(s)
+	defer h.Delete()
+	roles, contents, free := cMessages(conv)
+	defer free()
+
+	var cerr *C.char
+	if C.voice_llm_prefill(m.l, roles, contents, C.int(len(conv)), C.uintptr_t(h), &cerr) != 0 {
+		return m.stats(), fmt.Errorf("mnn: prefill: %w", takeErr(cerr, "failed"))
+	}
+	promptEnd := m.raw().history
+	var err error
+	for n := 0; n < m.cfg.maxNewTokens(); n++ {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		var stopped C.int
+		if C.voice_llm_step(m.l, C.uintptr_t(h), &stopped, &cerr) != 0 {
+			err = fmt.Errorf("mnn: decode: %w", takeErr(cerr, "failed"))
+			break
+		}
+		if s.err != nil {
+			err = s.err
+			break
+		}
+		if stopped != 0 {
+			break
+		}
+	}
+	if err == nil {
+		err = s.flush()
+	}
+	stats := m.stats()
+	if raw := m.raw(); err == nil && raw.status == statusInternalError {
+		err = errors.New("mnn: the engine reported an internal error")
+	}
+	if err != nil {
+		m.rollBack(promptEnd, roles, contents, len(conv))
+	}
+	return stats, err
+}
+
+// rollBack drops an unfinished reply from the KV cache and tells the
+// engine's prompt cache that the conversation ends with the prompt again,
+// so the next turn reuses the prompt and prefills the rest.
+func (m *Model) rollBack(promptEnd C.size_t, roles, contents **C.char, n int) {
+	var cerr *C.char
+	if C.voice_llm_erase_history(m.l, promptEnd, 0, &cerr) != 0 {
+		takeErr(cerr, "")
+		C.voice_llm_reset(m.l)
+		return
+	}
+	if C.voice_llm_sync_prompt_cache(m.l, roles, contents, C.int(n), &cerr) != 0 {
+		takeErr(cerr, "")
+		C.voice_llm_reset(m.l)
+	}
+}
+
+// Reset forgets the conversation held in the KV cache.
+func (m *Model) Reset() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.l != nil {
+		C.voice_llm_reset(m.l)
+	}
+}
+
+// Close releases the engine; it is safe to call twice.
+func (m *Model) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.l != nil {
+		C.voice_llm_destroy(m.l)
+		m.l = nil
+	}
+	if m.tmp != "" {
+		os.RemoveAll(m.tmp)
+		m.tmp = ""
+	}
+	return nil
+}
+
+const statusInternalError = 4
+
+type rawStats struct {
+	status            int
+	promptLen, genLen int
+	prefill, decode   time.Duration
+	history           C.size_t
+}
+
+func (m *Model) raw() rawStats {
+	var s C.voice_llm_stats
+	C.voice_llm_stats_get(m.l, &s)
+	return rawStats{
+		status: int(s.status), promptLen: int(s.prompt_len), genLen: int(s.gen_seq_len),
+		prefill: time.Duration(s.prefill_us) * time.Microsecond, decode: time.Duration(s.decode_us) * time.Microsecond,
+		history: s.history,
+	}
+}
+
+func (m *Model) stats() llm.Stats {
+	r := m.raw()
+	return llm.Stats{PromptTokens: r.promptLen, GeneratedTokens: r.genLen, Prefill: r.prefill, Decode: r.decode}
+}
+
+//export voiceLLMPiece
+func voiceLLMPiece(handle C.uintptr_t, data *C.char, n C.size_t) {
+	s := cgo.Handle(handle).Value().(*stream)
+	s.write(C.GoBytes(unsafe.Pointer(data), C.int(n)))
+}
+
+func cMessages(conv []llm.Message) (roles, contents **C.char, free func()) {
+	n := max(len(conv), 1)
+	size := C.size_t(n) * C.size_t(unsafe.Sizeof(uintptr(0)))
+	r := (**C.char)(C.malloc(size))
+	c := (**C.char)(C.malloc(size))
+	rs := unsafe.Slice(r, n)
+	cs := unsafe.Slice(c, n)
+	for i, msg := range conv {
+		rs[i] = C.CString(string(msg.Role))
+		cs[i] = C.CString(msg.Content)
+	}
+	return r, c, func() {
+		for i := range conv {
+			C.free(unsafe.Pointer(rs[i]))
+			C.free(unsafe.Pointer(cs[i]))
+		}
+		C.free(unsafe.Pointer(r))
+		C.free(unsafe.Pointer(c))
+	}
+}
+
+func takeErr(cerr *C.char, fallback string) error {
+	if cerr == nil {
+		return errors.New(fallback)
+	}
+	defer C.free(unsafe.Pointer(cerr))
+	return errors.New(C.GoString(cerr))
+}

@@ -1,0 +1,21 @@
+//go:build !mnn
+
+package mnn
+
+import (
+	"context"
+
+	"github.com/voiceassistant/voice/llm"
+)
+
+// Model stands in for the MNN engine in builds without it.
+type Model struct{}
+
+// Open always fails: this binary was built without MNN.
+func Open(Config) (*Model, error) { return nil, ErrNotBuilt }
+
+func (*Model) Generate(context.Context, []llm.Message, func(string) error) (llm.Stats, error) {
+	return llm.Stats{}, ErrNotBuilt
+}
+
+func (*Model) Close() error { return nil }
