@@ -361,3 +361,32 @@ func TestTurnDetectorDecides(t *testing.T) {
 		})
 	}
 }
+
+// The conversation given to the LLM stays within the history budget by
+// dropping the oldest exchanges whole.
+func TestHistoryBudgetDropsOldestExchanges(t *testing.T) {
+	s := scenario{
+		length: 10 * time.Second,
+		user: []pipelinetest.Utterance{
+			{Start: 300 * time.Millisecond, End: 1 * time.Second, Text: "first question"},
+			{Start: 3500 * time.Millisecond, End: 4200 * time.Millisecond, Text: "second question"},
+			{Start: 7 * time.Second, End: 7700 * time.Millisecond, Text: "third question"},
+		},
+		replies: []string{"First answer.", "Second answer.", "Third answer."},
+		bargeIn: true,
+	}
+	clk := clock.NewVirtual()
+	cfg, gen := s.config(clk)
+	// Room for about two exchanges ("first question" + "First answer." is 27).
+	cfg.History = llm.NewHistory("sys", 60)
+	_, err := pipeline.Replay(context.Background(), clk, cfg, audio.VirtualConfig{Input: pipelinetest.Voice(s.length, s.user...)}, nil)
+	require.NoError(t, err)
+	convs := gen.Conversations()
+	require.Len(t, convs, 3)
+	assert.Equal(t, []llm.Message{
+		{Role: llm.System, Content: "sys"},
+		{Role: llm.User, Content: "second question"},
+		{Role: llm.Assistant, Content: "Second answer."},
+		{Role: llm.User, Content: "third question"},
+	}, convs[2])
+}

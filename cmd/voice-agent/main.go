@@ -75,12 +75,14 @@ func (a *app) root() *cobra.Command {
 	pf.StringVar(&st.ModelDir, "model-dir", "", "model directory")
 	pf.StringVar(&st.VADModel, "vad-model", "", "Silero VAD model (default: model directory, then third_party/models)")
 	pf.StringVar(&st.TurnModel, "turn-model", "", "Smart Turn model (default: model directory, then third_party/models)")
+	pf.StringVar(&st.LLMModelDir, "llm-model-dir", "", "MNN LLM export directory (default: <model dir>/mnn-pocket-0.3b-int4, then the model directory itself)")
+	pf.IntVar(&st.LLMThreads, "llm-threads", 0, "LLM CPU threads (default 4)")
 	pf.StringVar(&st.ASRModelDir, "asr-model-dir", "", "X-ASR model directory (default: <model dir>/xasr-zh-en-streaming-160ms, the model directory itself, then third_party/models)")
 	pf.StringVar(&st.ONNXRuntime, "onnxruntime", "", "ONNX Runtime library (default: $ONNXRUNTIME_LIB, third_party/onnxruntime, system)")
 	pf.StringVar(&st.SystemPrompt, "system-prompt", st.SystemPrompt, "system prompt")
 	pf.BoolVar(&st.BargeIn, "barge-in", st.BargeIn, "let the user interrupt the assistant by speaking")
 	pf.DurationVar(&st.BargeInMin, "barge-in-min", st.BargeInMin, "speech needed to interrupt")
-	root.AddCommand(a.runCmd(), a.replayCmd(), a.devicesCmd(), a.vadCmd(), a.turnCmd(), a.asrCmd())
+	root.AddCommand(a.runCmd(), a.replayCmd(), a.devicesCmd(), a.vadCmd(), a.turnCmd(), a.asrCmd(), a.chatCmd(), a.benchCmd())
 	return root
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/internal/onnx"
 	"github.com/voiceassistant/voice/llm"
+	"github.com/voiceassistant/voice/llm/mnn"
 	"github.com/voiceassistant/voice/pipeline"
 	"github.com/voiceassistant/voice/pipeline/pipelinetest"
 	"github.com/voiceassistant/voice/tts/chunk"
@@ -57,6 +58,9 @@ type Stages struct {
 	VADModel    string `yaml:"vad_model"`
 	TurnModel   string `yaml:"turn_model"`
 	ASRModelDir string `yaml:"asr_model_dir"`
+	LLMModelDir string `yaml:"llm_model_dir"`
+	// LLMThreads is the LLM's CPU threads (0: the engine's default, 4).
+	LLMThreads int `yaml:"llm_threads"`
 	// ONNXRuntime is the ONNX Runtime library (default: $ONNXRUNTIME_LIB,
 	// the copy scripts/setup installs, then the system's).
 	ONNXRuntime string `yaml:"onnxruntime"`
@@ -114,6 +118,7 @@ const (
 	SileroFile    = "silero_vad_v5.onnx"
 	SmartTurnFile = "smart-turn-v3.2-cpu.onnx"
 	XASRDir       = "xasr-zh-en-streaming-160ms"
+	MNNDir        = "mnn-pocket-0.3b-int4"
 )
 
 // Build returns a pipeline configuration with every stage constructed, and
@@ -208,18 +213,11 @@ func build(s Stages, clk clock.Clock, closers *closeAll) (pipeline.Config, error
 	default:
 		errs = append(errs, unknown("turn", s.Turn, TurnSmart, TurnNone))
 	}
-	switch s.LLM {
-	case LLMScripted:
-		if len(script.Replies) == 0 {
-			errs = append(errs, fmt.Errorf("script %s: no replies for the scripted LLM", s.Script))
-			break
-		}
-		cfg.LLM = &pipelinetest.ScriptedLLM{Clock: clk, Replies: script.Replies,
-			FirstToken: msDur(script.FirstTokenMS), TokensPerSecond: script.TokensPerSecond}
-	case LLMMNN:
-		errs = append(errs, unavailableError(fmt.Sprintf("LLM backend %q needs a build with -tags mnn and MNN installed (see README, \"Building with MNN\"); for a demo use --llm scripted --script FILE", s.LLM)))
-	default:
-		errs = append(errs, unknown("llm", s.LLM, LLMMNN, LLMScripted))
+	if gen, closeGen, err := NewGenerator(s, clk, script); err != nil {
+		errs = append(errs, err)
+	} else {
+		closers.add(closeGen)
+		cfg.LLM = gen
 	}
 	switch s.TTS {
 	case TTSTone:
@@ -278,6 +276,48 @@ func NewVAD(s Stages) (*vad.Detector, func() error, error) {
 		return nil, nil, errors.Join(err, m.Close())
 	}
 	return d, m.Close, nil
+}
+
+// NewGenerator builds the language model for s, and the function that
+// releases it. script is the parsed --script, needed by the scripted
+// double (nil otherwise: it is loaded here).
+func NewGenerator(s Stages, clk clock.Clock, script *Script) (pipeline.Generator, func() error, error) {
+	noop := func() error { return nil }
+	switch s.LLM {
+	case LLMScripted:
+		if script == nil {
+			var err error
+			if script, err = loadScript(s.Script); err != nil {
+				return nil, noop, err
+			}
+		}
+		if len(script.Replies) == 0 {
+			return nil, noop, fmt.Errorf("script %s: no replies for the scripted LLM", s.Script)
+		}
+		return &pipelinetest.ScriptedLLM{Clock: clk, Replies: script.Replies,
+			FirstToken: msDur(script.FirstTokenMS), TokensPerSecond: script.TokensPerSecond}, noop, nil
+	case LLMMNN:
+		dir := s.LLMModelDir
+		if dir == "" {
+			var ok bool
+			if dir, ok = s.model("", MNNDir); !ok {
+				dir = s.ModelDir
+			}
+		}
+		m, err := mnn.Open(mnn.Config{Dir: dir, Threads: s.LLMThreads})
+		switch {
+		case errors.Is(err, mnn.ErrNotBuilt):
+			return nil, noop, unavailableError(fmt.Sprintf("LLM backend %q: %v; for a demo use --llm scripted --script FILE", s.LLM, err))
+		case err != nil && dir == "":
+			return nil, noop, unavailableError(fmt.Sprintf("LLM: MNN-Pocket-0.3B not found (looked for %s under %s); put the MNN export there or pass --llm-model-dir DIR",
+				MNNDir, filepath.Join(assets.LocalDir, "models")))
+		case err != nil:
+			return nil, noop, err
+		}
+		return m, m.Close, nil
+	default:
+		return nil, noop, unknown("llm", s.LLM, LLMMNN, LLMScripted)
+	}
 }
 
 // NewRecognizer opens the X-ASR recognizer for s: the directory given by

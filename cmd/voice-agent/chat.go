@@ -1,0 +1,234 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/internal/clock"
+	"github.com/voiceassistant/voice/internal/wiring"
+	"github.com/voiceassistant/voice/llm"
+	"github.com/voiceassistant/voice/pipeline"
+)
+
+// chatCmd is a text conversation with the language model: the same
+// generator and history the voice pipeline uses, without audio.
+func (a *app) chatCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "chat [--llm-model-dir DIR]",
+		Short: "Type to the assistant and watch its reply stream (Ctrl-C stops a reply)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			gen, closeGen, err := wiring.NewGenerator(a.cfg.Stages, clock.NewStream(audio.ProcessingRate), nil)
+			if err != nil {
+				return err
+			}
+			defer func() { err = errors.Join(err, closeGen()) }()
+
+			// Ctrl-C while a reply streams stops the reply, not the program;
+			// at the prompt, end of input (Ctrl-D) ends the chat.
+			signal.Reset(os.Interrupt)
+			interrupts := make(chan os.Signal, 1)
+			signal.Notify(interrupts, os.Interrupt)
+			defer signal.Stop(interrupts)
+
+			history := llm.NewHistory(a.cfg.Stages.SystemPrompt, a.cfg.Stages.HistoryChars)
+			out := cmd.OutOrStdout()
+			in := bufio.NewScanner(cmd.InOrStdin())
+			for {
+				fmt.Fprint(out, "> ")
+				if !in.Scan() {
+					fmt.Fprintln(out)
+					return in.Err()
+				}
+				text := strings.TrimSpace(in.Text())
+				if text == "" {
+					continue
+				}
+				history.AddUser(text)
+				reply, stats, err := a.reply(cmd.Context(), gen, history.Messages(), out, interrupts)
+				interrupted := errors.Is(err, context.Canceled)
+				if err != nil && !interrupted {
+					return err
+				}
+				history.AddAssistant(reply, interrupted)
+				note := ""
+				if interrupted {
+					note = ", stopped"
+				}
+				fmt.Fprintf(out, "\n[%d prompt + %d generated tokens, prefill %v, decode %v%s]\n",
+					stats.PromptTokens, stats.GeneratedTokens, stats.Prefill.Round(time.Millisecond), stats.Decode.Round(time.Millisecond), note)
+			}
+		},
+	}
+}
+
+// reply streams one answer to out until it ends or an interrupt arrives.
+func (a *app) reply(ctx context.Context, gen pipeline.Generator, conv []llm.Message, out io.Writer, interrupts <-chan os.Signal) (string, llm.Stats, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-interrupts:
+			cancel()
+		case <-done:
+		}
+	}()
+	var reply strings.Builder
+	stats, err := gen.Generate(ctx, conv, func(piece string) error {
+		reply.WriteString(piece)
+		_, err := io.WriteString(out, piece)
+		return err
+	})
+	return reply.String(), stats, err
+}
+
+// benchCmd groups the benchmarks that write JSON.
+func (a *app) benchCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "bench", Short: "Measure the speed of a stage"}
+	cmd.AddCommand(a.benchLLMCmd())
+	return cmd
+}
+
+// benchLLMCmd measures the language model like llama-bench: one warm-up,
+// then five runs of each test, reporting medians.
+func (a *app) benchLLMCmd() *cobra.Command {
+	var runs int
+	cmd := &cobra.Command{
+		Use:   "llm [--llm-model-dir DIR] [--json]",
+		Short: "Prefill and decode speed of the language model (512-token prompt, 128 and 256 tokens out)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			gen, closeGen, err := wiring.NewGenerator(a.cfg.Stages, clock.NewStream(audio.ProcessingRate), nil)
+			if err != nil {
+				return err
+			}
+			defer func() { err = errors.Join(err, closeGen()) }()
+			res, err := benchLLM(cmd.Context(), gen, runs)
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
+			}
+			for _, t := range res.Tests {
+				fmt.Fprintf(cmd.OutOrStdout(), "%-6s prompt %4d tok  gen %4d tok  prefill %8.1f tok/s  decode %8.1f tok/s\n",
+					t.Name, t.PromptTokens, t.GeneratedTokens, t.PrefillTokS, t.DecodeTokS)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "peak RSS %.1f MiB, %s/%s, %d CPUs\n", float64(res.PeakRSSBytes)/(1<<20), res.GOOS, res.GOARCH, res.CPUs)
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&runs, "runs", 5, "measured runs per test (after one warm-up)")
+	return cmd
+}
+
+type llmBenchTest struct {
+	Name            string  `json:"name"`
+	PromptTokens    int     `json:"prompt_tokens"`
+	GeneratedTokens int     `json:"generated_tokens"`
+	PrefillTokS     float64 `json:"prefill_tok_s"`
+	DecodeTokS      float64 `json:"decode_tok_s"`
+	Runs            int     `json:"runs"`
+}
+
+type llmBenchResult struct {
+	Tests        []llmBenchTest `json:"tests"`
+	PeakRSSBytes int64          `json:"peak_rss_bytes"`
+	GOOS         string         `json:"goos"`
+	GOARCH       string         `json:"goarch"`
+	CPUs         int            `json:"cpus"`
+}
+
+// benchPrompt is long enough to make about 512 tokens with a BPE
+// tokenizer; the measured count is reported with the result.
+var benchPrompt = strings.Repeat("The quick brown fox jumps over the lazy dog near the river bank. ", 46)
+
+func benchLLM(ctx context.Context, gen pipeline.Generator, runs int) (llmBenchResult, error) {
+	res := llmBenchResult{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU()}
+	for _, n := range []int{128, 256} {
+		t := llmBenchTest{Name: fmt.Sprintf("pp512+tg%d", n), Runs: runs}
+		var prefill, decode []float64
+		for i := -1; i < runs; i++ { // i = -1 is the warm-up
+			st, err := generateN(ctx, gen, n)
+			if err != nil {
+				return res, err
+			}
+			if i < 0 {
+				continue
+			}
+			t.PromptTokens, t.GeneratedTokens = st.PromptTokens, st.GeneratedTokens
+			prefill = append(prefill, rate(st.PromptTokens, st.Prefill))
+			decode = append(decode, rate(st.GeneratedTokens, st.Decode))
+		}
+		t.PrefillTokS, t.DecodeTokS = median(prefill), median(decode)
+		res.Tests = append(res.Tests, t)
+	}
+	res.PeakRSSBytes = peakRSS()
+	return res, nil
+}
+
+// generateN runs one fresh prompt (a new conversation each time, so no
+// KV reuse flatters the prefill figure) and stops after n tokens.
+func generateN(ctx context.Context, gen pipeline.Generator, n int) (llm.Stats, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	conv := []llm.Message{{Role: llm.User, Content: fmt.Sprintf("%s (%d)", benchPrompt, time.Now().UnixNano())}}
+	count := 0
+	st, err := gen.Generate(ctx, conv, func(string) error {
+		if count++; count >= n {
+			cancel()
+		}
+		return nil
+	})
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		err = nil
+	}
+	return st, err
+}
+
+func rate(tokens int, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(tokens) / d.Seconds()
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// peakRSS reads the process's high-water resident set size (Linux).
+func peakRSS() int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
+			return kb * 1024
+		}
+	}
+	return 0
+}
