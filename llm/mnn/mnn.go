@@ -4,7 +4,7 @@ package mnn
 
 /*
 #cgo CXXFLAGS: -std=c++17
-#cgo LDFLAGS: -lllm -lMNN_Express -lMNN -lstdc++
+#cgo LDFLAGS: -lllm -lMNN -lstdc++
 #include <stdlib.h>
 #include "shim.h"
 */
