@@ -1,0 +1,142 @@
+//go:build mnn
+
+package mnn
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/voiceassistant/voice/llm"
+)
+
+// tinyDir is the random-weight model in MNN's real LLM format.
+func tinyDir(t testing.TB) string {
+	dir := filepath.Join("..", "..", "..", "shared", "data", "mnn-tiny-llm")
+	if _, err := os.Stat(filepath.Join(dir, "config_greedy.json")); err != nil {
+		t.Skip("shared/data/mnn-tiny-llm not present: ", err)
+	}
+	return dir
+}
+
+func openTiny(t testing.TB, maxTokens int) *Model {
+	m, err := Open(Config{Dir: tinyDir(t), ConfigFile: "config_greedy.json", Threads: 1, MaxNewTokens: maxTokens})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, m.Close()) })
+	return m
+}
+
+func generate(t *testing.T, m *Model, ctx context.Context, conv []llm.Message, stopAfter int, cancel func()) (string, llm.Stats, error) {
+	var out strings.Builder
+	n := 0
+	st, err := m.Generate(ctx, conv, func(p string) error {
+		out.WriteString(p)
+		if n++; n == stopAfter && cancel != nil {
+			cancel()
+		}
+		return nil
+	})
+	return out.String(), st, err
+}
+
+var hello = []llm.Message{{Role: llm.System, Content: "you are a test"}, {Role: llm.User, Content: "hello there"}}
+
+func TestGenerateIsDeterministicAndBounded(t *testing.T) {
+	m := openTiny(t, 32)
+	a, st, err := generate(t, m, context.Background(), hello, 0, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 32, st.GeneratedTokens, "the tiny model never stops by itself")
+	assert.Greater(t, st.PromptTokens, 0)
+	assert.Greater(t, st.Decode, time.Duration(0))
+	assert.NotEmpty(t, a)
+
+	m2 := openTiny(t, 32)
+	b, _, err := generate(t, m2, context.Background(), hello, 0, nil)
+	require.NoError(t, err)
+	assert.Equal(t, a, b, "greedy decoding of the same prompt")
+}
+
+func TestCancelStopsBetweenTokens(t *testing.T) {
+	m := openTiny(t, 64)
+	ctx, cancel := context.WithCancel(context.Background())
+	text, st, err := generate(t, m, ctx, hello, 5, cancel)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.LessOrEqual(t, st.GeneratedTokens, 6)
+	assert.NotEmpty(t, text)
+
+	// The engine is usable again, and the interrupted reply left nothing
+	// behind: the same prompt gives the same reply as on a fresh model.
+	after, _, err := generate(t, m, context.Background(), hello, 0, nil)
+	require.NoError(t, err)
+	fresh, _, err := generate(t, openTiny(t, 64), context.Background(), hello, 0, nil)
+	require.NoError(t, err)
+	assert.Equal(t, fresh, after)
+}
+
+func TestKVCacheIsReusedAcrossTurns(t *testing.T) {
+	m := openTiny(t, 16)
+	reply, first, err := generate(t, m, context.Background(), hello, 0, nil)
+	require.NoError(t, err)
+	conv := append(append([]llm.Message{}, hello...),
+		llm.Message{Role: llm.Assistant, Content: reply},
+		llm.Message{Role: llm.User, Content: "and again"})
+	_, second, err := generate(t, m, context.Background(), conv, 0, nil)
+	require.NoError(t, err)
+	// Only the new turn is prefilled, not the whole conversation again.
+	assert.Less(t, second.PromptTokens, first.PromptTokens+first.GeneratedTokens)
+}
+
+func TestBadModelDirectories(t *testing.T) {
+	_, err := Open(Config{Dir: t.TempDir()})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "config.json")
+
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"llm_model": "missing.mnn", "llm_weight": "missing.weight"}`), 0o644))
+	_, err = Open(Config{Dir: dir})
+	require.Error(t, err, "a config whose model files are missing")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), []byte(`not json`), 0o644))
+	_, err = Open(Config{Dir: dir})
+	require.Error(t, err, "a corrupt config")
+}
+
+// Creating and destroying engines, and cancelling replies, must not leak.
+func TestNoLeaksOverManyCycles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	dir := tinyDir(t)
+	rss := func() int64 {
+		runtime.GC()
+		data, _ := os.ReadFile("/proc/self/statm")
+		var pages, res int64
+		_, _ = fmt.Sscan(string(data), &pages, &res)
+		return res * int64(os.Getpagesize())
+	}
+	cycle := func() {
+		m, err := Open(Config{Dir: dir, ConfigFile: "config_greedy.json", Threads: 1, MaxNewTokens: 4})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		_, _, _ = generate(t, m, ctx, hello, 2, cancel)
+		require.NoError(t, m.Close())
+	}
+	for range 20 { // warm up allocators
+		cycle()
+	}
+	before := rss()
+	for range 200 {
+		cycle()
+	}
+	grown := rss() - before
+	t.Logf("RSS grew by %d KiB over 200 create/cancel/destroy cycles", grown/1024)
+	assert.Less(t, grown, int64(20<<20))
+}
