@@ -2,6 +2,7 @@ package test
 
 import (
 	"bufio"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -66,4 +67,25 @@ func TestChatInterruptStopsTheReplyNotTheProgram(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("chat did not exit at end of input")
 	}
+}
+
+func TestBenchLLMWritesJSON(t *testing.T) {
+	stdout, stderr, err := agent(t, "bench", "llm", "--llm", "scripted", "--script", "testdata/demo.json", "--runs", "2", "--json")
+	require.NoError(t, err, stderr)
+	var res struct {
+		Tests []struct {
+			Name         string `json:"name"`
+			PromptTokens int    `json:"prompt_tokens"`
+			Runs         int    `json:"runs"`
+		} `json:"tests"`
+		PeakRSS int64 `json:"peak_rss_bytes"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res))
+	require.Len(t, res.Tests, 2)
+	assert.Equal(t, "pp512+tg128", res.Tests[0].Name)
+	assert.Equal(t, 2, res.Tests[0].Runs)
+	// The scripted double counts words as tokens: the prompt is sized to
+	// about 512 of them.
+	assert.InDelta(t, 512, res.Tests[0].PromptTokens, 15)
+	assert.Greater(t, res.PeakRSS, int64(0))
 }

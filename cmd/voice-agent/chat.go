@@ -154,17 +154,40 @@ type llmBenchResult struct {
 	CPUs         int            `json:"cpus"`
 }
 
-// benchPrompt is long enough to make about 512 tokens with a BPE
-// tokenizer; the measured count is reported with the result.
-var benchPrompt = strings.Repeat("The quick brown fox jumps over the lazy dog near the river bank. ", 46)
+// benchText is cut to the length that makes a 512-token prompt with the
+// model's own tokenizer (see promptOf); the measured count is reported.
+var benchText = strings.Fields(strings.Repeat("The quick brown fox jumps over the lazy dog near the river bank. ", 200))
+
+// promptOf finds the number of words of benchText that the model counts as
+// about want tokens, by measuring and scaling a few times.
+func promptOf(ctx context.Context, gen pipeline.Generator, want int) (string, error) {
+	words := 400
+	for range 4 {
+		st, err := generateN(ctx, gen, strings.Join(benchText[:words], " "), 1)
+		if err != nil {
+			return "", err
+		}
+		if st.PromptTokens == 0 || abs(st.PromptTokens-want) <= want/50 {
+			break
+		}
+		words = min(len(benchText), max(1, words*want/st.PromptTokens))
+	}
+	return strings.Join(benchText[:words], " "), nil
+}
+
+func abs(n int) int { return max(n, -n) }
 
 func benchLLM(ctx context.Context, gen pipeline.Generator, runs int) (llmBenchResult, error) {
 	res := llmBenchResult{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU()}
+	prompt, err := promptOf(ctx, gen, 512)
+	if err != nil {
+		return res, err
+	}
 	for _, n := range []int{128, 256} {
 		t := llmBenchTest{Name: fmt.Sprintf("pp512+tg%d", n), Runs: runs}
 		var prefill, decode []float64
 		for i := -1; i < runs; i++ { // i = -1 is the warm-up
-			st, err := generateN(ctx, gen, n)
+			st, err := generateN(ctx, gen, prompt, n)
 			if err != nil {
 				return res, err
 			}
@@ -182,12 +205,14 @@ func benchLLM(ctx context.Context, gen pipeline.Generator, runs int) (llmBenchRe
 	return res, nil
 }
 
-// generateN runs one fresh prompt (a new conversation each time, so no
-// KV reuse flatters the prefill figure) and stops after n tokens.
-func generateN(ctx context.Context, gen pipeline.Generator, n int) (llm.Stats, error) {
+// generateN runs prompt as a fresh conversation (its first word changes
+// every time, so no KV reuse flatters the prefill figure) and stops after
+// n tokens.
+func generateN(ctx context.Context, gen pipeline.Generator, prompt string, n int) (llm.Stats, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	conv := []llm.Message{{Role: llm.User, Content: fmt.Sprintf("%s (%d)", benchPrompt, time.Now().UnixNano())}}
+	benchRun++
+	conv := []llm.Message{{Role: llm.User, Content: fmt.Sprintf("%d %s", benchRun, prompt)}}
 	count := 0
 	st, err := gen.Generate(ctx, conv, func(string) error {
 		if count++; count >= n {
@@ -200,6 +225,8 @@ func generateN(ctx context.Context, gen pipeline.Generator, n int) (llm.Stats, e
 	}
 	return st, err
 }
+
+var benchRun int
 
 func rate(tokens int, d time.Duration) float64 {
 	if d <= 0 {

@@ -46,14 +46,15 @@ func (c Config) configPath() (string, error) {
 }
 
 // engineSettings is the JSON given to set_config before load: the
-// runtime knobs, KV reuse across turns (so only a new turn is prefilled),
-// and a tmp_path inside the model directory's parent temp space rather
-// than the working directory, where MNN would otherwise leave tmp_<hash>/.
+// runtime knobs, KV reuse with the prompt cache (the engine compares each
+// conversation with the previous one and prefills only the new part), and
+// a private tmp_path instead of the working directory.
 func (c Config) engineSettings(tmp string) (string, error) {
 	s := map[string]any{
 		"thread_num":     4,
 		"max_new_tokens": 512,
 		"reuse_kv":       true,
+		"prompt_cache":   true,
 		"tmp_path":       tmp,
 	}
 	if c.Threads > 0 {

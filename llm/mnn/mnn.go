@@ -4,7 +4,7 @@ package mnn
 
 /*
 #cgo CXXFLAGS: -std=c++17
-#cgo LDFLAGS: -lllm -lMNN -lstdc++
+#cgo LDFLAGS: -lMNN -lstdc++
 #include <stdlib.h>
 #include "shim.h"
 */
@@ -43,6 +43,7 @@ func Open(cfg Config) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{cfg: cfg, tmp: tmp}
+	keepStdoutClean()
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	var cerr *C.char
@@ -70,9 +71,7 @@ func Open(cfg Config) (*Model, error) {
 }
 
 // Generate streams the reply to conv. Decoding runs one token per engine
-// call so that a cancelled ctx stops it between two tokens; the KV cache
-// then goes back to the end of the prompt, because the reply the engine
-// had started is not what the conversation will remember.
+// call so that a cancelled ctx stops it between two tokens.
 func (m *Model) Generate(ctx context.Context, conv []llm.Message, emit func(string) error) (llm.Stats, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -89,7 +88,6 @@ func (m *Model) Generate(ctx context.Context, conv []llm.Message, emit func(stri
 	if C.voice_llm_prefill(m.l, roles, contents, C.int(len(conv)), C.uintptr_t(h), &cerr) != 0 {
 		return m.stats(), fmt.Errorf("mnn: prefill: %w", takeErr(cerr, "failed"))
 	}
-	promptEnd := m.raw().history
 	var err error
 	for n := 0; n < m.cfg.maxNewTokens(); n++ {
 		if err = ctx.Err(); err != nil {
@@ -112,26 +110,32 @@ func (m *Model) Generate(ctx context.Context, conv []llm.Message, emit func(stri
 		err = s.flush()
 	}
 	stats := m.stats()
-	if raw := m.raw(); err == nil && raw.status == statusInternalError {
-		err = errors.New("mnn: the engine reported an internal error")
+	if m.raw().status == statusInternalError {
+		err = errors.Join(err, errors.New("mnn: the engine reported an internal error"))
 	}
-	if err != nil {
-		m.rollBack(promptEnd, roles, contents, len(conv))
-	}
+	m.settle(conv, s.text.String(), err)
 	return stats, err
 }
 
-// rollBack drops an unfinished reply from the KV cache and tells the
-// engine's prompt cache that the conversation ends with the prompt again,
-// so the next turn reuses the prompt and prefills the rest.
-func (m *Model) rollBack(promptEnd C.size_t, roles, contents **C.char, n int) {
-	var cerr *C.char
-	if C.voice_llm_erase_history(m.l, promptEnd, 0, &cerr) != 0 {
-		takeErr(cerr, "")
+// settle leaves the engine's prompt cache describing what its KV cache
+// holds: the conversation and the reply as far as it was generated (also
+// when it was cut off), so the next turn prefills only what is new. If the
+// conversation then continues differently (an interrupted reply is
+// remembered only as far as it was heard), the engine sees the mismatch
+// and prefills the conversation again from the start. After an engine
+// error nothing is trusted and the state is cleared.
+func (m *Model) settle(conv []llm.Message, reply string, err error) {
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		C.voice_llm_reset(m.l)
 		return
 	}
-	if C.voice_llm_sync_prompt_cache(m.l, roles, contents, C.int(n), &cerr) != 0 {
+	if reply != "" {
+		conv = append(conv[:len(conv):len(conv)], llm.Message{Role: llm.Assistant, Content: reply})
+	}
+	roles, contents, free := cMessages(conv)
+	defer free()
+	var cerr *C.char
+	if C.voice_llm_sync_prompt_cache(m.l, roles, contents, C.int(len(conv)), &cerr) != 0 {
 		takeErr(cerr, "")
 		C.voice_llm_reset(m.l)
 	}
@@ -167,7 +171,6 @@ type rawStats struct {
 	status            int
 	promptLen, genLen int
 	prefill, decode   time.Duration
-	history           C.size_t
 }
 
 func (m *Model) raw() rawStats {
@@ -176,7 +179,6 @@ func (m *Model) raw() rawStats {
 	return rawStats{
 		status: int(s.status), promptLen: int(s.prompt_len), genLen: int(s.gen_seq_len),
 		prefill: time.Duration(s.prefill_us) * time.Microsecond, decode: time.Duration(s.decode_us) * time.Microsecond,
-		history: s.history,
 	}
 }
 

@@ -133,10 +133,33 @@ func TestNoLeaksOverManyCycles(t *testing.T) {
 		cycle()
 	}
 	before := rss()
-	for range 200 {
+	for range 1000 {
 		cycle()
 	}
 	grown := rss() - before
-	t.Logf("RSS grew by %d KiB over 200 create/cancel/destroy cycles", grown/1024)
+	t.Logf("RSS grew by %d KiB over 1000 create/cancel/destroy cycles", grown/1024)
 	assert.Less(t, grown, int64(20<<20))
+}
+
+// After a reply cut short, the conversation goes on with only the heard
+// part: the engine notices the KV cache no longer matches and prefills
+// the conversation again, and decoding works as before.
+func TestTurnAfterAnInterruptedReply(t *testing.T) {
+	m := openTiny(t, 32)
+	ctx, cancel := context.WithCancel(context.Background())
+	partial, _, err := generate(t, m, ctx, hello, 8, cancel)
+	require.ErrorIs(t, err, context.Canceled)
+	heard := partial[:len(partial)/2]
+	conv := append(append([]llm.Message{}, hello...),
+		llm.Message{Role: llm.Assistant, Content: heard, Interrupted: true},
+		llm.Message{Role: llm.User, Content: "go on"})
+	reply, st, err := generate(t, m, context.Background(), conv, 0, nil)
+	require.NoError(t, err)
+	assert.NotEmpty(t, reply)
+	assert.Equal(t, 32, st.GeneratedTokens)
+
+	// A fresh engine given the same conversation prefills the same prompt.
+	_, fresh, err := generate(t, openTiny(t, 32), context.Background(), conv, 0, nil)
+	require.NoError(t, err)
+	assert.Equal(t, fresh.PromptTokens, st.PromptTokens, "the whole conversation was prefilled again")
 }

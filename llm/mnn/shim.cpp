@@ -147,17 +147,9 @@ void voice_llm_stats_get(voice_llm *l, voice_llm_stats *out) {
 		out->all_seq_len = ctx->all_seq_len;
 		out->prefill_us = ctx->prefill_us;
 		out->decode_us = ctx->decode_us;
-		out->history = l->llm->getCurrentHistory();
 	} catch (...) {
 		out->status = 4; // INTERNAL_ERROR
 	}
-}
-
-int voice_llm_erase_history(voice_llm *l, size_t begin, size_t end, char **err) {
-	return guard(err, [&] {
-		l->llm->eraseHistory(begin, end);
-		return 0;
-	});
 }
 
 int voice_llm_sync_prompt_cache(voice_llm *l, const char *const *roles, const char *const *contents, int n, char **err) {

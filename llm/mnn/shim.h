@@ -20,7 +20,6 @@ typedef struct {
 	int all_seq_len;
 	int64_t prefill_us;
 	int64_t decode_us;
-	size_t history;
 } voice_llm_stats;
 
 voice_llm *voice_llm_create(const char *config_path, char **err);
@@ -33,7 +32,6 @@ int voice_llm_prefill(voice_llm *l, const char *const *roles, const char *const 
 // step decodes one token; *stopped is set when the model ended the reply.
 int voice_llm_step(voice_llm *l, uintptr_t handle, int *stopped, char **err);
 void voice_llm_stats_get(voice_llm *l, voice_llm_stats *out);
-int voice_llm_erase_history(voice_llm *l, size_t begin, size_t end, char **err);
 int voice_llm_sync_prompt_cache(voice_llm *l, const char *const *roles, const char *const *contents, int n, char **err);
 void voice_llm_reset(voice_llm *l);
 void voice_llm_destroy(voice_llm *l);

@@ -11,6 +11,7 @@ type stream struct {
 	emit    func(string) error
 	pending []byte
 	err     error
+	text    strings.Builder // everything emitted
 }
 
 func (s *stream) write(p []byte) {
@@ -22,7 +23,7 @@ func (s *stream) write(p []byte) {
 	if n == 0 {
 		return
 	}
-	s.err = s.emit(string(s.pending[:n]))
+	s.pass(string(s.pending[:n]))
 	s.pending = append(s.pending[:0], s.pending[n:]...)
 }
 
@@ -30,7 +31,7 @@ func (s *stream) write(p []byte) {
 // never became a character.
 func (s *stream) flush() error {
 	if s.err == nil && len(s.pending) > 0 {
-		s.err = s.emit(strings.ToValidUTF8(string(s.pending), "\ufffd"))
+		s.pass(strings.ToValidUTF8(string(s.pending), "\ufffd"))
 		s.pending = nil
 	}
 	return s.err
@@ -52,4 +53,9 @@ func completeUTF8(b []byte) int {
 		}
 	}
 	return len(b) // not UTF-8 at all: pass it on for emit to deal with
+}
+
+func (s *stream) pass(piece string) {
+	s.text.WriteString(piece)
+	s.err = s.emit(piece)
 }

@@ -1,0 +1,7 @@
+//go:build mnn && !linux
+
+package mnn
+
+// keepStdoutClean does nothing where the engine's printf logging has not
+// been looked at.
+func keepStdoutClean() {}

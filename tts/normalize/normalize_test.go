@@ -1,0 +1,532 @@
+package normalize_test
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/voiceassistant/voice/tts/normalize"
+)
+
+type tcase struct{ in, want string }
+
+// check runs fn over the table, one subtest per case.
+func check(t *testing.T, fn func(string) string, cases []tcase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.in, func(t *testing.T) {
+			assert.Equal(t, c.want, fn(c.in))
+		})
+	}
+}
+
+func TestCardinalEnglish(t *testing.T) {
+	check(t, normalize.Text, []tcase{
+		{"0", "zero"},
+		{"7 apples", "seven apples"},
+		{"I counted 42.", "I counted forty-two."},
+		{"It costs 115 points", "It costs one hundred fifteen points"},
+		{"10000 steps", "ten thousand steps"},
+		{"1,234,567 people", "one million two hundred thirty-four thousand five hundred sixty-seven people"},
+		{"about 1,000,000 users", "about one million users"},
+		{"2,000,000,000,000 stars", "two trillion stars"},
+		{"999,999,999,999,999", "nine hundred ninety-nine trillion nine hundred ninety-nine billion " +
+			"nine hundred ninety-nine million nine hundred ninety-nine thousand nine hundred ninety-nine"},
+		{"id 1234567890123456789", "id one two three four five six seven eight nine zero one two three four five six seven eight nine"},
+		{"-5 points", "minus five points"},
+		{"−12 goals", "minus twelve goals"},
+		{"+3 goals", "plus three goals"},
+		{"code 007", "code zero zero seven"},
+		{"1,2,3", "one,two,three"},
+		{"The answer is 1234.", "The answer is one thousand two hundred thirty-four."},
+		{"pages 10-20", "pages ten to twenty"},
+		{"3~5 days", "three to five days"},
+		{"~5 minutes", "about five minutes"},
+		{"5-3=2", "five minus three equals two"},
+		{"1/2 cup", "one half cup"},
+		{"3/4 of them", "three quarters of them"},
+		{"2/3 and 5/8", "two thirds and five eighths"},
+		{"24/7", "twenty-four/seven"},
+		{"won 3:2", "won three to two"},
+		{"16:9 screen", "sixteen to nine screen"},
+		{"mp3 and H2O", "mp three and H two O"},
+		{"COVID-19", "COVID-nineteen"},
+	})
+}
+
+func TestCardinalChinese(t *testing.T) {
+	check(t, normalize.Text, []tcase{
+		{"我有3个apple", "我有三个apple"},
+		{"共1005人", "共一千零五人"},
+		{"共10010人", "共一万零一十人"},
+		{"他12岁", "他十二岁"},
+		{"活了112岁", "活了一百一十二岁"},
+		{"10个", "十个"},
+		{"150000人", "十五万人"},
+		{"人口100000000", "人口一亿"},
+		{"100010000元", "一亿零一万元"},
+		{"100001000元", "一亿零一千元"},
+		{"123456789人", "一亿二千三百四十五万六千七百八十九人"},
+		{"1000000000000元", "一万亿元"},
+		{"1,234,567人", "一百二十三万四千五百六十七人"},
+		{"温度是-5度", "温度是负五度"},
+		{"我有2个苹果", "我有两个苹果"},
+		{"第2个", "第二个"},
+		{"2年级", "二年级"},
+		{"2月", "二月"},
+		{"等了2小时", "等了两小时"},
+		{"3-5个", "三到五个"},
+		{"3~5天", "三到五天"},
+		{"约~5分钟", "约五分钟"},
+		{"比分3:2", "比分三比二"},
+		{"1/2的人", "二分之一的人"},
+		{"编号007", "编号零零七"},
+	})
+}
+
+func TestOrdinalEnglish(t *testing.T) {
+	check(t, normalize.Text, []tcase{
+		{"1st", "first"},
+		{"2nd place", "second place"},
+		{"3rd", "third"},
+		{"4th", "fourth"},
+		{"11th 12th 13th", "eleventh twelfth thirteenth"},
+		{"21st", "twenty-first"},
+		{"22nd", "twenty-second"},
+		{"the 20th century", "the twentieth century"},
+		{"the 90th minute", "the ninetieth minute"},
+		{"100th", "one hundredth"},
+		{"101st", "one hundred first"},
+		{"the 1,000th visitor", "the one thousandth visitor"},
+		{"8th 9th 5th", "eighth ninth fifth"},
+	})
+}
+
+func TestOrdinalChinese(t *testing.T) {
+	check(t, normalize.Text, []tcase{
+		{"第3", "第三"},
+		{"第1名", "第一名"},
+		{"第12名", "第十二名"},
+		{"第100天", "第一百天"},
+		{"第21届", "第二十一届"},
+		{"第10章", "第十章"},
+		{"第2个", "第二个"},
+		{"第1005号", "第一千零五号"},
+		{"我是1st", "我是第一"},
+	})
+}
+
+func TestDecimalEnglish(t *testing.T) {
+	check(t, normalize.Text, []tcase{
+		{"3.14", "three point one four"},
+		{"0.5", "zero point five"},
+		{"about .5 of it", "about point five of it"},
+		{"-0.25", "minus zero point two five"},
+		{"1,234.56", "one thousand two hundred thirty-four point five six"},
+		{"1.05", "one point zero five"},
+		{"10.0", "ten point zero"},
+		{"2.5 times", "two point five times"},
+		{"pi is 3.14159.", "pi is three point one four one five nine."},
+		{"version 1.5", "version one point five"},
+	})
+}
+
+func TestDecimalChinese(t *testing.T) {
+	check(t, normalize.Text, []tcase{
+		{"圆周率3.14", "圆周率三点一四"},
+		{"0.5倍", "零点五倍"},
+		{"增长1.05倍", "增长一点零五倍"},
+		{"温差-0.25度", "温差负零点二五度"},
+		{"只要.5秒", "只要零点五秒"},
+		{"1,234.56元", "一千二百三十四点五六元"},
+		{"12.50元", "十二点五元"},
+		{"身高1.75米", "身高一点七五米"},
+		{"评分10.0分", "评分十点零分"},
+	})
+}
+
+func TestPercentEnglish(t *testing.T) {
+	check(t, normalize.Text, []tcase{
+		{"45%", "forty-five percent"},
+		{"12.5%", "twelve point five percent"},
+		{"100%", "one hundred percent"},
+		{"0.5%", "zero point five percent"},
+		{"down -3%", "down minus three percent"},
+		{"up +5%", "up plus five percent"},
+		{"50 % off", "fifty percent off"},
+		{"up 7％", "up seven percent"},
+		{"3-5%", "three to five percent"},
+	})
+}
+
+func TestPercentChinese(t *testing.T) {
+	check(t, normalize.Text, []tcase{
+		{"增长了45%", "增长了百分之四十五"},
+		{"利率12.5%", "利率百分之十二点五"},
+		{"完成100%", "完成百分之百"},
+		{"下降-3%", "下降负百分之三"},
+		{"0.5%的人", "百分之零点五的人"},
+		{"占比30％", "占比百分之三十"},
+		{"达到100.5%", "达到百分之一百点五"},
+		{"增幅+5%", "增幅正百分之五"},
+		{"约10%的用户", "约百分之十的用户"},
+	})
+}
+
+func TestCurrencyEnglish(t *testing.T) {
+	check(t, normalize.Text, []tcase{
+		{"$12.50", "twelve dollars and fifty cents"},
+		{"$1", "one dollar"},
+		{"$0.99", "ninety-nine cents"},
+		{"$1.01", "one dollar and one cent"},
+		{"$12.5", "twelve dollars and fifty cents"},
+		{"$1,000,000", "one million dollars"},
+		{"€3", "three euros"},
+		{"€1", "one euro"},
+		{"€2.50", "two euros and fifty cents"},
+		{"£1", "one pound"},
+		{"£2.50", "two pounds and fifty pence"},
+		{"¥100", "one hundred yuan"},
+		{"-$5", "minus five dollars"},
+		{"$12.345", "twelve point three four five dollars"},
+		{"$5 million", "five million dollars"},
+		{"$1.5M budget", "one point five million dollars budget"},
+		{"$100 USD", "one hundred US dollars"},
+		{"12.50 USD", "twelve US dollars and fifty cents"},
+		{"100 RMB", "one hundred yuan"},
+	})
+}
+
+func TestCurrencyChinese(t *testing.T) {
+	check(t, normalize.Text, []tcase{
+		{"价格是¥12.5", "价格是十二点五元"},
+		{"花了¥100", "花了一百元"},
+		{"花了￥100", "花了一百元"},
+		{"100元", "一百元"},
+		{"售价$12.50", "售价十二点五美元"},
+		{"€3一张", "三欧元一张"},
+		{"£1的", "一英镑的"},
+		{"融资$5M", "融资五百万美元"},
+		{"融资$1.5M", "融资一百五十万美元"},
+		{"花了¥2", "花了两元"},
+		{"亏损-$5", "亏损负五美元"},
+		{"价格100 RMB", "价格一百元"},
+		{"$12.00的", "十二美元的"},
+	})
+}
+
+func TestDateEnglish(t *testing.T) {
+	check(t, normalize.Text, []tcase{
+		{"2026-11-30", "November thirtieth, twenty twenty-six"},
+		{"on 2026/01/05.", "on January fifth, twenty twenty-six."},
+		{"1999-12-31", "December thirty-first, nineteen ninety-nine"},
+		{"2000-02-29", "February twenty-ninth, two thousand"},
+		{"2026.11.30", "November thirtieth, twenty twenty-six"},
+		{"11/30/2026", "November thirtieth, twenty twenty-six"},
+		{"30/11/2026", "November thirtieth, twenty twenty-six"},
+		{"11-30-2026", "November thirtieth, twenty twenty-six"},
+		{"November 30, 2026", "November thirtieth, twenty twenty-six"},
+		{"Nov. 30th", "November thirtieth"},
+		{"May 5", "May fifth"},
+		{"on 4 July 1776", "on the fourth of July, seventeen seventy-six"},
+		{"the 30 Nov", "the thirtieth of November"},
+		{"in March 2020", "in March twenty twenty"},
+	})
+}
+
+func TestDateChinese(t *testing.T) {
+	check(t, normalize.Text, []tcase{
+		{"2026年11月30日", "二零二六年十一月三十日"},
+		{"日期是2026-11-30", "日期是二零二六年十一月三十日"},
+		{"1999年12月31日", "一九九九年十二月三十一日"},
+		{"2000年", "二零零零年"},
+		{"3月8日", "三月八日"},
+		{"5月1号", "五月一号"},
+		{"时间是2026/1/5", "时间是二零二六年一月五日"},
+		{"2008年8月8日晚上8点", "二零零八年八月八日晚上八点"},
+		{"10年前", "十年前"},
+		{"用了2年", "用了两年"},
+		{"1990年代", "一九九零年代"},
+	})
+}
+
+func TestTimeEnglish(t *testing.T) {
+	check(t, normalize.Text, []tcase{
+		{"10:30", "ten thirty"},
+		{"9:05", "nine oh five"},
+		{"10:00", "ten o'clock"},
+		{"at 3 p.m.", "at three p m."},
+		{"at 3 p.m. and then", "at three p m and then"},
+		{"It starts at 3pm today.", "It starts at three p m today."},
+		{"10:30 AM", "ten thirty a m"},
+		{"at 12pm", "at twelve p m"},
+		{"15:00", "fifteen hundred"},
+		{"00:00", "midnight"},
+		{"14:45", "fourteen forty-five"},
+		{"10:30:15", "ten thirty and fifteen seconds"},
+		{"10:00-11:00", "ten o'clock to eleven o'clock"},
+		{"John 3:16", "John three sixteen"},
+	})
+}
+
+func TestTimeChinese(t *testing.T) {
+	check(t, normalize.Text, []tcase{
+		{"现在是10:30", "现在是十点三十分"},
+		{"10:05开会", "十点零五分开会"},
+		{"2:30出发", "两点三十分出发"},
+		{"10:00整", "十点整"},
+		{"会议在3pm", "会议在下午三点"},
+		{"晚上9:30pm", "晚上九点三十分"},
+		{"时间10:30:15", "时间十点三十分十五秒"},
+		{"早上8:00", "早上八点"},
+		{"12:00 pm到", "中午十二点到"},
+		{"下午2点", "下午两点"},
+		{"8:30am上班", "上午八点三十分上班"},
+	})
+}
+
+func TestUnitsEnglish(t *testing.T) {
+	check(t, normalize.Text, []tcase{
+		{"5 km", "five kilometers"},
+		{"1 km", "one kilometer"},
+		{"3kg", "three kilograms"},
+		{"20°C", "twenty degrees Celsius"},
+		{"it is -1°C", "it is minus one degree Celsius"},
+		{"98.6°F", "ninety-eight point six degrees Fahrenheit"},
+		{"5 MB", "five megabytes"},
+		{"100 ms", "one hundred milliseconds"},
+		{"1 GB", "one gigabyte"},
+		{"6 ft", "six feet"},
+		{"1 ft", "one foot"},
+		{"60 mph", "sixty miles per hour"},
+		{"100 km/h", "one hundred kilometers per hour"},
+		{"2.5 km", "two point five kilometers"},
+		{"100 m²", "one hundred square meters"},
+		{"90°", "ninety degrees"},
+		{"5 GHz", "five gigahertz"},
+		{"5 more", "five more"},
+		{"3D", "three D"},
+	})
+}
+
+func TestUnitsChinese(t *testing.T) {
+	check(t, normalize.Text, []tcase{
+		{"5公里", "五公里"},
+		{"今天20°C", "今天二十摄氏度"},
+		{"重3kg", "重三千克"},
+		{"跑了5 km", "跑了五公里"},
+		{"气温-5℃", "气温零下五摄氏度"},
+		{"内存16GB", "内存十六吉字节"},
+		{"延迟100ms", "延迟一百毫秒"},
+		{"速度60km/h", "速度六十公里每小时"},
+		{"重2kg", "重两千克"},
+		{"面积100m²", "面积一百平方米"},
+		{"下载5 MB的文件", "下载五兆字节的文件"},
+		{"温度+5°C", "温度零上五摄氏度"},
+	})
+}
+
+func TestSymbolsEnglish(t *testing.T) {
+	check(t, normalize.Text, []tcase{
+		{"a & b", "a and b"},
+		{"R&D at AT&T", "R and D at AT and T"},
+		{"1 + 1 = 2", "one plus one equals two"},
+		{"1+1=2", "one plus one equals two"},
+		{"x=1", "x equals one"},
+		{"x = -1", "x equals minus one"},
+		{"email me@example.com", "email me at example.com"},
+		{"Meet @ 5pm", "Meet at five p m"},
+		{"#1 in sales", "number one in sales"},
+		{"3×4", "three times four"},
+		{"8÷2", "eight divided by two"},
+	})
+}
+
+func TestSymbolsChinese(t *testing.T) {
+	check(t, normalize.Text, []tcase{
+		{"苹果&香蕉", "苹果和香蕉"},
+		{"A&B公司", "A和B公司"},
+		{"苹果+香蕉", "苹果加香蕉"},
+		{"算式1+1=2", "算式一加一等于二"},
+		{"联系我@张三", "联系我艾特张三"},
+		{"排名#3", "排名三号"},
+		{"3×4等于", "三乘四等于"},
+		{"8÷2是", "八除以二是"},
+		{"结果x=5", "结果x等于五"},
+	})
+}
+
+func TestYearsEnglish(t *testing.T) {
+	check(t, normalize.Text, []tcase{
+		{"in 1999", "in nineteen ninety-nine"},
+		{"since 2010", "since twenty ten"},
+		{"by 2030,", "by twenty thirty,"},
+		{"in 1905", "in nineteen oh five"},
+		{"In 1900", "In nineteen hundred"},
+		{"in 2000", "in two thousand"},
+		{"in 2005", "in two thousand five"},
+		{"2005", "two thousand five"},
+		{"in 1200 AD", "in twelve hundred AD"},
+		{"500 BC", "five hundred BC"},
+		{"from 1999 to 2005", "from nineteen ninety-nine to two thousand five"},
+		{"1999-2005", "nineteen ninety-nine to two thousand five"},
+		{"(1999)", "(nineteen ninety-nine)"},
+		{"Copyright © 2026", "Copyright © twenty twenty-six"},
+		{"1999 apples", "one thousand nine hundred ninety-nine apples"},
+		{"in 1066", "in one thousand sixty-six"},
+		{"in 3000 years", "in three thousand years"},
+		{"the 1990s and '80s", "the nineteen nineties and eighties"},
+		{"the 2000s", "the two thousands"},
+	})
+}
+
+func TestPhoneEnglish(t *testing.T) {
+	check(t, normalize.Text, []tcase{
+		{"Call 555-123-4567 now", "Call five five five, one two three, four five six seven now"},
+		{"(555) 123-4567", "five five five, one two three, four five six seven"},
+		{"+1 555 123 4567", "plus one, five five five, one two three, four five six seven"},
+		{"1-800-555-1234", "one, eight zero zero, five five five, one two three four"},
+		{"dial 555-1234", "dial five five five, one two three four"},
+		{"555.123.4567", "five five five, one two three, four five six seven"},
+		{"+44 20 7946 0958", "plus four four, two zero, seven nine four six, zero nine five eight"},
+		{"+1 (555) 123-4567", "plus one, five five five, one two three, four five six seven"},
+		{"10 000 000", "ten zero zero zero zero zero zero"},
+	})
+}
+
+func TestPhoneChinese(t *testing.T) {
+	check(t, normalize.Text, []tcase{
+		{"我的电话是138 0013 8000。", "我的电话是幺三八，零零幺三，八零零零。"},
+		{"请拨打400-820-8820", "请拨打四零零，八二零，八八二零"},
+		{"手机13800138000", "手机幺三八零零幺三八零零零"},
+		{"电话010-12345678", "电话零幺零，幺二三四五六七八"},
+		{"拨打+86 138 0013 8000", "拨打加八六，幺三八，零零幺三，八零零零"},
+		{"拨打(010) 1234 5678", "拨打零幺零，幺二三四，五六七八"},
+		{"号码0755-12345678", "号码零七五五，幺二三四五六七八"},
+		{"打555-1234", "打五五五，幺二三四"},
+	})
+}
+
+func TestVersions(t *testing.T) {
+	check(t, normalize.Text, []tcase{
+		{"v1.2.3", "version one point two point three"},
+		{"update to v2", "update to version two"},
+		{"v1.10", "version one point ten"},
+		{"V2.0", "version two point zero"},
+		{"a V8 engine", "a V eight engine"},
+		{"1.2.3", "one point two point three"},
+		{"Python 3.11.2", "Python three point eleven point two"},
+		{"192.168.1.1", "one nine two dot one six eight dot one dot one"},
+		{"0x1F", "0x1F"},
+		{"升级到v2.1", "升级到版本二点一"},
+		{"IP是192.168.1.1", "IP是一九二点一六八点一点一"},
+	})
+}
+
+func TestMixed(t *testing.T) {
+	check(t, normalize.Text, []tcase{
+		{"我有3个apple", "我有三个apple"},
+		{"I bought 3 apples, 我买了5个苹果", "I bought three apples, 我买了五个苹果"},
+		{"会议在10:30 in Room 5", "会议在十点三十分 in Room five"},
+		{"价格: $12.50", "价格: 十二点五美元"},
+		{"Price: $12.50", "Price: twelve dollars and fifty cents"},
+		{"iPhone15很好", "iPhone十五很好"},
+		{"我的iPhone15", "我的iPhone十五"},
+		{"我有 3 个苹果", "我有 三 个苹果"},
+		{"Call 张三 at 10:30", "Call 张三 at ten thirty"},
+		{"他说\"OK\"然后跑了5 km", "他说\"OK\"然后跑了五公里"},
+		{"In 2026, 我们去了3次", "In twenty twenty-six, 我们去了三次"},
+		{"iPhone 15 发布", "iPhone 十五 发布"}, // a Han/Latin tie goes to Chinese
+		{"3.14", "three point one four"},
+	})
+}
+
+func TestUntouched(t *testing.T) {
+	for _, s := range []string{
+		"",
+		"Hello, world!",
+		"你好，世界。",
+		"C++ and A+ grades",
+		"x == y and a => b, a != b",
+		"a&&b || c",
+		"&amp; and &#39;",
+		"Mr. Smith's well-known café — v. good.",
+		"  spaced\ttext\n\nnext line  ",
+		"visit https://example.com/a1/b2?x=3&y=4 today",
+		"see www.example.com/page2",
+		"emoji 🎉 ok",
+		"a - b",
+		"#hashtag and user@@x",
+		"0x1F",
+	} {
+		assert.Equal(t, s, normalize.Text(s), "%q", s)
+		assert.Equal(t, s, normalize.English(s), "%q", s)
+	}
+}
+
+func TestForced(t *testing.T) {
+	check(t, normalize.English, []tcase{
+		{"我有3个", "我有three个"},
+		{"3.14", "three point one four"},
+		{"10:30", "ten thirty"},
+		{"¥12.5", "twelve point five yuan"},
+	})
+	check(t, normalize.Chinese, []tcase{
+		{"I have 3", "I have 三"},
+		{"3.14", "三点一四"},
+		{"10:30", "十点三十分"},
+		{"$12.50", "十二点五美元"},
+		{"2026-11-30", "二零二六年十一月三十日"},
+		{"45%", "百分之四十五"},
+	})
+}
+
+func TestInvalidUTF8(t *testing.T) {
+	out := normalize.Text("a\xff3 \xe4\xbd")
+	assert.True(t, utf8.ValidString(out))
+	assert.Equal(t, "a\uFFFDthree \uFFFD", out)
+}
+
+func FuzzText(f *testing.F) {
+	for _, s := range []string{
+		"我有3个apple", "$12.50", "2026-11-30", "10:30 pm", "+1 (555) 123-4567",
+		"v1.2.3", "1,234,567.89%", "-5°C", "1999-2005", "Nov. 30th, 2026",
+		"1/2", "3:2", "a & b", "#1", "'80s", "¥12.5", "第3", "20°C",
+		"9999999999999999999999", "1.2.3.4.5.6.7.8.9.10.11.12.13.14.15.16.17",
+		"https://x.com/1", "\xff1", "1-2-3-4-5-6-7-8-9",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, fn := range []func(string) string{normalize.Text, normalize.English, normalize.Chinese} {
+			out := fn(s)
+			if !utf8.ValidString(out) {
+				t.Fatalf("invalid UTF-8 output for %q: %q", s, out)
+			}
+		}
+	})
+}
+
+var paragraph = strings.Repeat("On 2026-11-30 at 10:30 the team shipped v1.2.3 to 1,234,567 users; "+
+	"revenue rose 12.5% to $3.5M, and the 5 km run starts at 3pm (call 555-123-4567). "+
+	"我们在2026年11月30日10:05发布了新版本，售价¥12.5，下载量增长了45%，我有3个apple。"+
+	"Temperatures hit -5°C in 1999 & again in 2005. Plain words need no change at all. ", 2)
+
+func BenchmarkText(b *testing.B) {
+	b.SetBytes(int64(len(paragraph)))
+	b.ReportAllocs()
+	for b.Loop() {
+		normalize.Text(paragraph)
+	}
+}
+
+func BenchmarkTextPlain(b *testing.B) {
+	plain := strings.Repeat("Plain words need no change at all, 你好世界。 ", 20)
+	b.SetBytes(int64(len(plain)))
+	b.ReportAllocs()
+	for b.Loop() {
+		normalize.Text(plain)
+	}
+}
