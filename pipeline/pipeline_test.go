@@ -390,3 +390,47 @@ func TestHistoryBudgetDropsOldestExchanges(t *testing.T) {
 		{Role: llm.User, Content: "third question"},
 	}, convs[2])
 }
+
+// A reply generated much faster than it can be played fills the player;
+// synthesis then waits for it to drain as time passes, while generation
+// goes on queueing text, and the replay must not stall on that.
+func TestReplyLongerThanThePlayerBuffer(t *testing.T) {
+	reply := strings.Repeat("This sentence is here to make the reply long. ", 12) // ~37 s of tone
+	s := scenario{
+		length:          3 * time.Second,
+		user:            []pipelinetest.Utterance{{Start: 300 * time.Millisecond, End: 1 * time.Second, Text: "talk to me"}},
+		replies:         []string{reply},
+		bargeIn:         true,
+		tokensPerSecond: -1,
+	}
+	o := s.run(t)
+	require.Len(t, o.of(pipeline.EvPlaybackStop), 1)
+	starts, stops := o.of(pipeline.EvPlaybackStart), o.of(pipeline.EvPlaybackStop)
+	assert.Greater(t, stops[0].At-starts[0].At, 30*time.Second)
+	assert.Zero(t, o.result.Underruns)
+}
+
+// A single chunk longer than the player holds starts playing before it is
+// fully queued, and an interruption in it still knows what was heard.
+func TestBargeInDuringAChunkLongerThanThePlayerBuffer(t *testing.T) {
+	words := strings.Fields(strings.Repeat("one two three four five six seven eight nine ten ", 4))
+	reply := strings.Join(words, " ") // no punctuation: one chunk of ~12 s
+	s := scenario{
+		length: 10 * time.Second,
+		user: []pipelinetest.Utterance{
+			{Start: 300 * time.Millisecond, End: 1 * time.Second, Text: "count"},
+			{Start: 6 * time.Second, End: 6800 * time.Millisecond, Text: "stop"},
+		},
+		replies:         []string{reply, "Okay."},
+		bargeIn:         true,
+		tokensPerSecond: -1,
+	}
+	o := s.run(t)
+	commits, starts := o.of(pipeline.EvTurnCommit), o.of(pipeline.EvPlaybackStart)
+	require.NotEmpty(t, starts)
+	assert.Less(t, starts[0].At-commits[0].At, 100*time.Millisecond, "playback starts while the chunk is still being queued")
+	barge := o.of(pipeline.EvBargeIn)
+	require.Len(t, barge, 1)
+	assert.NotEmpty(t, barge[0].Text)
+	assert.True(t, strings.HasPrefix(reply, barge[0].Text), "%q", barge[0].Text)
+}

@@ -5,9 +5,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode"
 
 	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/llm"
 )
 
@@ -41,16 +43,13 @@ func (p *Pipeline) startResponse(m TurnMetrics) {
 	r := &response{turn: p.turnNo, cancel: cancel, metrics: &m}
 	p.resp = r
 	conv := p.cfg.History.Messages()
-	// Generation must never block on synthesis while holding the clock (the
-	// player drains only as time advances), so the buffer holds any reply:
-	// a chunk is several characters and replies are capped in tokens.
-	chunks := make(chan string, 1024)
+	chunks := newChunkQueue(p.clk)
 
-	// Holds follow runnable work: generation holds from the start (it
-	// computes until it sleeps on the clock), each chunk carries one to
-	// synthesis, and closing the channel hands one over for synthesis's
-	// last steps. The goroutine that finishes last passes its hold to Run
-	// with the done message, so the response ends at a definite audio time.
+	// Holds follow runnable work: each of the two goroutines holds one
+	// while it runs and gives it back while it waits, on the clock or (for
+	// synthesis) for the next chunk. The goroutine that finishes last
+	// passes its hold to Run with the done message, so the response ends at
+	// a definite audio time.
 	var remaining atomic.Int32
 	remaining.Store(2)
 	var once sync.Once
@@ -73,26 +72,20 @@ func (p *Pipeline) startResponse(m TurnMetrics) {
 	p.clk.Hold()
 	go func() {
 		err := p.generate(ctx, r, conv, chunks)
-		p.clk.Hold()
-		close(chunks)
+		chunks.close()
 		finish(err)
 	}()
+	p.clk.Hold()
 	go func() { finish(p.synthesize(ctx, r, chunks)) }()
 }
 
-func (p *Pipeline) generate(ctx context.Context, r *response, conv []llm.Message, chunks chan<- string) error {
+func (p *Pipeline) generate(ctx context.Context, r *response, conv []llm.Message, chunks *chunkQueue) error {
 	chunker := p.cfg.NewChunker()
 	send := func(texts []string) error {
 		for _, c := range texts {
-			p.clk.Hold()
-			select {
-			case chunks <- c:
-			case <-ctx.Done():
-				p.clk.Release()
-				return ctx.Err()
-			}
+			chunks.push(c)
 		}
-		return nil
+		return ctx.Err()
 	}
 	stats, err := p.cfg.LLM.Generate(ctx, conv, func(piece string) error {
 		now := p.clk.Now()
@@ -114,32 +107,93 @@ func (p *Pipeline) generate(ctx context.Context, r *response, conv []llm.Message
 	return send(chunker.Flush())
 }
 
-func (p *Pipeline) synthesize(ctx context.Context, r *response, chunks <-chan string) error {
-	var err error
-	// Every chunk was sent with a hold: release each one, even those left
-	// unspoken after a cancellation.
-	for text := range chunks {
-		if err == nil {
-			err = p.speak(ctx, r, text)
+func (p *Pipeline) synthesize(ctx context.Context, r *response, chunks *chunkQueue) error {
+	for {
+		text, ok := chunks.pop()
+		if !ok {
+			break
 		}
-		p.clk.Release()
+		if err := p.speak(ctx, r, text); err != nil {
+			return err
+		}
 	}
 	if ctx.Err() == nil {
 		// A cancelled reply was flushed already, and a newer one may be
 		// queueing by now.
 		p.player.EndOfReply()
 	}
-	return err
+	return ctx.Err()
+}
+
+// chunkQueue hands text chunks from generation to synthesis. It never
+// blocks the producer (generation must not wait on synthesis, which may
+// itself be waiting for the player to drain as time passes), and it keeps
+// the consumer's clock hold honest: released while it waits for a chunk,
+// taken back on its behalf by whoever wakes it.
+type chunkQueue struct {
+	clk     clock.Clock
+	mu      sync.Mutex
+	items   []string
+	closed  bool
+	waiting bool
+	wake    chan struct{}
+}
+
+func newChunkQueue(clk clock.Clock) *chunkQueue {
+	return &chunkQueue{clk: clk, wake: make(chan struct{}, 1)}
+}
+
+func (q *chunkQueue) push(text string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.items = append(q.items, text)
+	q.wakeLocked()
+}
+
+func (q *chunkQueue) close() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.closed = true
+	q.wakeLocked()
+}
+
+func (q *chunkQueue) wakeLocked() {
+	if q.waiting {
+		q.waiting = false
+		q.clk.Hold()
+		q.wake <- struct{}{}
+	}
+}
+
+// pop returns the next chunk, waiting for one; false once the queue is
+// closed and empty.
+func (q *chunkQueue) pop() (string, bool) {
+	for {
+		q.mu.Lock()
+		if len(q.items) > 0 {
+			text := q.items[0]
+			q.items = q.items[1:]
+			q.mu.Unlock()
+			return text, true
+		}
+		if q.closed {
+			q.mu.Unlock()
+			return "", false
+		}
+		q.waiting = true
+		q.mu.Unlock()
+		q.clk.Release()
+		<-q.wake
+	}
 }
 
 // speak synthesizes one chunk into the player, or records it as text when
 // there is no synthesizer.
 func (p *Pipeline) speak(ctx context.Context, r *response, text string) error {
 	p.emit(Event{Type: EvTTSChunk, At: p.clk.Now(), Turn: r.turn, Text: text})
-	chunk := spokenChunk{text: text}
 	if p.cfg.TTS == nil {
 		r.mu.Lock()
-		r.spoken = append(r.spoken, chunk)
+		r.spoken = append(r.spoken, spokenChunk{text: text})
 		r.mu.Unlock()
 		return nil
 	}
@@ -147,17 +201,30 @@ func (p *Pipeline) speak(ctx context.Context, r *response, text string) error {
 	if err != nil {
 		return err
 	}
-	var wrote bool
+	// The chunk is on record from its first sample, and its end moves as
+	// audio is queued (in short pieces, since a long chunk can take longer
+	// than the player holds), so playback start and the heard text are
+	// known while it is still being synthesized.
+	idx := -1
+	piece := int(p.player.Format().Samples(100*time.Millisecond)) * p.player.Format().Channels
 	write := func(samples []float32) error {
-		if len(samples) == 0 {
-			return nil
+		for len(samples) > 0 {
+			n := min(len(samples), piece)
+			start := p.player.Written()
+			_, end, err := p.player.Write(ctx, samples[:n])
+			r.mu.Lock()
+			if idx < 0 {
+				idx = len(r.spoken)
+				r.spoken = append(r.spoken, spokenChunk{text: text, start: start})
+			}
+			r.spoken[idx].end = end
+			r.mu.Unlock()
+			if err != nil {
+				return err
+			}
+			samples = samples[n:]
 		}
-		start, end, err := p.player.Write(ctx, samples)
-		if !wrote {
-			chunk.start, wrote = start, true
-		}
-		chunk.end = end
-		return err
+		return nil
 	}
 	err = p.cfg.TTS.Synthesize(ctx, text, func(samples []float32) error {
 		now := p.clk.Now()
@@ -170,11 +237,6 @@ func (p *Pipeline) speak(ctx context.Context, r *response, text string) error {
 	})
 	if err == nil {
 		err = write(conv.Flush())
-	}
-	if wrote {
-		r.mu.Lock()
-		r.spoken = append(r.spoken, chunk)
-		r.mu.Unlock()
 	}
 	return err
 }

@@ -35,7 +35,8 @@
 //     一亿零一万) and drops the 一 of 一十 only at the start ("12" 十二,
 //     "112" 一百一十二, "150000" 十五万). 2 is read 两 before a few measure
 //     words (个 位 次 件 天 年 点 元 块 小时 分钟 千 万 ...), not after 第 and
-//     not in 年级; otherwise 二.
+//     not in 年级, and before units other than degrees (两千克), in money
+//     (两元) and as an hour (两点); otherwise 二.
 //   - Signs: "-5"/"−5" minus five / 负五, "+5" plus five / 正五, when the sign
 //     does not follow a letter or digit. "~5" about five / 约五.
 //   - Decimals: "3.14" three point one four / 三点一四; ".5" point five /
@@ -50,14 +51,17 @@
 //   - Ratios: "3:2", "16:9" (not a valid clock time) three to two / 三比二.
 //   - Digits glued after Latin letters ("mp3", "H2O", "A4", "COVID19") are
 //     read as a cardinal when at most 4 digits, else digit by digit; "V8"
-//     is "V eight". Hex literals "0x1F" are left alone.
+//     is "V eight". Hex literals "0x1F" are left alone. English words
+//     replacing text glued to a letter or digit get a separating space
+//     ("3D" three D, "R&D" R and D).
+//   - Only ASCII digits are read; full-width digits (０１２) are left as is.
 //
 // # Versions and dotted numbers
 //
 // "v1.2.3" is "version one point two point three" (版本一点二点三), each
 // component a cardinal ("v1.10" version one point ten); a lowercase "v"
 // needs no dot ("v2" version two), an uppercase "V" does ("V8" stays an
-// engine). A bare number with two or more dots ("1.2.3") is read the same
+// engine); a preceding "version"/"版本" is not repeated. A bare number with two or more dots ("1.2.3") is read the same
 // way without "version". Four components each ≤ 255 ("192.168.1.1") are an
 // IP address, read digit by digit with "dot" / 点. A number with a single
 // dot ("1.5", "3.11") is always a decimal: it cannot be told apart from a
@@ -97,7 +101,8 @@
 //     ("30/11/2026" is day first). "November 30", "Nov. 30th, 2026" →
 //     November thirtieth, twenty twenty-six; "30 November 2026" → the
 //     thirtieth of November, twenty twenty-six. "2026年11月30日" follows
-//     from the number rules.
+//     from the number rules. Impossible dates ("2026-13-45", "2026-02-30")
+//     are not dates; they fall through to the phone and number rules.
 //   - "10:30" ten thirty, "9:05" nine oh five, "10:00" ten o'clock, "15:00"
 //     fifteen hundred, "00:00" midnight, "10:30:15" ten thirty and fifteen
 //     seconds; with am/pm ("3pm", "3 p.m.", "10:30 AM") three p m, ten

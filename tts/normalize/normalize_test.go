@@ -409,7 +409,7 @@ func TestPhoneChinese(t *testing.T) {
 	})
 }
 
-func TestVersions(t *testing.T) {
+func TestVersionsEnglish(t *testing.T) {
 	check(t, normalize.Text, []tcase{
 		{"v1.2.3", "version one point two point three"},
 		{"update to v2", "update to version two"},
@@ -420,8 +420,21 @@ func TestVersions(t *testing.T) {
 		{"Python 3.11.2", "Python three point eleven point two"},
 		{"192.168.1.1", "one nine two dot one six eight dot one dot one"},
 		{"0x1F", "0x1F"},
+		{"Version v2.1", "Version two point one"},
+	})
+}
+
+func TestVersionsChinese(t *testing.T) {
+	check(t, normalize.Text, []tcase{
 		{"升级到v2.1", "升级到版本二点一"},
+		{"版本v1.2.3", "版本一点二点三"},
+		{"下载v3", "下载版本三"},
+		{"使用v1.10", "使用版本一点十"},
+		{"Python 3.11.2发布", "Python 三点十一点二发布"},
+		{"1.2.3版", "一点二点三版"},
 		{"IP是192.168.1.1", "IP是一九二点一六八点一点一"},
+		{"服务器10.0.0.1", "服务器一零点零点零点一"},
+		{"V8发动机", "V八发动机"},
 	})
 }
 

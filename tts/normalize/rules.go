@@ -1035,9 +1035,11 @@ func (n *norm) dotted(start, i int, prefixed bool) int {
 	zh := n.lang(start, j) == langZH
 	n.tmp = n.tmp[:0]
 	if prefixed {
-		if zh {
+		before := s[:start]
+		switch {
+		case zh && !strings.HasSuffix(before, "版本"):
 			n.tmp = append(n.tmp, "版本"...)
-		} else {
+		case !zh && !(len(before) >= 8 && strings.EqualFold(before[len(before)-8:], "version ")):
 			n.tmp = append(n.tmp, "version "...)
 		}
 	}
