@@ -15,12 +15,13 @@
 //     boxes [ ] / [x] after them), and lines made only of - * _ = | : + ~ > #
 //     and blanks (rules, table separator rows, setext underlines);
 //   - inline markup removed: emphasis runs of * and _ and strike-through ~~
-//     (kept when they stand alone between blanks, as in "2 * 3", or inside a
-//     word or number, as in snake_case and 2*3), the backticks of `code`
-//     spans (their contents are kept verbatim), the brackets of links and
-//     images and their destinations ([text](url) and ![alt](url) become
-//     "text" and "alt"), table pipes (which separate words), and the
-//     backslash of an escaped punctuation mark;
+//     (but an asterisk between blanks or digits, as in "2 * 3" and "2*3",
+//     an underscore inside a word, as in snake_case, and a single ~ are
+//     text), the backticks of `code` spans (their contents are kept
+//     verbatim), the brackets of links and images and their destinations
+//     ([text](url) and ![alt](url) become "text" and "alt"), table pipes
+//     (which separate words), and the backslash of an escaped punctuation
+//     mark or of a hard line break;
 //   - emoji and pictographic symbols removed: Extended_Pictographic
 //     characters, other symbols (Unicode So) in the arrow, technical,
 //     geometric, dingbat and emoji blocks, bullets, variation selectors,
@@ -83,11 +84,11 @@ type Config struct {
 func DefaultConfig() Config { return Config{FirstMin: 12, Max: 200} }
 
 // Chunker turns the pieces of one streamed reply into chunks of speakable
-// text. It works in two stages that share no buffer rescans: the markdown
-// stage turns raw input into speakable text as soon as its meaning is
-// known, and the split stage cuts that text into chunks, keeping a scan
-// position so each Push costs time in proportion to the new text only.
-// Not safe for concurrent use.
+// text. It works in two stages: the markdown stage turns raw input into
+// speakable text as soon as its meaning is known, and the split stage cuts
+// that text into chunks. Each keeps a read position and looks at most a
+// bounded distance ahead, so a Push costs time in proportion to the new
+// text, not to what is pending. Not safe for concurrent use.
 type Chunker struct {
 	cfg Config
 
@@ -238,47 +239,43 @@ func (c *Chunker) step(b []byte, final bool) bool {
 
 // lineStart consumes the markers at the start of a line.
 func (c *Chunker) lineStart(b []byte, final bool) bool {
-	i := blanks(b, 0)
-	if i == len(b) {
-		if final {
-			c.rp += i
-		}
-		return final
-	}
-	if b[i] == '\n' {
-		c.rp += i
+	if i := blanks(b, 0); i > 0 {
+		c.rp += i // indentation is not spoken
 		return true
 	}
-	if ch := b[i]; ch == '`' || ch == '~' {
-		n := run(b[i:], ch)
-		if i+n == len(b) && !final {
+	if ch := b[0]; ch == '`' || ch == '~' {
+		n := run(b, ch)
+		if n == len(b) && n < maxRun && !final {
 			return false // "``" may be the start of "```"
 		}
 		if n >= 3 {
 			c.fence, c.fenceLen = ch, n
-			c.rp += i + n
+			c.rp += n
 			c.bol, c.skipLine = false, true // the info string is not spoken
 			return true
 		}
 	}
 	// A line of rule characters only is a rule, a table separator row or a
 	// setext underline.
-	j := i
-	for j < len(b) && (isRuleByte(b[j]) || b[j] == ' ' || b[j] == '\t') {
+	j := 0
+	for j < len(b) && j < maxRun && (isRuleByte(b[j]) || b[j] == ' ' || b[j] == '\t') {
 		j++
 	}
-	if j == len(b) && !final {
+	switch {
+	case j == maxRun:
+		c.bol, c.skipLine = false, true
+		return true
+	case j == len(b) && !final:
 		return false
-	}
-	if j == len(b) || b[j] == '\n' {
+	case j == len(b) || b[j] == '\n':
 		c.rp += j
 		return true
 	}
-	k, ok := markers(b[i:], final)
+	k, ok := markers(b, final)
 	if !ok {
 		return false
 	}
-	c.rp += i + k
+	c.rp += k
 	c.bol, c.prev = false, ' '
 	return true
 }
@@ -292,6 +289,9 @@ func markers(b []byte, final bool) (int, bool) {
 	more := func(k int) (int, bool) { return k, final }
 	for k := 0; ; {
 		k = blanks(b, k)
+		if k >= maxRun {
+			return k, true
+		}
 		if k == len(b) {
 			return more(k)
 		}
@@ -309,18 +309,21 @@ func markers(b []byte, final bool) (int, bool) {
 			}
 		case isDigit(ch):
 			d := k
-			for d < len(b) && isDigit(b[d]) {
+			for d < len(b) && d-k <= 3 && isDigit(b[d]) {
 				d++
+			}
+			if d-k > 3 { // a number, not a list item
+				return k, true
 			}
 			if d == len(b) || d+1 == len(b) && (b[d] == '.' || b[d] == ')') {
 				return more(k)
 			}
-			if d-k <= 3 && (b[d] == '.' || b[d] == ')') && (b[d+1] == ' ' || b[d+1] == '\t') {
+			if (b[d] == '.' || b[d] == ')') && (b[d+1] == ' ' || b[d+1] == '\t') {
 				k, list = d+2, true
 				continue
 			}
 		case ch == '#':
-			n := run(b[k:], '#')
+			n := run(b[k:min(len(b), k+7)], '#')
 			if k+n == len(b) {
 				return more(k)
 			}
@@ -343,14 +346,14 @@ func markers(b []byte, final bool) (int, bool) {
 // fenceLine handles a line inside a code block: a closing fence ends the
 // block, anything else is dropped.
 func (c *Chunker) fenceLine(b []byte, final bool) bool {
-	i := blanks(b, 0)
-	if i == len(b) && !final {
-		return false
+	if i := blanks(b, 0); i > 0 {
+		c.rp += i
+		return true
 	}
-	if i < len(b) && b[i] == c.fence {
-		n := run(b[i:], c.fence)
-		j := blanks(b, i+n)
-		if j == len(b) && !final {
+	if b[0] == c.fence {
+		n := run(b, c.fence)
+		j := blanks(b[:min(len(b), n+maxRun)], n)
+		if j == len(b) && j < n+maxRun && !final {
 			return false
 		}
 		if n >= c.fenceLen && (j == len(b) || b[j] == '\n') {
@@ -423,7 +426,7 @@ func (c *Chunker) ascii(b []byte, ch byte, final bool) bool {
 		c.space = true
 	case ch == '`':
 		n = run(b, '`')
-		if n == len(b) && !final {
+		if n == len(b) && n < maxRun && !final {
 			return false
 		}
 		switch c.code {
@@ -435,7 +438,9 @@ func (c *Chunker) ascii(b []byte, ch byte, final bool) bool {
 	case (ch == '*' || ch == '_' || ch == '~') && !code:
 		n = run(b, ch)
 		next := '\n'
-		if n < len(b) {
+		if n == maxRun {
+			next = rune(ch) // a long run is dropped in pieces
+		} else if n < len(b) {
 			if !final && !utf8.FullRune(b[n:]) {
 				return false
 			}
@@ -479,10 +484,16 @@ func (c *Chunker) ascii(b []byte, ch byte, final bool) bool {
 		if len(b) < 2 && !final {
 			return false
 		}
-		if len(b) >= 2 && isASCIIPunct(b[1]) {
+		switch {
+		case len(b) < 2:
+			c.emit('\\')
+		case b[1] == '\n': // a hard line break
+		case isASCIIPunct(b[1]):
 			ch, n, prev = b[1], 2, rune(b[1])
+			c.emit(rune(ch))
+		default:
+			c.emit('\\')
 		}
-		c.emit(rune(ch))
 	case isDigit(ch) || ch == '#' || ch == '*':
 		rest := b[1:]
 		if !final && (isPrefix(rest, keycap) || isPrefix(rest, keycap[3:])) {
@@ -681,13 +692,13 @@ func (c *Chunker) boundary(i int, r rune, end int, next rune, final bool) (kind,
 	switch {
 	case isCJKTerminal(r):
 		j, need := runEnd(b, end, final, func(r rune) bool { return isCJKTerminal(r) || isCloser(r) })
-		if need || j == len(b) || !cuttable(b, j) {
+		if need || j < 0 || j == len(b) || !cuttable(b, j) {
 			return none, 0, need
 		}
 		return sentence, j, false
 	case r == '.' || r == '!' || r == '?' || r == ';':
 		j, need := runEnd(b, end, final, func(r rune) bool { return r == '.' || r == '!' || r == '?' || r == ';' || isCloser(r) })
-		if need || j == len(b) {
+		if need || j < 0 || j == len(b) {
 			return none, 0, need
 		}
 		after, _ := utf8.DecodeRune(b[j:])
@@ -722,14 +733,17 @@ func (c *Chunker) boundary(i int, r rune, end int, next rune, final bool) (kind,
 }
 
 // runEnd returns the end of the run of characters in b from j on that
-// satisfy in, or need if the run reaches the end of the text so far.
+// satisfy in, or need if the run reaches the end of the text so far. A run
+// longer than maxRun bytes ends nothing (-1).
 func runEnd(b []byte, j int, final bool, in func(rune) bool) (int, bool) {
-	for j < len(b) {
+	for limit := j + maxRun; j < len(b); {
 		r, size := utf8.DecodeRune(b[j:])
 		if !in(r) {
 			return j, false
 		}
-		j += size
+		if j += size; j > limit {
+			return -1, false
+		}
 	}
 	return j, !final
 }
@@ -865,9 +879,17 @@ func blanks(b []byte, k int) int {
 	return k
 }
 
+// maxRun bounds the lookahead of every decision, so that a long run of
+// the same character arriving in many pieces is not rescanned on every
+// Push. Longer runs are taken maxRun bytes at a time: a line that starts
+// with maxRun rule characters is a rule, longer runs of markup characters
+// are dropped, and a longer run of sentence marks ends no sentence.
+const maxRun = 128
+
+// run returns the length of the run of ch at the start of b, up to maxRun.
 func run(b []byte, ch byte) int {
 	n := 0
-	for n < len(b) && b[n] == ch {
+	for n < len(b) && n < maxRun && b[n] == ch {
 		n++
 	}
 	return n

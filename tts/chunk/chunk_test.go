@@ -795,6 +795,7 @@ func TestSpeakable(t *testing.T) {
 		{"asterisks", "2 * 3, 2*3, x*y", "2 * 3, 2*3, xy"},
 		{"tildes", "~approx and ~~gone~~ and ~5", "~approx and gone and ~5"},
 		{"escapes", `\*not bold\* and \\ and C:\Users`, `*not bold* and \ and C:\Users`},
+		{"hard line breaks", "one\\\ntwo \\", `one two \`},
 		{"emoji", "I ❤️ Go 🚀🚀 👩🏽‍💻 🇯🇵 1️⃣ #️⃣ *️⃣ ©®™ ok", "I Go ok"},
 		{"symbols", "a → b ⇒ c ★ d ✓ e • f", "a b c d e f"},
 		{"symbols that are spoken", "25°C, 3 × 4 = 12, 50% off, €5", "25°C, 3 × 4 = 12, 50% off, €5"},
@@ -836,6 +837,28 @@ func TestChunkerReset(t *testing.T) {
 	// Flush resets too.
 	assert.Equal(t, []string{"Another reply,"}, c.Push("Another reply, ok"))
 	assert.Equal(t, []string{"ok"}, c.Flush())
+}
+
+// TestChunkerLongRuns streams long runs of one character in small pieces:
+// the chunks are the same as pushed whole, and since every lookahead is
+// bounded this takes linear time (it took minutes when each Push rescanned
+// the run).
+func TestChunkerLongRuns(t *testing.T) {
+	cfg := chunk.DefaultConfig()
+	for _, unit := range []string{"-", "*", "_", "`", "~", "#", "1", "> ", " ", "。", "!", "a", "天", "Dr. "} {
+		for _, text := range []string{
+			"Start. " + strings.Repeat(unit, 30000) + " end.",
+			"Start.\n" + strings.Repeat(unit, 30000) + "\nend.",
+		} {
+			want := whole(cfg, text)
+			assert.Equal(t, chunk.Speakable(text), chunk.Join(want), "%q", unit)
+			var pieces []string
+			for i := 0; i < len(text); i += 5 {
+				pieces = append(pieces, text[i:min(len(text), i+5)])
+			}
+			sameChunks(t, want, streamed(cfg, pieces), "%q", unit)
+		}
+	}
 }
 
 // vocabulary holds the fragments that random replies are made of: the
