@@ -434,3 +434,25 @@ func TestBargeInDuringAChunkLongerThanThePlayerBuffer(t *testing.T) {
 	assert.NotEmpty(t, barge[0].Text)
 	assert.True(t, strings.HasPrefix(reply, barge[0].Text), "%q", barge[0].Text)
 }
+
+// Chinese chunks the user heard are remembered without spaces between
+// them.
+func TestHeardChineseHasNoSpaces(t *testing.T) {
+	reply := "你好。今天天气很好，我们出去走走吧。明天会下雨，记得带伞。后天是晴天，可以去公园。"
+	s := scenario{
+		length: 8 * time.Second,
+		user: []pipelinetest.Utterance{
+			{Start: 300 * time.Millisecond, End: 1 * time.Second, Text: "天气"},
+			{Start: 3800 * time.Millisecond, End: 4600 * time.Millisecond, Text: "好的"},
+		},
+		replies:         []string{reply, "好。"},
+		bargeIn:         true,
+		tokensPerSecond: -1,
+	}
+	o := s.run(t)
+	barge := o.of(pipeline.EvBargeIn)
+	require.Len(t, barge, 1)
+	assert.True(t, strings.HasPrefix(reply, barge[0].Text), "%q", barge[0].Text)
+	assert.Contains(t, barge[0].Text, "你好。今天")
+	assert.NotContains(t, barge[0].Text, " ")
+}

@@ -23,6 +23,7 @@ type response struct {
 	metrics *TurnMetrics
 	reply   strings.Builder
 	spoken  []spokenChunk
+	join    func([]string) string // the chunker's
 	stats   llm.Stats
 	err     error
 
@@ -81,6 +82,9 @@ func (p *Pipeline) startResponse(m TurnMetrics) {
 
 func (p *Pipeline) generate(ctx context.Context, r *response, conv []llm.Message, chunks *chunkQueue) error {
 	chunker := p.cfg.NewChunker()
+	r.mu.Lock()
+	r.join = chunker.Join
+	r.mu.Unlock()
 	send := func(texts []string) error {
 		for _, c := range texts {
 			chunks.push(c)
@@ -273,7 +277,10 @@ func (r *response) heard(pos uint64) string {
 		}
 		break
 	}
-	return strings.TrimSpace(strings.Join(parts, " "))
+	if r.join == nil {
+		return ""
+	}
+	return strings.TrimSpace(r.join(parts))
 }
 
 // leading is the first share of text's words, or of its characters for

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -10,7 +11,7 @@ import (
 )
 
 func TestHeardText(t *testing.T) {
-	r := &response{spoken: []spokenChunk{
+	r := &response{join: func(p []string) string { return strings.Join(p, " ") }, spoken: []spokenChunk{
 		{text: "Once upon a time,", start: 0, end: 1000},
 		{text: "there was a small robot.", start: 1000, end: 2000},
 		{text: "从前有一个小机器人。", start: 2000, end: 3000},

@@ -64,6 +64,9 @@ type Generator interface {
 type Chunker interface {
 	Push(piece string) []string
 	Flush() []string
+	// Join puts chunks back together as text (no spaces between Chinese
+	// chunks), for the part of a reply the user heard.
+	Join(chunks []string) string
 }
 
 // Synthesizer turns a chunk of text into audio, incrementally.

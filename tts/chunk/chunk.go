@@ -1027,3 +1027,7 @@ var extendedPictographic = [][2]rune{
 	{0x1f888, 0x1f88f}, {0x1f8ae, 0x1f8ff}, {0x1f90c, 0x1f93a}, {0x1f93c, 0x1f945},
 	{0x1f947, 0x1faff}, {0x1fc00, 0x1fffd},
 }
+
+// Join is the package's Join, as a method so a Chunker can be handed
+// around as one interface.
+func (c *Chunker) Join(chunks []string) string { return Join(chunks) }
