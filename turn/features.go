@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"sync"
+
+	"github.com/voiceassistant/voice/internal/dsp"
 )
 
 // The Whisper feature geometry Smart Turn v3 was trained with (an 8 s
@@ -156,26 +158,8 @@ func (f *Featurizer) powerSpectrum(frame []float64) {
 		z[n] = complex(frame[2*n]*win[2*n], frame[2*n+1]*win[2*n+1])
 	}
 	Z := t.fft.transform(z, f.w)
-	p := f.power[:numBins]
-	z0 := Z[0]
-	p[0] = sq(real(z0) + imag(z0))
-	p[halfFFT] = sq(real(z0) - imag(z0))
-	tw := t.unpack[:halfFFT/2+1]
-	for k := 1; k <= halfFFT/2; k++ {
-		a, b := Z[k], Z[halfFFT-k]
-		// X[k] = E + W^k O with E = (a + conj b)/2, O = -i(a - conj b)/2;
-		// X[200-k] = conj(E) - conj(W^k O), from the same a and b.
-		er, ei := (real(a)+real(b))/2, (imag(a)-imag(b))/2
-		or, oi := (imag(a)+imag(b))/2, (real(b)-real(a))/2
-		w := tw[k]
-		wr, wi := real(w), imag(w)
-		tr, ti := wr*or-wi*oi, wr*oi+wi*or
-		p[k] = sq(er+tr) + sq(ei+ti)
-		p[halfFFT-k] = sq(er-tr) + sq(ti-ei)
-	}
+	dsp.PackedPower(Z, t.unpack, f.power[:numBins])
 }
-
-func sq(v float64) float64 { return v * v }
 
 // featureTables are the constants every Featurizer shares.
 type featureTables struct {
@@ -197,11 +181,7 @@ func tables() *featureTables {
 		for n := range t.window {
 			t.window[n] = 0.5 - 0.5*math.Cos(2*math.Pi*float64(n)/NFFT)
 		}
-		t.unpack = make([]complex128, halfFFT/2+1)
-		for k := range t.unpack {
-			s, c := math.Sincos(-2 * math.Pi * float64(k) / NFFT)
-			t.unpack[k] = complex(c, s)
-		}
+		t.unpack = dsp.UnpackTwiddles(NFFT)
 		t.mel, t.melLo = slaneyMelFilters()
 		sharedTabs = t
 	})
@@ -223,24 +203,12 @@ func slaneyMelFilters() ([][]float64, []int) {
 	for m := range NumMels {
 		l, c, r := edges[m], edges[m+1], edges[m+2]
 		norm := 2 / (r - l)
-		first, last := -1, -1
 		w := make([]float64, numBins)
 		for k := range numBins {
 			hz := float64(k) * SampleRate / NFFT
-			v := max(0, min((hz-l)/(c-l), (r-hz)/(r-c))) * norm
-			if v > 0 {
-				if first < 0 {
-					first = k
-				}
-				last = k
-			}
-			w[k] = v
+			w[k] = max(0, min((hz-l)/(c-l), (r-hz)/(r-c))) * norm
 		}
-		if first < 0 { // cannot happen at these sizes; keep it harmless
-			first, last = 0, -1
-		}
-		start[m] = first
-		mel[m] = w[first : last+1 : last+1]
+		start[m], mel[m] = dsp.Nonzero(w)
 	}
 	return mel, start
 }

@@ -34,6 +34,8 @@ import (
 	"fmt"
 	"math"
 	"sync"
+
+	"github.com/voiceassistant/voice/internal/dsp"
 )
 
 // Feature geometry.
@@ -146,24 +148,12 @@ func melBanks() ([][]float64, []int) {
 		left := melLow + float64(m)*delta
 		center := melLow + float64(m+1)*delta
 		right := melLow + float64(m+2)*delta
-		first, last := -1, -1
 		w := make([]float64, fftSize/2)
 		for k := range w {
 			f := melScale(binWidth * float64(k))
-			v := max(0, min((f-left)/(center-left), (right-f)/(right-center)))
-			if v > 0 {
-				if first < 0 {
-					first = k
-				}
-				last = k
-			}
-			w[k] = v
+			w[k] = max(0, min((f-left)/(center-left), (right-f)/(right-center)))
 		}
-		if first < 0 { // cannot happen at this geometry; keep it harmless
-			first, last = 0, -1
-		}
-		lo[m] = first
-		mel[m] = w[first : last+1 : last+1]
+		lo[m], mel[m] = dsp.Nonzero(w)
 	}
 	return mel, lo
 }

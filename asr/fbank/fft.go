@@ -1,6 +1,10 @@
 package fbank
 
-import "math"
+import (
+	"math"
+
+	"github.com/voiceassistant/voice/internal/dsp"
+)
 
 // realFFT computes the power spectrum of a real frame of length n (a power
 // of two) as an n/2-point complex radix-2 FFT of the even/odd samples
@@ -24,7 +28,7 @@ func newRealFFT(n int) *realFFT {
 		half:   half,
 		rev:    make([]int32, half),
 		tw:     make([]complex128, half/2),
-		unpack: make([]complex128, half/2+1),
+		unpack: dsp.UnpackTwiddles(n),
 		z:      make([]complex128, half),
 	}
 	bits := 0
@@ -43,10 +47,6 @@ func newRealFFT(n int) *realFFT {
 	for k := range f.tw {
 		s, c := math.Sincos(-2 * math.Pi * float64(k) / float64(half))
 		f.tw[k] = complex(c, s)
-	}
-	for k := range f.unpack {
-		s, c := math.Sincos(-2 * math.Pi * float64(k) / float64(n))
-		f.unpack[k] = complex(c, s)
 	}
 	return f
 }
@@ -109,22 +109,5 @@ func (f *realFFT) power(x []float64, p []float64) {
 	}
 	clear(z[i:])
 	f.transform(z)
-	z0 := z[0]
-	p[0] = sq(real(z0) + imag(z0))
-	p[half] = sq(real(z0) - imag(z0))
-	tw := f.unpack[:half/2+1]
-	for k := 1; k <= half/2; k++ {
-		a, b := z[k], z[half-k]
-		// X[k] = E + W^k O with E = (a + conj b)/2, O = -i(a - conj b)/2;
-		// X[n/2-k] = conj(E) - conj(W^k O), from the same a and b.
-		er, ei := (real(a)+real(b))/2, (imag(a)-imag(b))/2
-		or, oi := (imag(a)+imag(b))/2, (real(b)-real(a))/2
-		w := tw[k]
-		wr, wi := real(w), imag(w)
-		tr, ti := wr*or-wi*oi, wr*oi+wi*or
-		p[k] = sq(er+tr) + sq(ei+ti)
-		p[half-k] = sq(er-tr) + sq(ti-ei)
-	}
+	dsp.PackedPower(z, f.unpack, p)
 }
-
-func sq(v float64) float64 { return v * v }
