@@ -1,0 +1,415 @@
+// Package spm is a pure-Go SentencePiece unigram tokenizer.
+//
+// It reads a sentencepiece tokenizer.model file (a serialized
+// sentencepiece.ModelProto, parsed by hand) and reproduces the ids of
+// sentencepiece's SentencePieceProcessor.Encode / Decode for unigram models:
+// whitespace normalization (dummy prefix, extra-whitespace removal, "▁"
+// escaping), Viterbi segmentation over the piece scores, user-defined
+// pieces, unknown characters and byte fallback.
+//
+// Only the "identity" normalizer (no precompiled_charsmap) is supported;
+// models normalized with nmt_nfkc or a custom rule are rejected by Parse.
+package spm
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"unicode/utf8"
+)
+
+const (
+	spaceSymbol = "\u2581" // ▁
+	// unkPenalty is sentencepiece's kUnkPenalty: unknown characters score
+	// min_score - unkPenalty.
+	unkPenalty float32 = 10.0
+	// replacementChar is what sentencepiece substitutes for malformed UTF-8.
+	replacementChar = "\uFFFD"
+)
+
+// Model is a loaded SentencePiece unigram model. It is safe for concurrent use.
+type Model struct {
+	name   string
+	pieces []protoPiece
+	// pieceIDs holds NORMAL, USER_DEFINED and UNUSED pieces (the ones that can
+	// be matched in text); reservedIDs holds the others (UNKNOWN, CONTROL, BYTE).
+	pieceIDs    map[string]int
+	reservedIDs map[string]int
+	trie        trie
+	user        trie // user-defined pieces only; nil root if none
+	hasUser     bool
+	unkID       int
+	byteIDs     [256]int // id of <0xXX>, or unkID when missing
+	minScore    float32
+	maxScore    float32
+	trainer     trainerSpec
+	normalizer  normalizerSpec
+}
+
+// Load reads and parses the tokenizer.model file at path.
+func Load(path string) (*Model, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("spm: %w", err)
+	}
+	return Parse(data, path)
+}
+
+// Parse parses a serialized sentencepiece.ModelProto. name (usually the file
+// path) is used in error messages.
+func Parse(data []byte, name string) (*Model, error) {
+	fail := func(format string, args ...any) (*Model, error) {
+		return nil, fmt.Errorf("spm: %s: "+format, append([]any{name}, args...)...)
+	}
+	if len(data) == 0 {
+		return fail("empty file, not a sentencepiece model")
+	}
+	mp, err := parseModelProto(data)
+	if err != nil {
+		return fail("invalid sentencepiece ModelProto: %v", err)
+	}
+	if len(mp.pieces) == 0 {
+		return fail("not a sentencepiece model: no pieces")
+	}
+	switch mp.trainer.modelType {
+	case modelUnigram:
+	case modelBPE:
+		return fail("not a unigram model (model_type BPE)")
+	case modelWord:
+		return fail("not a unigram model (model_type WORD)")
+	case modelChar:
+		return fail("not a unigram model (model_type CHAR)")
+	default:
+		return fail("not a unigram model (model_type %d)", mp.trainer.modelType)
+	}
+	if len(mp.normalizer.charsmap) != 0 {
+		n := mp.normalizer.name
+		if n == "" {
+			n = "custom"
+		}
+		return fail("unsupported normalizer %q: only the identity normalizer (no precompiled_charsmap) is supported", n)
+	}
+	if mp.trainer.treatWhitespaceAsSuffix {
+		return fail("unsupported trainer_spec: treat_whitespace_as_suffix")
+	}
+
+	m := &Model{
+		name:        name,
+		pieces:      mp.pieces,
+		pieceIDs:    make(map[string]int, len(mp.pieces)),
+		reservedIDs: make(map[string]int),
+		unkID:       -1,
+		minScore:    math.MaxFloat32,
+		maxScore:    math.SmallestNonzeroFloat32 * (1 << 23), // FLT_MIN
+		trainer:     mp.trainer,
+		normalizer:  mp.normalizer,
+	}
+	var userPieces []string
+	for i, p := range mp.pieces {
+		if p.piece == "" {
+			return fail("piece %d is empty", i)
+		}
+		normal := p.typ == typeNormal || p.typ == typeUserDefined || p.typ == typeUnused
+		dst := m.reservedIDs
+		if normal {
+			dst = m.pieceIDs
+		}
+		if _, dup := dst[p.piece]; dup {
+			return fail("piece %q (id %d) is already defined", p.piece, i)
+		}
+		dst[p.piece] = i
+		switch p.typ {
+		case typeNormal:
+			m.minScore = min(m.minScore, p.score)
+			m.maxScore = max(m.maxScore, p.score)
+		case typeUnknown:
+			if m.unkID >= 0 {
+				return fail("unk is already defined (ids %d and %d)", m.unkID, i)
+			}
+			m.unkID = i
+		case typeUserDefined:
+			userPieces = append(userPieces, p.piece)
+		case typeControl, typeUnused, typeByte:
+		default:
+			return fail("piece %d has invalid type %d", i, p.typ)
+		}
+	}
+	if m.unkID < 0 {
+		return fail("unk is not defined")
+	}
+	for b := range m.byteIDs {
+		m.byteIDs[b] = m.unkID
+		if id, ok := m.reservedIDs[bytePiece(byte(b))]; ok && mp.pieces[id].typ == typeByte {
+			m.byteIDs[b] = id
+		}
+	}
+	m.trie = buildTrie(m.pieceIDs)
+	if len(userPieces) > 0 {
+		u := make(map[string]int, len(userPieces))
+		for _, p := range userPieces {
+			u[p] = m.pieceIDs[p]
+		}
+		m.user = buildTrie(u)
+		m.hasUser = true
+	}
+	return m, nil
+}
+
+func bytePiece(b byte) string { return fmt.Sprintf("<0x%02X>", b) }
+
+// Len returns the vocabulary size.
+func (m *Model) Len() int { return len(m.pieces) }
+
+// Piece returns the piece string of id, or "" if id is out of range.
+func (m *Model) Piece(id int) string {
+	if id < 0 || id >= len(m.pieces) {
+		return ""
+	}
+	return m.pieces[id].piece
+}
+
+// ID returns the id of piece, and whether it is in the vocabulary.
+func (m *Model) ID(piece string) (int, bool) {
+	if id, ok := m.pieceIDs[piece]; ok {
+		return id, true
+	}
+	id, ok := m.reservedIDs[piece]
+	return id, ok
+}
+
+// oneCharLen is sentencepiece's string_util::OneCharLen: the length of the
+// UTF-8 sequence introduced by b, judged from the lead byte only.
+func oneCharLen(b byte) int {
+	return int("\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x02\x02\x03\x04"[b>>4])
+}
+
+// normalizePrefix returns the normalized form of the longest prefix of s
+// and how many bytes of s it consumed (identity normalizer).
+func (m *Model) normalizePrefix(s string) (string, int) {
+	if m.hasUser {
+		if n, _ := m.user.longestPrefix(s); n > 0 {
+			return s[:n], n
+		}
+	}
+	r, n := utf8.DecodeRuneInString(s)
+	if r == utf8.RuneError && n <= 1 {
+		return replacementChar, 1
+	}
+	return s[:n], n
+}
+
+// normalize is sentencepiece's Normalizer::Normalize without a charsmap.
+func (m *Model) normalize(s string) string {
+	ns := m.normalizer
+	if ns.removeExtraWhitespaces {
+		for s != "" {
+			p, n := m.normalizePrefix(s)
+			if p != " " {
+				break
+			}
+			s = s[n:]
+		}
+	}
+	if s == "" {
+		return ""
+	}
+	ws := " "
+	if ns.escapeWhitespaces {
+		ws = spaceSymbol
+	}
+	var b strings.Builder
+	b.Grow(len(s) * 3 / 2)
+	if ns.addDummyPrefix {
+		b.WriteString(ws)
+	}
+	prevSpace := ns.removeExtraWhitespaces
+	for s != "" {
+		p, n := m.normalizePrefix(s)
+		s = s[n:]
+		for prevSpace && strings.HasPrefix(p, " ") {
+			p = p[1:]
+		}
+		if p != "" {
+			if ns.escapeWhitespaces {
+				for i := 0; i < len(p); i++ {
+					if p[i] == ' ' {
+						b.WriteString(spaceSymbol)
+					} else {
+						b.WriteByte(p[i])
+					}
+				}
+			} else {
+				b.WriteString(p)
+			}
+			prevSpace = strings.HasSuffix(p, " ")
+		}
+		if !ns.removeExtraWhitespaces {
+			prevSpace = false
+		}
+	}
+	out := b.String()
+	if ns.removeExtraWhitespaces {
+		for strings.HasSuffix(out, ws) {
+			out = out[:len(out)-len(ws)]
+		}
+	}
+	return out
+}
+
+type bestNode struct {
+	id      int
+	score   float32
+	startAt int
+}
+
+// Encode tokenizes text into piece ids, like sentencepiece's
+// SentencePieceProcessor.EncodeAsIds.
+func (m *Model) Encode(text string) []int {
+	norm := m.normalize(text)
+	if norm == "" {
+		return []int{}
+	}
+	size := len(norm)
+	unkScore := m.minScore - unkPenalty
+	best := make([]bestNode, size+1)
+	for i := range best {
+		best[i].startAt = -1
+	}
+	best[0].startAt = 0 // only best[0].score (0) is read
+	for start := 0; start < size; {
+		till := best[start].score
+		mblen := min(oneCharLen(norm[start]), size-start)
+		hasSingle := false
+		m.trie.walk(norm[start:], func(length, id int) {
+			typ := m.pieces[id].typ
+			if typ == typeUnused {
+				return
+			}
+			t := &best[start+length]
+			if typ == typeUserDefined {
+				// User-defined symbols get a bonus so that they are always
+				// selected; computed in double precision like sentencepiece.
+				cand := float64(float32(length)*m.maxScore) - 0.1 + float64(till)
+				if t.startAt == -1 || cand > float64(t.score) {
+					t.score, t.startAt, t.id = float32(cand), start, id
+				}
+			} else {
+				cand := m.pieces[id].score + till
+				if t.startAt == -1 || cand > t.score {
+					t.score, t.startAt, t.id = cand, start, id
+				}
+			}
+			if length == mblen {
+				hasSingle = true
+			}
+		})
+		if !hasSingle {
+			t := &best[start+mblen]
+			cand := unkScore + till
+			if t.startAt == -1 || cand > t.score {
+				t.score, t.startAt, t.id = cand, start, m.unkID
+			}
+		}
+		start += mblen
+	}
+
+	// Backtrack; count the nodes first to fill ids in order.
+	n := 0
+	for end := size; end > 0; end = best[end].startAt {
+		n++
+	}
+	type seg struct{ begin, end, id int }
+	segs := make([]seg, n)
+	for end := size; end > 0; end = best[end].startAt {
+		n--
+		segs[n] = seg{best[end].startAt, end, best[end].id}
+	}
+
+	ids := make([]int, 0, len(segs))
+	prevUnk := false
+	for _, s := range segs {
+		isUnk := s.id == m.unkID
+		switch {
+		case isUnk && m.trainer.byteFallback:
+			for i := s.begin; i < s.end; i++ {
+				ids = append(ids, m.byteIDs[norm[i]])
+			}
+		case isUnk && prevUnk:
+			// sentencepiece merges runs of unknown pieces into one <unk>.
+		default:
+			ids = append(ids, s.id)
+		}
+		prevUnk = isUnk
+	}
+	return ids
+}
+
+// Decode turns ids back into text, like sentencepiece's
+// SentencePieceProcessor.DecodeIds. Control ids (<s>, </s>, ...) decode to
+// nothing, <unk> to the model's unk_surface (" ⁇ " by default), and runs of
+// byte pieces to the UTF-8 text they spell (U+FFFD per invalid byte). Ids out
+// of range are skipped (sentencepiece reports an error for them).
+func (m *Model) Decode(ids []int) string {
+	var text strings.Builder
+	stripBOS := m.normalizer.addDummyPrefix || m.normalizer.removeExtraWhitespaces
+	var bytes []byte
+	flush := func() {
+		for off := 0; off < len(bytes); {
+			r, n := utf8.DecodeRune(bytes[off:])
+			if r == utf8.RuneError && n <= 1 {
+				text.WriteString(replacementChar)
+				off++
+				continue
+			}
+			text.Write(bytes[off : off+n])
+			off += n
+		}
+		bytes = bytes[:0]
+	}
+	for _, id := range ids {
+		if id < 0 || id >= len(m.pieces) {
+			continue
+		}
+		p := m.pieces[id]
+		if p.typ == typeByte {
+			if b, ok := parseBytePiece(p.piece); ok {
+				bytes = append(bytes, b)
+				continue
+			}
+		}
+		flush()
+		switch p.typ {
+		case typeControl:
+			continue
+		case typeUnknown:
+			text.WriteString(m.trainer.unkSurface)
+			continue
+		}
+		piece := p.piece
+		if stripBOS && text.Len() == 0 {
+			piece = strings.TrimPrefix(piece, spaceSymbol)
+		}
+		text.WriteString(strings.ReplaceAll(piece, spaceSymbol, " "))
+	}
+	flush()
+	return text.String()
+}
+
+func parseBytePiece(s string) (byte, bool) {
+	if len(s) != 6 || s[:3] != "<0x" || s[5] != '>' {
+		return 0, false
+	}
+	v := 0
+	for _, c := range []byte(s[3:5]) {
+		switch {
+		case c >= '0' && c <= '9':
+			v = v*16 + int(c-'0')
+		case c >= 'A' && c <= 'F':
+			v = v*16 + int(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return byte(v), true
+}
