@@ -331,25 +331,6 @@ func metaKeys(meta map[string]string) string {
 	return strings.Join(keys, ", ")
 }
 
-// declaration reads a model's declared inputs and outputs, which New
-// needs before it can name them to onnx.Open. Graph optimization is off
-// for this throwaway session: only the declaration is wanted.
-func declaration(path string) (ins, outs []ort.InputOutputInfo, err error) {
-	so, err := ort.NewSessionOptions()
-	if err != nil {
-		return nil, nil, fmt.Errorf("onnx: session options: %w", err)
-	}
-	defer so.Destroy()
-	if err := so.SetGraphOptimizationLevel(ort.GraphOptimizationLevelDisableAll); err != nil {
-		return nil, nil, fmt.Errorf("onnx: session options: %w", err)
-	}
-	ins, outs, err = ort.GetInputOutputInfoWithOptions(path, so)
-	if err != nil {
-		return nil, nil, fmt.Errorf("model %s: cannot read it as ONNX (%v); the file is corrupt or not a model", path, err)
-	}
-	return ins, outs, nil
-}
-
 // metadata returns an open model's custom metadata (from the session
 // itself: reading it by path would load the model once more).
 func metadata(s *onnx.Session) (map[string]string, error) {

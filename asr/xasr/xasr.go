@@ -210,7 +210,7 @@ func (r *Recognizer) open(opts onnx.Options) error {
 	// Encoder: every input but x is state, fed back from new_<name>. Open
 	// with those, then discover and check the details from the
 	// declaration and the metadata.
-	ins, outs, err := declaration(r.info.Encoder)
+	ins, outs, err := onnx.Declaration(r.info.Encoder)
 	if err != nil {
 		return fmt.Errorf("xasr: %w; %s", err, h)
 	}
@@ -243,7 +243,7 @@ func (r *Recognizer) open(opts onnx.Options) error {
 	r.spec = spec
 
 	// Decoder: context size from metadata, else from y's declared shape.
-	if ins, outs, err = declaration(r.info.Decoder); err != nil {
+	if ins, outs, err = onnx.Declaration(r.info.Decoder); err != nil {
 		return fmt.Errorf("xasr: %w; %s", err, h)
 	}
 	if r.dec, err = onnx.Open(r.info.Decoder,
@@ -267,7 +267,7 @@ func (r *Recognizer) open(opts onnx.Options) error {
 	decDim := dimOf(outs, outDecoder, 1)
 
 	// Joiner.
-	if ins, outs, err = declaration(r.info.Joiner); err != nil {
+	if ins, outs, err = onnx.Declaration(r.info.Joiner); err != nil {
 		return fmt.Errorf("xasr: %w; %s", err, h)
 	}
 	if r.join, err = onnx.Open(r.info.Joiner,
