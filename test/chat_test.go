@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/voiceassistant/voice/audio"
 )
 
 func TestChatStreamsReplies(t *testing.T) {
@@ -88,4 +90,18 @@ func TestBenchLLMWritesJSON(t *testing.T) {
 	// about 512 of them.
 	assert.InDelta(t, 512, res.Tests[0].PromptTokens, 15)
 	assert.Greater(t, res.PeakRSS, int64(0))
+}
+
+func TestTTSCommandWritesAWAV(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "speech.wav")
+	_, stderr, err := agent(t, "tts", "Hello there.", "--out", out, "--tts", "tone")
+	require.NoError(t, err, stderr)
+	format, pcm, err := audio.ReadWAV(out)
+	require.NoError(t, err)
+	assert.Equal(t, audio.Mono16k, format)
+	assert.InDelta(t, 12*66, format.Duration(int64(len(pcm))).Milliseconds(), 20, "a tone per character")
+
+	_, stderr, err = agent(t, "tts", "Hello", "--out", out)
+	require.Error(t, err)
+	assert.Contains(t, stderr, `TTS backend "moss"`)
 }

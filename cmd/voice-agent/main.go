@@ -82,7 +82,7 @@ func (a *app) root() *cobra.Command {
 	pf.StringVar(&st.SystemPrompt, "system-prompt", st.SystemPrompt, "system prompt")
 	pf.BoolVar(&st.BargeIn, "barge-in", st.BargeIn, "let the user interrupt the assistant by speaking")
 	pf.DurationVar(&st.BargeInMin, "barge-in-min", st.BargeInMin, "speech needed to interrupt")
-	root.AddCommand(a.runCmd(), a.replayCmd(), a.devicesCmd(), a.vadCmd(), a.turnCmd(), a.asrCmd(), a.chatCmd(), a.benchCmd())
+	root.AddCommand(a.runCmd(), a.replayCmd(), a.devicesCmd(), a.vadCmd(), a.turnCmd(), a.asrCmd(), a.chatCmd(), a.benchCmd(), a.ttsCmd())
 	return root
 }
 

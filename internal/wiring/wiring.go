@@ -219,16 +219,29 @@ func build(s Stages, clk clock.Clock, closers *closeAll) (pipeline.Config, error
 		closers.add(closeGen)
 		cfg.LLM = gen
 	}
-	switch s.TTS {
-	case TTSTone:
-		cfg.TTS = pipelinetest.NewToneTTS()
-	case TTSNone:
-	case TTSMoss:
-		errs = append(errs, notYet("TTS", s.TTS, "--tts tone or --tts none"))
-	default:
-		errs = append(errs, unknown("tts", s.TTS, TTSMoss, TTSTone, TTSNone))
+	if s.TTS != TTSNone {
+		if tts, closeTTS, err := NewSynthesizer(s); err != nil {
+			errs = append(errs, err)
+		} else {
+			closers.add(closeTTS)
+			cfg.TTS = tts
+		}
 	}
 	return cfg, errors.Join(errs...)
+}
+
+// NewSynthesizer builds the speech synthesizer for s, and the function
+// that releases it.
+func NewSynthesizer(s Stages) (pipeline.Synthesizer, func() error, error) {
+	noop := func() error { return nil }
+	switch s.TTS {
+	case TTSTone:
+		return pipelinetest.NewToneTTS(), noop, nil
+	case TTSMoss:
+		return nil, noop, notYet("TTS", s.TTS, "--tts tone or --tts none")
+	default:
+		return nil, noop, unknown("tts", s.TTS, TTSMoss, TTSTone, TTSNone)
+	}
 }
 
 // notYet reports a real backend whose engine is not part of this build yet.

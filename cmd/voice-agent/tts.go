@@ -1,0 +1,54 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/internal/wiring"
+)
+
+// ttsCmd synthesizes text to a WAV file with the configured synthesizer.
+func (a *app) ttsCmd() *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   `tts "TEXT" --out OUT.wav`,
+		Short: "Speak text into a WAV file",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			if out == "" {
+				return errors.New("--out OUT.wav is required")
+			}
+			tts, closeTTS, err := wiring.NewSynthesizer(a.cfg.Stages)
+			if err != nil {
+				return err
+			}
+			defer func() { err = errors.Join(err, closeTTS()) }()
+			w, err := audio.NewWAVWriter(out, tts.Format(), audio.PCM16)
+			if err != nil {
+				return err
+			}
+			start := time.Now()
+			var firstAudio time.Duration
+			synthErr := tts.Synthesize(cmd.Context(), strings.Join(args, " "), func(samples []float32) error {
+				if firstAudio == 0 {
+					firstAudio = time.Since(start)
+				}
+				return w.Write(samples)
+			})
+			if err := errors.Join(synthErr, w.Close()); err != nil {
+				return err
+			}
+			dur := tts.Format().Duration(w.Frames())
+			a.log.Info("wrote", "file", out, "audio_s", dur.Seconds(), "first_audio_ms", firstAudio.Milliseconds(),
+				"rtf", fmt.Sprintf("%.3f", time.Since(start).Seconds()/max(dur.Seconds(), 1e-9)))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "WAV file to write")
+	return cmd
+}
