@@ -1,0 +1,458 @@
+#!/usr/bin/env python3
+"""Tiny random-weight stand-ins for the MOSS-TTS-Nano ONNX set, for tts/moss tests.
+
+Writes, under tts/moss/testdata/:
+
+  tiny/moss_tts_prefill.onnx                     real names/dtypes/ranks (docs/moss-tts-nano-onnx.md)
+  tiny/moss_tts_decode_step.onnx
+  tiny/moss_tts_local_fixed_sampled_frame.onnx
+  tiny/tts_browser_onnx_meta.json
+  tiny/browser_poc_manifest.json                 codec_meta -> ../tiny-codec/codec_browser_onnx_meta.json
+  tiny/tokenizer.model                           copy of tts/spm/testdata/tokenizer.model
+  tiny-codec/moss_audio_tokenizer_decode_step.onnx
+  tiny-codec/codec_browser_onnx_meta.json
+  tiny_golden.json                               reference loop run with the same torch modules
+
+The tiny set keeps the real static dims (row width 17, hidden 768, 12 layers x 12 heads x 64,
+16 codes of 1024, 2 audio channels) but shrinks the codec attention-cache contexts
+(CODEC_CONTEXTS) and the codec samples per frame (DOWNSAMPLE); both are declared in the codec
+meta JSON, which is where the Go loader must read them from. Weights are inline (no .data).
+
+Regenerate (from the repository root; Debian: apt-get install -y python3-numpy python3-onnx
+python3-torch python3-sentencepiece; use /usr/bin/python3):
+
+    /usr/bin/python3 scripts/models/make_tiny_moss.py
+
+Everything comes from fixed seeds; the golden JSON is rewritten together with the graphs.
+As in the real export, the codec graph's cache outputs have symbolic dims
+(Sliceattn_cached_keys_out_<i>_dim_2, ...); only the inputs carry the static contexts.
+"""
+import json
+import os
+import shutil
+
+import numpy as np
+import onnx
+import sentencepiece as spm
+import torch
+from torch import nn
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+TD = os.path.join(ROOT, "tts", "moss", "testdata")
+TINY = os.path.join(TD, "tiny")
+CODEC = os.path.join(TD, "tiny-codec")
+OPSET = 17
+
+ROW = 17
+NVQ = 16
+CB = 1024
+AUDIO_PAD = 1024
+VOCAB = 16384
+HID = 768
+LAYERS = 12
+HEADS = 12
+HDIM = 64
+EMB = 4  # tiny embedding width
+
+TEMPERATURE = 0.8
+TOP_P = 0.95
+TOP_K = 25
+REP_PENALTY = 1.2
+# continue iff assistant_random_u <= sigmoid(stop(global_hidden) - STOP_DECAY * seen/16), where
+# seen = number of set cells in repetition_seen_mask (so the chance to continue falls as the chunk
+# grows: sigmoid(4.5) ~ 0.989 at frame 0, ~0.92 by frame 7). With seed 1234 the first assistant
+# uniform is 0.977, so a flat probability would stop at once; this decay gives ~5-20 frames.
+CONTINUE_BIAS = 4.5
+STOP_DECAY = 0.3
+U_MAX = 0.99999994
+
+CODEC_CONTEXTS = [8, 8, 8, 8, 10, 10, 12, 12, 16, 16, 16, 16]
+CODEC_HEADS = 4
+CODEC_HDIM = 64
+DOWNSAMPLE = 480  # samples per frame per channel (real: 3840)
+SAMPLE_RATE = 48000
+CHANNELS = 2
+
+IDS = dict(pad_token_id=3, im_start_token_id=4, im_end_token_id=5, audio_start_token_id=6,
+           audio_end_token_id=7, audio_user_slot_token_id=8, audio_assistant_slot_token_id=9)
+
+KV_NAMES = []
+for _i in range(LAYERS):
+    KV_NAMES += [f"key_{_i}", f"value_{_i}"]
+
+
+class RowEmbed(nn.Module):
+    """[b,S,17] int32 ids -> [b,S,EMB]: text column + 16 code columns (vocab 1025 each)."""
+
+    def __init__(self):
+        super().__init__()
+        self.text = nn.Embedding(VOCAB, EMB)
+        self.codes = nn.Embedding(NVQ * (CB + 1), EMB)
+        self.register_buffer("col_off", torch.arange(NVQ, dtype=torch.long) * (CB + 1))
+
+    def forward(self, ids):
+        ids = ids.long()
+        x = self.text(ids[:, :, 0])
+        c = self.codes(ids[:, :, 1:] + self.col_off)  # [b,S,16,EMB]
+        return x + c.sum(dim=2)
+
+
+class KVHead(nn.Module):
+    """[b,S,EMB] -> 24 tensors [b,S,12,64] (k0,v0,k1,v1,...)."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(EMB, HDIM)
+        self.scale = nn.Parameter(torch.randn(2 * LAYERS, HEADS, HDIM))
+
+    def forward(self, x):
+        base = torch.tanh(self.proj(x)).unsqueeze(2)  # [b,S,1,64]
+        return [base * self.scale[j] for j in range(2 * LAYERS)]
+
+
+class Prefill(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = RowEmbed()
+        self.out = nn.Linear(EMB, HID)
+        self.kv = KVHead()
+
+    def forward(self, input_ids, attention_mask):
+        x = self.embed(input_ids) * attention_mask.float().unsqueeze(-1)
+        cnt = torch.cumsum(attention_mask.float(), dim=1).clamp(min=1.0).unsqueeze(-1)
+        cm = torch.cumsum(x, dim=1) / cnt  # causal cumulative mean
+        h = torch.tanh(self.out(cm))
+        return tuple([h] + self.kv(x))
+
+
+class DecodeStep(nn.Module):
+    def __init__(self, prefill):
+        super().__init__()
+        self.embed = prefill.embed
+        self.kv = prefill.kv
+        self.out = prefill.out
+        self.past_proj = nn.Linear(HDIM, HID)
+        self.len_w = nn.Parameter(torch.randn(HID) * 0.05)
+
+    def forward(self, input_ids, past_valid_lengths, *past):
+        x = self.embed(input_ids)  # [b,1,EMB]
+        L = past_valid_lengths.float().clamp(min=1.0)  # [b]
+        pk0 = past[0].sum(dim=1).mean(dim=1) / L.unsqueeze(-1)  # [b,64]
+        h = self.out(x) + self.past_proj(pk0).unsqueeze(1) + (L.unsqueeze(-1) * 0.01 * self.len_w).unsqueeze(1)
+        h = torch.tanh(h)
+        new = self.kv(x)
+        presents = [torch.cat([past[j], new[j]], dim=1) for j in range(2 * LAYERS)]
+        return tuple([h] + presents)
+
+
+class LocalFrame(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stop = nn.Linear(HID, 1)
+        self.down = nn.Linear(HID, 8)
+        self.logits = nn.Linear(8, NVQ * CB)
+
+    def forward(self, global_hidden, repetition_seen_mask, assistant_random_u, audio_random_u):
+        b = global_hidden.shape[0]
+        seen_frames = repetition_seen_mask.float().sum(dim=(1, 2)).unsqueeze(-1) / NVQ  # [b,1]
+        p = torch.sigmoid(self.stop(global_hidden) - STOP_DECAY * seen_frames)  # [b,1]
+        cont = (assistant_random_u.unsqueeze(-1) <= p).to(torch.int32)
+        lg = self.logits(torch.tanh(self.down(global_hidden))).reshape(b, NVQ, CB)
+        seen = repetition_seen_mask > 0
+        lg = torch.where(seen, torch.where(lg > 0, lg / REP_PENALTY, lg * REP_PENALTY), lg)
+        lg = lg / TEMPERATURE
+        vals, idx = torch.topk(lg, TOP_K, dim=-1)  # sorted descending
+        probs = torch.softmax(vals, dim=-1)
+        cum = torch.cumsum(probs, dim=-1)
+        keep = (cum - probs) < TOP_P
+        probs = probs * keep.float()
+        cum = torch.cumsum(probs, dim=-1)
+        thresh = audio_random_u.unsqueeze(-1) * cum[:, :, TOP_K - 1:TOP_K]
+        pick = (cum <= thresh).long().sum(dim=-1, keepdim=True).clamp(max=TOP_K - 1)
+        tok = torch.gather(idx, 2, pick).squeeze(-1).to(torch.int32)
+        return cont, tok
+
+
+class CodecStep(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(NVQ * CB, EMB)
+        self.register_buffer("q_off", torch.arange(NVQ, dtype=torch.long) * CB)
+        self.up = nn.Linear(EMB, CHANNELS * DOWNSAMPLE)
+        self.kproj = nn.Parameter(torch.randn(LAYERS, EMB, CODEC_HEADS * CODEC_HDIM) * 0.5)
+        self.vproj = nn.Parameter(torch.randn(LAYERS, EMB, CODEC_HEADS * CODEC_HDIM) * 0.5)
+
+    def forward(self, audio_codes, audio_code_lengths, t0, t1, t2, t3, *attn):
+        n1 = audio_codes.shape[1]
+        e = self.emb(audio_codes.long() + self.q_off).sum(dim=2)  # [1,n,EMB]
+        ones = torch.ones_like(audio_codes[:, :, 0])  # [1,n] int32
+        n = ones.sum(dim=1)  # [1] int
+        # carried-state term: mean of the layer-0 key cache and layer-11 value cache, plus
+        # transformer_offset_0 (zero state -> 0; grows as frames are decoded)
+        state = torch.tanh(5.0 * (attn[1].mean() + attn[4 * 11 + 2].mean()) + 0.05 * t0.float().sum())
+        base = torch.tanh(self.up(e)).reshape(1, n1, CHANNELS, DOWNSAMPLE)
+        audio = base.permute(0, 2, 1, 3).reshape(1, CHANNELS, n1 * DOWNSAMPLE) * 0.5 + 0.2 * state
+        audio_lengths = (audio_code_lengths * DOWNSAMPLE).to(torch.int32)
+        outs = [audio, audio_lengths]
+        for t in (t0, t1, t2, t3):
+            outs.append((t + n).to(torch.int32))
+        for i in range(LAYERS):
+            off, keys, values, pos = attn[4 * i:4 * i + 4]
+            ctx = CODEC_CONTEXTS[i]
+            shift = 0.01 * off.float().sum()
+            kn = torch.tanh(e @ self.kproj[i] + shift).reshape(1, n1, CODEC_HEADS, CODEC_HDIM).permute(0, 2, 1, 3)
+            vn = torch.tanh(e @ self.vproj[i] - shift).reshape(1, n1, CODEC_HEADS, CODEC_HDIM).permute(0, 2, 1, 3)
+            pn = (off + torch.cumsum(ones, dim=1) - 1).to(torch.int32)
+            outs.append((off + n).to(torch.int32))
+            outs.append(torch.cat([keys, kn], dim=2)[:, :, -ctx:])
+            outs.append(torch.cat([values, vn], dim=2)[:, :, -ctx:])
+            outs.append(torch.cat([pos, pn], dim=1)[:, -ctx:])
+        return tuple(outs)
+
+
+def export(model, args, path, in_names, out_names, dyn):
+    torch.onnx.export(model, args, path, input_names=in_names, output_names=out_names,
+                      dynamic_axes=dyn, opset_version=OPSET, do_constant_folding=True)
+    m = onnx.load(path)
+    onnx.checker.check_model(m)
+    return m
+
+
+def codec_names():
+    ins = ["audio_codes", "audio_code_lengths"] + [f"transformer_offset_{k}" for k in range(4)]
+    outs = ["audio", "audio_lengths"] + [f"transformer_offset_out_{k}" for k in range(4)]
+    for i in range(LAYERS):
+        ins += [f"attn_offset_{i}", f"attn_cached_keys_{i}", f"attn_cached_values_{i}", f"attn_cached_positions_{i}"]
+        outs += [f"attn_offset_out_{i}", f"attn_cached_keys_out_{i}", f"attn_cached_values_out_{i}",
+                 f"attn_cached_positions_out_{i}"]
+    return ins, outs
+
+
+def codec_initial_state():
+    st = [torch.zeros(1, dtype=torch.int32) for _ in range(4)]
+    for i in range(LAYERS):
+        c = CODEC_CONTEXTS[i]
+        st += [torch.zeros(1, dtype=torch.int32), torch.zeros(1, CODEC_HEADS, c, CODEC_HDIM),
+               torch.zeros(1, CODEC_HEADS, c, CODEC_HDIM), torch.full((1, c), -1, dtype=torch.int32)]
+    return st
+
+
+def draw_uniforms(rng):
+    u = np.clip(rng.random(17), 0.0, U_MAX).astype(np.float32)
+    return u
+
+
+def run_chunk(prefill, decode, local, rows, rng, max_frames=375):
+    ids = torch.tensor(np.array(rows, dtype=np.int32)).unsqueeze(0)
+    mask = torch.ones(1, ids.shape[1], dtype=torch.int32)
+    out = prefill(ids, mask)
+    gh = out[0][:, -1, :]
+    past = list(out[1:])
+    L = ids.shape[1]
+    seen = torch.zeros(1, NVQ, CB, dtype=torch.int32)
+    frames, uniforms = [], []
+    for _ in range(max_frames):
+        u = draw_uniforms(rng)
+        uniforms.append([float(x) for x in u])
+        cont, tok = local(gh, seen, torch.tensor(u[:1]), torch.tensor(u[1:]).unsqueeze(0))
+        if int(cont[0, 0]) == 0:
+            break
+        codes = [int(x) for x in tok[0]]
+        frames.append(codes)
+        for ch, c in enumerate(codes):
+            seen[0, ch, c] = 1
+        row = torch.tensor([[[IDS["audio_assistant_slot_token_id"]] + codes]], dtype=torch.int32)
+        out = decode(row, torch.tensor([L], dtype=torch.int32), *past)
+        gh = out[0][:, 0, :]
+        past = list(out[1:])
+        L += 1
+    return frames, uniforms
+
+
+def main():
+    torch.manual_seed(20261130)
+    os.makedirs(TINY, exist_ok=True)
+    os.makedirs(CODEC, exist_ok=True)
+
+    prefill = Prefill().eval()
+    decode = DecodeStep(prefill).eval()
+    local = LocalFrame().eval()
+    with torch.no_grad():
+        local.stop.weight.mul_(0.3)
+        local.stop.bias.fill_(CONTINUE_BIAS)
+        local.logits.weight.mul_(8.0)
+    codec = CodecStep().eval()
+
+    kv_present = [f"present_{n}" for n in KV_NAMES]
+    kv_past = [f"past_{n}" for n in KV_NAMES]
+    prefill_in = ["input_ids", "attention_mask"]
+    prefill_out = ["global_hidden"] + kv_present
+    decode_in = ["input_ids", "past_valid_lengths"] + kv_past
+    decode_out = ["global_hidden"] + kv_present
+    local_in = ["global_hidden", "repetition_seen_mask", "assistant_random_u", "audio_random_u"]
+    local_out = ["should_continue", "frame_token_ids"]
+    codec_in, codec_out = codec_names()
+
+    files = {"prefill": "moss_tts_prefill.onnx", "decode_step": "moss_tts_decode_step.onnx",
+             "local_fixed_sampled_frame": "moss_tts_local_fixed_sampled_frame.onnx"}
+    codec_file = "moss_audio_tokenizer_decode_step.onnx"
+
+    with torch.no_grad():
+        ex_ids = torch.full((1, 5, ROW), AUDIO_PAD, dtype=torch.int32)
+        ex_ids[:, :, 0] = 4
+        dyn = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
+               "global_hidden": {0: "batch", 1: "seq"}}
+        dyn.update({n: {0: "batch", 1: "seq"} for n in kv_present})
+        export(prefill, (ex_ids, torch.ones(1, 5, dtype=torch.int32)), os.path.join(TINY, files["prefill"]),
+               prefill_in, prefill_out, dyn)
+
+        past = [torch.randn(1, 5, HEADS, HDIM) for _ in range(2 * LAYERS)]
+        dyn = {"input_ids": {0: "batch"}, "past_valid_lengths": {0: "batch"}, "global_hidden": {0: "batch"}}
+        dyn.update({n: {0: "batch", 1: "past_seq"} for n in kv_past})
+        dyn.update({n: {0: "batch", 1: "total_seq"} for n in kv_present})
+        export(decode, (ex_ids[:, :1], torch.tensor([5], dtype=torch.int32), *past),
+               os.path.join(TINY, files["decode_step"]), decode_in, decode_out, dyn)
+
+        dyn = {n: {0: "batch"} for n in local_in + local_out}
+        export(local, (torch.randn(1, HID), torch.zeros(1, NVQ, CB, dtype=torch.int32),
+                       torch.tensor([0.5]), torch.rand(1, NVQ)),
+               os.path.join(TINY, files["local_fixed_sampled_frame"]), local_in, local_out, dyn)
+
+        dyn = {"audio_codes": {1: "num_frames"}, "audio": {2: "num_samples"}}
+        export(codec, (torch.zeros(1, 2, NVQ, dtype=torch.int32), torch.tensor([2], dtype=torch.int32),
+                       *codec_initial_state()), os.path.join(CODEC, codec_file), codec_in, codec_out, dyn)
+
+    # ---- metadata ----
+    model_config = dict(n_vq=NVQ, row_width=ROW, hidden_size=HID, global_layers=LAYERS, global_heads=HEADS,
+                        head_dim=HDIM, vocab_size=VOCAB, audio_pad_token_id=AUDIO_PAD, **IDS)
+    tts_meta = {
+        "format_version": 1,
+        "files": files,
+        "model_config": model_config,
+        "onnx": {
+            "opset": OPSET,
+            "prefill_input_names": prefill_in,
+            "prefill_output_names": prefill_out,
+            "decode_input_names": decode_in,
+            "decode_output_names": decode_out,
+            "local_fixed_sampled_frame_input_names": local_in,
+            "local_fixed_sampled_frame_output_names": local_out,
+            "fixed_sampled_frame_constants": {
+                "audio_temperature": TEMPERATURE, "audio_top_p": TOP_P, "audio_top_k": TOP_K,
+                "audio_repetition_penalty": REP_PENALTY,
+            },
+        },
+    }
+    prng = np.random.default_rng(7)
+    templates = {
+        "user_prompt_prefix_token_ids": [int(x) for x in prng.integers(10, VOCAB, 13)],
+        "user_prompt_after_reference_token_ids": [int(x) for x in prng.integers(10, VOCAB, 56)],
+        "assistant_prompt_prefix_token_ids": [int(x) for x in prng.integers(10, VOCAB, 6)],
+    }
+    voices = []
+    for name in ("Junhao", "Ava"):
+        codes = prng.integers(0, CB, (5, NVQ))
+        voices.append({"voice": name, "display_name": name,
+                       "prompt_audio_codes": [[int(c) for c in fr] for fr in codes]})
+    manifest = {
+        "format_version": 1,
+        "model_files": {"tts_meta": "tts_browser_onnx_meta.json",
+                        "codec_meta": "../tiny-codec/codec_browser_onnx_meta.json",
+                        "tokenizer_model": "tokenizer.model"},
+        "tts_config": {"n_vq": NVQ, "row_width": ROW, "sample_rate": SAMPLE_RATE, "channels": CHANNELS},
+        "prompt_templates": templates,
+        "generation_defaults": {"max_new_frames": 375, "audio_temperature": TEMPERATURE,
+                                "audio_top_p": TOP_P, "audio_top_k": TOP_K,
+                                "audio_repetition_penalty": REP_PENALTY, "seed": 1234},
+        "builtin_voices": voices,
+        "text_samples": [],
+    }
+    caches = []
+    for i in range(LAYERS):
+        c = CODEC_CONTEXTS[i]
+        caches.append({
+            "index": i, "layer_index": i, "context": c, "num_heads": CODEC_HEADS, "head_dim": CODEC_HDIM,
+            "cache_shape": [1, CODEC_HEADS, c, CODEC_HDIM], "positions_shape": [1, c],
+            "offset_input_name": f"attn_offset_{i}", "offset_output_name": f"attn_offset_out_{i}",
+            "cached_keys_input_name": f"attn_cached_keys_{i}", "cached_keys_output_name": f"attn_cached_keys_out_{i}",
+            "cached_values_input_name": f"attn_cached_values_{i}",
+            "cached_values_output_name": f"attn_cached_values_out_{i}",
+            "cached_positions_input_name": f"attn_cached_positions_{i}",
+            "cached_positions_output_name": f"attn_cached_positions_out_{i}",
+            "cache_dtype": "float32", "positions_dtype": "int32",
+        })
+    codec_meta = {
+        "format_version": 1,
+        "codec_config": {"sample_rate": SAMPLE_RATE, "channels": CHANNELS, "downsample_rate": DOWNSAMPLE,
+                         "num_quantizers": NVQ},
+        "files": {"decode_step": codec_file},
+        "onnx": {"opset": OPSET, "decode_step_input_names": codec_in, "decode_step_output_names": codec_out},
+        "streaming_decode": {
+            "transformer_offsets": [{"index": k, "input_name": f"transformer_offset_{k}",
+                                     "output_name": f"transformer_offset_out_{k}", "shape": [1], "dtype": "int32"}
+                                    for k in range(4)],
+            "attention_caches": caches,
+        },
+    }
+    for path, obj in ((os.path.join(TINY, "tts_browser_onnx_meta.json"), tts_meta),
+                      (os.path.join(TINY, "browser_poc_manifest.json"), manifest),
+                      (os.path.join(CODEC, "codec_browser_onnx_meta.json"), codec_meta)):
+        with open(path, "w") as f:
+            json.dump(obj, f, indent=1)
+            f.write("\n")
+    tok_src = os.path.join(ROOT, "tts", "spm", "testdata", "tokenizer.model")
+    shutil.copyfile(tok_src, os.path.join(TINY, "tokenizer.model"))
+
+    # ---- golden: one request, voice Junhao, text "hello world" ----
+    sp = spm.SentencePieceProcessor(model_file=tok_src)
+    text = "hello world"
+    text_ids = [int(x) for x in sp.encode(text)]
+    assert all(0 <= t < VOCAB for t in text_ids)
+    pad = [AUDIO_PAD] * (ROW - 1)
+    rows = [[t] + pad for t in templates["user_prompt_prefix_token_ids"] + [IDS["audio_start_token_id"]]]
+    rows += [[IDS["audio_user_slot_token_id"]] + fr for fr in voices[0]["prompt_audio_codes"]]
+    rows += [[t] + pad for t in [IDS["audio_end_token_id"]] + templates["user_prompt_after_reference_token_ids"]
+             + text_ids + templates["assistant_prompt_prefix_token_ids"] + [IDS["audio_start_token_id"]]]
+    with torch.no_grad():
+        frames, uniforms = run_chunk(prefill, decode, local, rows, np.random.default_rng(1234))
+        # calibration check: frames per chunk for other seeds
+        calib = [len(run_chunk(prefill, decode, local, rows, np.random.default_rng(s))[0]) for s in range(20)]
+        state = codec_initial_state()
+        chunks = []
+        total = 0
+        for fr in frames:
+            out = codec(torch.tensor([[fr]], dtype=torch.int32), torch.tensor([1], dtype=torch.int32), *state)
+            n = int(out[1][0])
+            chunks.append(out[0][:, :, :n])
+            total += n
+            state = list(out[2:])
+        audio = torch.cat(chunks, dim=2) if chunks else torch.zeros(1, CHANNELS, 0)
+        # same frames decoded with a fresh state each call: must differ (state is carried)
+        fresh = codec(torch.tensor([[frames[-1]]], dtype=torch.int32), torch.tensor([1], dtype=torch.int32),
+                      *codec_initial_state())[0]
+        carried_last = chunks[-1]
+    golden = {
+        "voice": "Junhao",
+        "text": text,
+        "text_token_ids": text_ids,
+        "num_rows": len(rows),
+        "seed": 1234,
+        "uniforms_per_frame": uniforms,
+        "num_frames": len(frames),
+        "frame_token_ids": frames,
+        "codec_frames_per_call": 1,
+        "total_audio_samples_per_channel": total,
+        "first16_channel0": [float(x) for x in audio[0, 0, :16]],
+        "first16_channel1": [float(x) for x in audio[0, 1, :16]],
+        "last_frame_first16_channel0": [float(x) for x in carried_last[0, 0, :16]],
+        "last_frame_fresh_state_first16_channel0": [float(x) for x in fresh[0, 0, :16]],
+        "calibration_frames_seeds_0_19": calib,
+    }
+    with open(os.path.join(TD, "tiny_golden.json"), "w") as f:
+        json.dump(golden, f, indent=1)
+        f.write("\n")
+    print("frames", len(frames), "calib", calib, "samples", total)
+
+
+if __name__ == "__main__":
+    main()
