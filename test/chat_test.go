@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/internal/testenv"
 )
 
 func TestChatStreamsReplies(t *testing.T) {
@@ -103,5 +104,27 @@ func TestTTSCommandWritesAWAV(t *testing.T) {
 
 	_, stderr, err = agent(t, "tts", "Hello", "--out", out)
 	require.Error(t, err)
-	assert.Contains(t, stderr, `TTS backend "moss"`)
+	assert.Contains(t, stderr, "MOSS-TTS-Nano not found")
+}
+
+// The real synthesizer code (tiny random weights) speaks through the whole
+// pipeline: its 48 kHz stereo is converted to the player's format.
+func TestReplayWithTheMossSynthesizer(t *testing.T) {
+	testenv.Model(t, "silero_vad_v5.onnx")
+	dir := t.TempDir()
+	out, events := filepath.Join(dir, "out.wav"), filepath.Join(dir, "events.jsonl")
+	_, stderr, err := agent(t, "replay", "testdata/demo.wav", "--out", out, "--events", events,
+		"--asr", "scripted", "--turn", "none", "--llm", "scripted", "--script", "testdata/demo.json",
+		"--tts", "moss", "--tts-model-dir", "../tts/moss/testdata/tiny")
+	require.NoError(t, err, stderr)
+	data, err := os.ReadFile(events)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"type":"playback_start"`)
+	_, pcm, err := audio.ReadWAV(out)
+	require.NoError(t, err)
+	var energy float64
+	for _, s := range pcm {
+		energy += float64(s) * float64(s)
+	}
+	assert.Greater(t, energy, 0.0, "the assistant's audio is in the recording")
 }

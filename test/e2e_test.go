@@ -122,7 +122,7 @@ func TestReplayJSONEventsOnStdout(t *testing.T) {
 func TestMissingModelsSayWhatToDo(t *testing.T) {
 	_, stderr, err := agent(t, "replay", demoWAV(t))
 	require.Error(t, err)
-	for _, want := range []string{"X-ASR model directory not found", "Smart Turn v3.2 model not found", `LLM backend "mnn": the LLM needs a build with MNN`, `TTS backend "moss"`} {
+	for _, want := range []string{"X-ASR model directory not found", "Smart Turn v3.2 model not found", `LLM backend "mnn": the LLM needs a build with MNN`, "MOSS-TTS-Nano not found"} {
 		assert.Contains(t, stderr, want)
 	}
 	assert.NotContains(t, stderr, "panic")

@@ -21,6 +21,7 @@ import (
 	"github.com/voiceassistant/voice/pipeline"
 	"github.com/voiceassistant/voice/pipeline/pipelinetest"
 	"github.com/voiceassistant/voice/tts/chunk"
+	"github.com/voiceassistant/voice/tts/moss"
 	"github.com/voiceassistant/voice/turn"
 	"github.com/voiceassistant/voice/turn/smartturn"
 	"github.com/voiceassistant/voice/vad"
@@ -59,6 +60,12 @@ type Stages struct {
 	TurnModel   string `yaml:"turn_model"`
 	ASRModelDir string `yaml:"asr_model_dir"`
 	LLMModelDir string `yaml:"llm_model_dir"`
+	// TTSModelDir is the MOSS-TTS-Nano ONNX set; TTSCodecDir its audio
+	// tokenizer (default: where the set's manifest points); Voice a
+	// built-in voice.
+	TTSModelDir string `yaml:"tts_model_dir"`
+	TTSCodecDir string `yaml:"tts_codec_dir"`
+	Voice       string `yaml:"voice"`
 	// LLMThreads is the LLM's CPU threads (0: the engine's default, 4).
 	LLMThreads int `yaml:"llm_threads"`
 	// ONNXRuntime is the ONNX Runtime library (default: $ONNXRUNTIME_LIB,
@@ -119,6 +126,10 @@ const (
 	SmartTurnFile = "smart-turn-v3.2-cpu.onnx"
 	XASRDir       = "xasr-zh-en-streaming-160ms"
 	MNNDir        = "mnn-pocket-0.3b-int4"
+	// The MOSS directories are named as their repositories, because the
+	// TTS set's manifest finds the codec through ../MOSS-Audio-Tokenizer-Nano-ONNX.
+	MossDir      = "MOSS-TTS-Nano-100M-ONNX"
+	MossCodecDir = "MOSS-Audio-Tokenizer-Nano-ONNX"
 )
 
 // Build returns a pipeline configuration with every stage constructed, and
@@ -238,15 +249,22 @@ func NewSynthesizer(s Stages) (pipeline.Synthesizer, func() error, error) {
 	case TTSTone:
 		return pipelinetest.NewToneTTS(), noop, nil
 	case TTSMoss:
-		return nil, noop, notYet("TTS", s.TTS, "--tts tone or --tts none")
+		dir := s.TTSModelDir
+		if dir == "" {
+			var ok bool
+			if dir, ok = s.model("", MossDir); !ok {
+				return nil, noop, unavailableError(fmt.Sprintf("TTS: MOSS-TTS-Nano not found (looked for %s in the model directory and %s); %s, put the TTS set there and the codec in %s beside it, or pass --tts-model-dir DIR; for a demo use --tts tone",
+					MossDir, filepath.Join(assets.LocalDir, "models"), moss.Hint, MossCodecDir))
+			}
+		}
+		m, err := moss.Open(dir, s.TTSCodecDir, moss.Options{Voice: s.Voice, ONNX: onnx.Options{Library: s.ONNXRuntime}})
+		if err != nil {
+			return nil, noop, err
+		}
+		return m, m.Close, nil
 	default:
 		return nil, noop, unknown("tts", s.TTS, TTSMoss, TTSTone, TTSNone)
 	}
-}
-
-// notYet reports a real backend whose engine is not part of this build yet.
-func notYet(stage, name, demo string) error {
-	return unavailableError(fmt.Sprintf("%s backend %q is not in this build yet (its ONNX engine is being integrated); for a demo with test doubles use %s", stage, name, demo))
 }
 
 func unknown(flag, got string, valid ...string) error {

@@ -1,0 +1,178 @@
+package moss
+
+import (
+	"fmt"
+
+	ort "github.com/yalue/onnxruntime_go"
+)
+
+// codecState is the codec's streaming state for one Synthesize call:
+// transformer offsets, attention offsets, caches and cached positions, in
+// the codec session's input order after audio_codes and audio_code_lengths.
+type codecState struct {
+	s       *Synthesizer
+	state   []ort.Value
+	pending [][]int32 // frames not decoded yet
+	batch   int       // frames per codec call: 1 until audio came out, then 2, 4, 8
+	calls   int       // codec calls made
+	buf     []float32
+}
+
+func zeros[T ort.TensorData](shape []int64, fill T) (ort.Value, error) {
+	t, err := ort.NewEmptyTensor[T](ort.NewShape(shape...))
+	if err != nil {
+		return nil, fmt.Errorf("moss: codec state %v: %w", shape, err)
+	}
+	var zero T
+	if fill != zero {
+		d := t.GetData()
+		for i := range d {
+			d[i] = fill
+		}
+	}
+	return t, nil
+}
+
+func (s *Synthesizer) newCodecState() (*codecState, error) {
+	cs := &codecState{s: s, batch: 1}
+	if s.codecBatch > 0 {
+		cs.batch = s.codecBatch
+	}
+	if err := cs.reset(); err != nil {
+		cs.close()
+		return nil, err
+	}
+	return cs, nil
+}
+
+// reset sets the state to its start: zero offsets and caches, positions -1.
+func (cs *codecState) reset() error {
+	destroy(cs.state...)
+	cs.state = cs.state[:0]
+	add := func(v ort.Value, err error) error {
+		if err != nil {
+			return err
+		}
+		cs.state = append(cs.state, v)
+		return nil
+	}
+	for _, o := range cs.s.offsets {
+		if err := add(zeros[int32](o.Shape, 0)); err != nil {
+			return err
+		}
+	}
+	for _, a := range cs.s.attns {
+		for _, err := range []error{
+			add(zeros[int32](a.OffsetShape, 0)),
+			add(zeros[float32](a.CacheShape, 0)),
+			add(zeros[float32](a.CacheShape, 0)),
+			add(zeros[int32](a.PositionsShape, -1)),
+		} {
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (cs *codecState) close() {
+	destroy(cs.state...)
+	cs.state = nil
+}
+
+// push queues a frame and decodes once a batch is ready.
+func (cs *codecState) push(frame []int32, emit func([]float32) error) error {
+	cs.pending = append(cs.pending, frame)
+	if len(cs.pending) < cs.batch {
+		return nil
+	}
+	return cs.run(emit)
+}
+
+// flush decodes every pending frame.
+func (cs *codecState) flush(emit func([]float32) error) error {
+	for len(cs.pending) > 0 {
+		if err := cs.run(emit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// run decodes up to one batch of pending frames and emits the audio.
+func (cs *codecState) run(emit func([]float32) error) error {
+	s := cs.s
+	n := min(len(cs.pending), cs.batch, maxCodecBatch)
+	frames := cs.pending[:n]
+	codes := make([]int32, 0, n*s.cfg.nVQ)
+	for _, f := range frames {
+		codes = append(codes, f...)
+	}
+	cs.pending = append(cs.pending[:0], cs.pending[n:]...)
+	if s.resetCodec {
+		if err := cs.reset(); err != nil {
+			return err
+		}
+	}
+	codesT, err := ort.NewTensor(ort.NewShape(1, int64(n), int64(s.cfg.nVQ)), codes)
+	if err != nil {
+		return fmt.Errorf("moss: %w", err)
+	}
+	lenT, err := ort.NewTensor(ort.NewShape(1), []int32{int32(n)})
+	if err != nil {
+		destroy(codesT)
+		return fmt.Errorf("moss: %w", err)
+	}
+	outs := make([]ort.Value, 2+len(cs.state))
+	err = s.codec.Run(append([]ort.Value{codesT, lenT}, cs.state...), outs)
+	destroy(codesT, lenT)
+	if err != nil {
+		destroyAll(outs)
+		return fmt.Errorf("moss: codec decode step: %w", err)
+	}
+	cs.calls++
+	destroy(cs.state...)
+	copy(cs.state, outs[2:])
+	samples, err := cs.interleave(outs[0], outs[1])
+	destroy(outs[0], outs[1])
+	if err != nil {
+		return err
+	}
+	if len(samples) == 0 {
+		return nil
+	}
+	if cs.batch < maxCodecBatch && cs.s.codecBatch == 0 {
+		cs.batch *= 2
+	}
+	return emit(samples)
+}
+
+// interleave turns channel-major audio [1, ch, m] with audio_lengths new
+// samples per channel into interleaved samples.
+func (cs *codecState) interleave(audioV, lengthsV ort.Value) ([]float32, error) {
+	a, ok1 := audioV.(*ort.Tensor[float32])
+	l, ok2 := lengthsV.(*ort.Tensor[int32])
+	if !ok1 || !ok2 || len(l.GetData()) < 1 {
+		return nil, fmt.Errorf("%w: moss: codec outputs audio/audio_lengths are not float32/int32", ErrModelMismatch)
+	}
+	shape := a.GetShape()
+	ch := cs.s.format.Channels
+	if len(shape) != 3 || int(shape[1]) != ch {
+		return nil, fmt.Errorf("%w: moss: codec audio has shape %v, expected [1,%d,n]", ErrModelMismatch, shape, ch)
+	}
+	m := int(shape[2])
+	n := min(int(l.GetData()[0]), m)
+	if n <= 0 {
+		return nil, nil
+	}
+	d := a.GetData()
+	out := make([]float32, n*ch)
+	for c := range ch {
+		src := d[c*m : c*m+n]
+		for i, v := range src {
+			out[i*ch+c] = v
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,421 @@
+// Package moss is the MOSS-TTS-Nano synthesizer: the model's browser ONNX
+// export (prefill, decode step and local fixed-sampled frame graphs) and
+// the MOSS audio tokenizer's streaming decode step, on ONNX Runtime.
+// *Synthesizer implements pipeline.Synthesizer. docs/moss-tts-nano-onnx.md
+// is the specification.
+//
+// Sampling happens inside the local-frame graph, driven by 17 uniforms per
+// frame. They are drawn from math/rand/v2's PCG seeded with Options.Seed
+// at the start of every Synthesize call; the reference runtime uses
+// numpy's default_rng(1234), so the frames are not claimed to match the
+// Python runtime's for the same seed (they are deterministic for ours).
+package moss
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/internal/onnx"
+	"github.com/voiceassistant/voice/tts/spm"
+)
+
+// Options configure Open. Zero values take the defaults.
+type Options struct {
+	// Voice is a builtin voice's name (manifest builtin_voices[].voice);
+	// default "Junhao", or the first builtin voice when that is absent.
+	Voice string
+	// MaxFrames caps the frames per text chunk; default the manifest's
+	// generation_defaults.max_new_frames.
+	MaxFrames int
+	// Seed seeds the sampling uniforms; default 1234.
+	Seed uint64
+	ONNX onnx.Options
+}
+
+// DefaultVoice is the voice Open picks when Options.Voice is empty.
+const DefaultVoice = "Junhao"
+
+// MaxChunkTokens is the most text tokens one prefill takes.
+const MaxChunkTokens = 75
+
+const maxUniform = float32(0.99999994)
+
+type config struct {
+	nVQ, rowWidth, hidden, layers, heads, headDim, codebook int
+	pad, audioStart, audioEnd, userSlot, assistantSlot      int
+}
+
+// Synthesizer turns text into 48 kHz stereo speech. Calls are serialized.
+type Synthesizer struct {
+	mu      sync.Mutex
+	cfg     config
+	format  audio.Format
+	tok     *spm.Model
+	voice   [][]int
+	prefix  []int // user prompt prefix ids
+	after   []int // after-reference ids
+	assist  []int // assistant prefix ids
+	frames  int   // max frames per chunk
+	seed    uint64
+	prefill *onnx.Session
+	decode  *onnx.Session
+	local   *onnx.Session
+	codec   *onnx.Session
+
+	prefillOut []string // global_hidden, present_*
+	decodeIn   []string // input_ids, past_valid_lengths, past_*
+	decodeOut  []string // global_hidden, present_*
+	offsets    []offsetSpec
+	attns      []attnSpec
+
+	// Test hooks.
+	uniforms   func() []float32    // replaces the PCG draws when set
+	onFrame    func(frame []int32) // called for every generated frame
+	resetKV    bool                // forget the KV cache every step
+	resetCodec bool                // forget the codec state every call
+	codecBatch int                 // frames per codec call when > 0 (else 1, 2, 4, 8)
+}
+
+// Open loads the TTS model set in ttsDir and the codec in codecDir (when
+// empty, the manifest's model_files.codec_meta locates it).
+func Open(ttsDir, codecDir string, opts Options) (*Synthesizer, error) {
+	var man manifest
+	manPath := filepath.Join(ttsDir, ManifestFile)
+	if err := readJSON(manPath, &man); err != nil {
+		return nil, err
+	}
+	var tm ttsMeta
+	ttsMetaPath := filepath.Join(ttsDir, TTSMetaFile)
+	if man.ModelFiles.TTSMeta != "" {
+		ttsMetaPath = filepath.Join(ttsDir, man.ModelFiles.TTSMeta)
+	}
+	if err := readJSON(ttsMetaPath, &tm); err != nil {
+		return nil, err
+	}
+	codecMetaPath := filepath.Join(codecDir, CodecMetaFile)
+	if codecDir == "" {
+		if man.ModelFiles.CodecMeta == "" {
+			return nil, fmt.Errorf("%w: moss: %s: model_files.codec_meta is empty and no codec directory was given", ErrModelMismatch, manPath)
+		}
+		codecMetaPath = filepath.Join(ttsDir, man.ModelFiles.CodecMeta)
+	}
+	var cm codecMeta
+	if err := readJSON(codecMetaPath, &cm); err != nil {
+		return nil, err
+	}
+	tokPath := filepath.Join(ttsDir, TokenizerFile)
+	if man.ModelFiles.TokenizerModel != "" {
+		tokPath = filepath.Join(ttsDir, man.ModelFiles.TokenizerModel)
+	}
+
+	s := &Synthesizer{
+		prefix: man.PromptTemplates.UserPrefix,
+		after:  man.PromptTemplates.AfterReference,
+		assist: man.PromptTemplates.AssistantPref,
+		frames: opts.MaxFrames,
+		seed:   opts.Seed,
+	}
+	if s.frames <= 0 {
+		s.frames = man.GenerationDefaults.MaxNewFrames
+	}
+	if s.frames <= 0 {
+		return nil, fmt.Errorf("%w: moss: %s: generation_defaults.max_new_frames is missing", ErrModelMismatch, manPath)
+	}
+	if s.seed == 0 {
+		s.seed = 1234
+	}
+	if err := s.readConfig(ttsMetaPath, &tm, &man); err != nil {
+		return nil, err
+	}
+	if err := s.pickVoice(manPath, &man, opts.Voice); err != nil {
+		return nil, err
+	}
+	cc := cm.CodecConfig
+	if cc.SampleRate <= 0 || cc.Channels <= 0 {
+		return nil, fmt.Errorf("%w: moss: %s: codec_config has no sample_rate/channels", ErrModelMismatch, codecMetaPath)
+	}
+	if cc.NumQuantizers != s.cfg.nVQ {
+		return nil, fmt.Errorf("%w: moss: %s: codec_config.num_quantizers is %d, the TTS model has n_vq %d", ErrModelMismatch, codecMetaPath, cc.NumQuantizers, s.cfg.nVQ)
+	}
+	s.format = audio.Format{Rate: cc.SampleRate, Channels: cc.Channels}
+	if len(cm.StreamingDecode.TransformerOffsets) == 0 && len(cm.StreamingDecode.AttentionCaches) == 0 {
+		return nil, fmt.Errorf("%w: moss: %s: streaming_decode lists no state", ErrModelMismatch, codecMetaPath)
+	}
+	s.offsets, s.attns = cm.StreamingDecode.TransformerOffsets, cm.StreamingDecode.AttentionCaches
+	// Offsets are [1] when the meta gives no shape (the export omits offset_shape).
+	for i := range s.offsets {
+		if len(s.offsets[i].Shape) == 0 {
+			s.offsets[i].Shape = []int64{1}
+		}
+	}
+	for i, a := range s.attns {
+		if len(a.OffsetShape) == 0 {
+			s.attns[i].OffsetShape = []int64{1}
+		}
+		if len(a.CacheShape) != 4 || len(a.PositionsShape) != 2 {
+			return nil, fmt.Errorf("%w: moss: %s: attention_caches[%d] has cache_shape %v and positions_shape %v, expected 4 and 2 dimensions",
+				ErrModelMismatch, codecMetaPath, i, a.CacheShape, a.PositionsShape)
+		}
+	}
+
+	var err error
+	if _, err = file(filepath.Dir(tokPath), filepath.Base(tokPath), "tokenizer"); err != nil {
+		return nil, err
+	}
+	if s.tok, err = spm.Load(tokPath); err != nil {
+		return nil, fmt.Errorf("moss: %w", err)
+	}
+	if err := onnx.Init(opts.ONNX.Library); err != nil {
+		return nil, fmt.Errorf("moss: %w", err)
+	}
+	if err := s.openGraphs(filepath.Dir(ttsMetaPath), filepath.Dir(codecMetaPath), &tm, &cm, opts.ONNX); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Synthesizer) readConfig(path string, tm *ttsMeta, man *manifest) error {
+	c := &s.cfg
+	get := func(key string) (int, error) {
+		if _, ok := tm.ModelConfig[key]; !ok {
+			if _, ok := man.TTSConfig[key]; ok {
+				return intField(path, "tts_config", man.TTSConfig, key)
+			}
+		}
+		return intField(path, "model_config", tm.ModelConfig, key)
+	}
+	for _, f := range []struct {
+		key string
+		v   *int
+	}{
+		{"n_vq", &c.nVQ}, {"row_width", &c.rowWidth}, {"hidden_size", &c.hidden},
+		{"global_layers", &c.layers}, {"global_heads", &c.heads}, {"head_dim", &c.headDim},
+		{"audio_pad_token_id", &c.pad}, {"audio_start_token_id", &c.audioStart},
+		{"audio_end_token_id", &c.audioEnd}, {"audio_user_slot_token_id", &c.userSlot},
+		{"audio_assistant_slot_token_id", &c.assistantSlot},
+	} {
+		v, err := get(f.key)
+		if err != nil {
+			return err
+		}
+		*f.v = v
+	}
+	if c.nVQ != 16 || c.rowWidth != c.nVQ+1 {
+		return fmt.Errorf("%w: moss: %s: n_vq %d and row_width %d, expected 16 and 17", ErrModelMismatch, path, c.nVQ, c.rowWidth)
+	}
+	c.codebook = c.pad
+	if raw, ok := tm.ModelConfig["audio_codebook_sizes"]; ok {
+		var sizes []int
+		if json.Unmarshal(raw, &sizes) == nil && len(sizes) > 0 {
+			c.codebook = sizes[0]
+		}
+	}
+	if c.hidden <= 0 || c.layers <= 0 || c.heads <= 0 || c.headDim <= 0 || c.codebook <= 0 {
+		return fmt.Errorf("%w: moss: %s: model_config has non-positive sizes", ErrModelMismatch, path)
+	}
+	return nil
+}
+
+func (s *Synthesizer) pickVoice(path string, man *manifest, name string) error {
+	if len(man.BuiltinVoices) == 0 {
+		return fmt.Errorf("%w: moss: %s lists no builtin_voices", ErrModelMismatch, path)
+	}
+	idx := -1
+	want := name
+	if want == "" {
+		want = DefaultVoice
+	}
+	for i, v := range man.BuiltinVoices {
+		if v.Voice == want || (name != "" && v.DisplayName == want) {
+			idx = i
+			break
+		}
+	}
+	if idx < 0 {
+		if name != "" {
+			return fmt.Errorf("moss: unknown voice %q; the voices are: %s", name, voiceNames(man))
+		}
+		idx = 0
+	}
+	codes := man.BuiltinVoices[idx].PromptAudioCodes
+	for i, f := range codes {
+		if len(f) != s.cfg.nVQ {
+			return fmt.Errorf("%w: moss: %s: voice %q frame %d has %d codes, expected %d", ErrModelMismatch, path, man.BuiltinVoices[idx].Voice, i, len(f), s.cfg.nVQ)
+		}
+	}
+	s.voice = codes
+	return nil
+}
+
+func (s *Synthesizer) openGraphs(ttsDir, codecDir string, tm *ttsMeta, cm *codecMeta, opts onnx.Options) error {
+	c := s.cfg
+	var kv []string
+	for i := range c.layers {
+		kv = append(kv, fmt.Sprintf("present_key_%d", i), fmt.Sprintf("present_value_%d", i))
+	}
+	defPrefillOut := append([]string{"global_hidden"}, kv...)
+	var pastDef []string
+	for _, n := range kv {
+		pastDef = append(pastDef, strings.Replace(n, "present_", "past_", 1))
+	}
+	prefillIn := nameList(tm.ONNX, []string{"input_ids", "attention_mask"}, "prefill_input_names")
+	s.prefillOut = nameList(tm.ONNX, defPrefillOut, "prefill_output_names")
+	s.decodeIn = nameList(tm.ONNX, append([]string{"input_ids", "past_valid_lengths"}, pastDef...), "decode_input_names", "decode_step_input_names")
+	s.decodeOut = nameList(tm.ONNX, defPrefillOut, "decode_output_names", "decode_step_output_names")
+	localIn := nameList(tm.ONNX, []string{"global_hidden", "repetition_seen_mask", "assistant_random_u", "audio_random_u"},
+		"local_fixed_sampled_frame_input_names", "fixed_sampled_frame_input_names")
+	localOut := nameList(tm.ONNX, []string{"should_continue", "frame_token_ids"},
+		"local_fixed_sampled_frame_output_names", "fixed_sampled_frame_output_names")
+
+	metaPath := filepath.Join(ttsDir, TTSMetaFile)
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: moss: %s: %s", ErrModelMismatch, metaPath, fmt.Sprintf(format, a...))
+	}
+	if len(prefillIn) != 2 || len(localIn) != 4 || len(localOut) != 2 {
+		return bad("onnx name lists have the wrong lengths (prefill inputs %d, local inputs %d, local outputs %d; expected 2, 4, 2)", len(prefillIn), len(localIn), len(localOut))
+	}
+	nKV := 2 * c.layers
+	if len(s.prefillOut) != 1+nKV || len(s.decodeOut) != 1+nKV || len(s.decodeIn) != 2+nKV {
+		return bad("onnx name lists do not have %d KV tensors for global_layers %d", nKV, c.layers)
+	}
+	// The decode step's past_* inputs must be fed from present_* outputs.
+	presents := map[string]bool{}
+	for _, n := range s.prefillOut[1:] {
+		presents[n] = true
+	}
+	for _, n := range s.decodeIn[2:] {
+		if !presents[strings.Replace(n, "past_", "present_", 1)] {
+			return bad("decode input %q has no matching prefill output %q", n, strings.Replace(n, "past_", "present_", 1))
+		}
+	}
+
+	kvDims := []int64{-1, -1, int64(c.heads), int64(c.headDim)}
+	tensors := func(names []string, typ ort.TensorElementDataType, dims []int64) []onnx.Tensor {
+		var ts []onnx.Tensor
+		for _, n := range names {
+			ts = append(ts, onnx.Tensor{Name: n, Type: typ, Dims: dims})
+		}
+		return ts
+	}
+	hiddenOut := onnx.Tensor{Name: s.prefillOut[0], Type: onnx.Float, Dims: []int64{-1, -1, int64(c.hidden)}}
+	row := int64(c.rowWidth)
+	var err error
+	path := func(key, def string) (string, error) {
+		name := tm.Files[key]
+		if name == "" {
+			name = def
+		}
+		return file(ttsDir, name, key)
+	}
+	p, err := path("prefill", "moss_tts_prefill.onnx")
+	if err != nil {
+		return err
+	}
+	if s.prefill, err = onnx.Open(p,
+		[]onnx.Tensor{{Name: prefillIn[0], Type: onnx.Int32, Dims: []int64{-1, -1, row}}, {Name: prefillIn[1], Type: onnx.Int32, Dims: []int64{-1, -1}}},
+		append([]onnx.Tensor{hiddenOut}, tensors(s.prefillOut[1:], onnx.Float, kvDims)...), opts, Hint); err != nil {
+		return fmt.Errorf("moss: %w", err)
+	}
+	if p, err = path("decode_step", "moss_tts_decode_step.onnx"); err != nil {
+		return err
+	}
+	hiddenOut.Name = s.decodeOut[0]
+	if s.decode, err = onnx.Open(p,
+		append([]onnx.Tensor{{Name: s.decodeIn[0], Type: onnx.Int32, Dims: []int64{-1, 1, row}}, {Name: s.decodeIn[1], Type: onnx.Int32, Dims: []int64{-1}}},
+			tensors(s.decodeIn[2:], onnx.Float, kvDims)...),
+		append([]onnx.Tensor{hiddenOut}, tensors(s.decodeOut[1:], onnx.Float, kvDims)...), opts, Hint); err != nil {
+		return fmt.Errorf("moss: %w", err)
+	}
+	if p, err = path("local_fixed_sampled_frame", "moss_tts_local_fixed_sampled_frame.onnx"); err != nil {
+		return err
+	}
+	nvq := int64(c.nVQ)
+	if s.local, err = onnx.Open(p,
+		[]onnx.Tensor{
+			{Name: localIn[0], Type: onnx.Float, Dims: []int64{-1, int64(c.hidden)}},
+			{Name: localIn[1], Type: onnx.Int32, Dims: []int64{-1, nvq, int64(c.codebook)}},
+			{Name: localIn[2], Type: onnx.Float, Dims: []int64{-1}},
+			{Name: localIn[3], Type: onnx.Float, Dims: []int64{-1, nvq}},
+		},
+		[]onnx.Tensor{
+			{Name: localOut[0], Type: onnx.Int32},
+			{Name: localOut[1], Type: onnx.Int32, Dims: []int64{-1, nvq}},
+		}, opts, Hint); err != nil {
+		return fmt.Errorf("moss: %w", err)
+	}
+
+	// Codec: audio_codes, audio_code_lengths, then the streaming state.
+	name := cm.Files["decode_step"]
+	if name == "" {
+		name = "moss_audio_tokenizer_decode_step.onnx"
+	}
+	if p, err = file(codecDir, name, "codec decode_step"); err != nil {
+		return err
+	}
+	codecIn := nameList(cm.ONNX, []string{"audio_codes", "audio_code_lengths"}, "decode_step_input_names")
+	codecOut := nameList(cm.ONNX, []string{"audio", "audio_lengths"}, "decode_step_output_names")
+	if len(codecIn) < 2 || len(codecOut) < 2 {
+		return fmt.Errorf("%w: moss: %s: onnx.decode_step_*_names are too short", ErrModelMismatch, filepath.Join(codecDir, CodecMetaFile))
+	}
+	ins := []onnx.Tensor{{Name: codecIn[0], Type: onnx.Int32, Dims: []int64{-1, -1, nvq}}, {Name: codecIn[1], Type: onnx.Int32, Dims: []int64{-1}}}
+	outs := []onnx.Tensor{{Name: codecOut[0], Type: onnx.Float, Dims: []int64{-1, int64(s.format.Channels), -1}}, {Name: codecOut[1], Type: onnx.Int32, Dims: []int64{-1}}}
+	for _, o := range s.offsets {
+		ins = append(ins, onnx.Tensor{Name: o.Input, Type: onnx.Int32, Dims: o.Shape})
+		outs = append(outs, onnx.Tensor{Name: o.Output, Type: onnx.Int32, Dims: o.Shape})
+	}
+	for _, a := range s.attns {
+		ins = append(ins,
+			onnx.Tensor{Name: a.OffsetIn, Type: onnx.Int32, Dims: a.OffsetShape},
+			onnx.Tensor{Name: a.KeysIn, Type: onnx.Float, Dims: a.CacheShape},
+			onnx.Tensor{Name: a.ValuesIn, Type: onnx.Float, Dims: a.CacheShape},
+			onnx.Tensor{Name: a.PositionsIn, Type: onnx.Int32, Dims: a.PositionsShape})
+		outs = append(outs,
+			onnx.Tensor{Name: a.OffsetOut, Type: onnx.Int32, Dims: a.OffsetShape},
+			onnx.Tensor{Name: a.KeysOut, Type: onnx.Float, Dims: a.CacheShape},
+			onnx.Tensor{Name: a.ValuesOut, Type: onnx.Float, Dims: a.CacheShape},
+			onnx.Tensor{Name: a.PositionsOut, Type: onnx.Int32, Dims: a.PositionsShape})
+	}
+	for _, t := range append(append([]onnx.Tensor{}, ins...), outs...) {
+		if t.Name == "" {
+			return fmt.Errorf("%w: moss: %s: a streaming_decode spec has an empty tensor name", ErrModelMismatch, filepath.Join(codecDir, CodecMetaFile))
+		}
+	}
+	if s.codec, err = onnx.Open(p, ins, outs, opts, Hint); err != nil {
+		return fmt.Errorf("moss: %w", err)
+	}
+	return nil
+}
+
+// Format is the codec's output: 48 kHz stereo, interleaved.
+func (s *Synthesizer) Format() audio.Format { return s.format }
+
+// Close releases the sessions.
+func (s *Synthesizer) Close() error {
+	for _, p := range []**onnx.Session{&s.prefill, &s.decode, &s.local, &s.codec} {
+		if *p != nil {
+			_ = (*p).Destroy()
+			*p = nil
+		}
+	}
+	return nil
+}
+
+// draw returns the frame's 17 uniforms.
+func (s *Synthesizer) draw(r *rand.Rand) []float32 {
+	if s.uniforms != nil {
+		return s.uniforms()
+	}
+	u := make([]float32, 1+s.cfg.nVQ)
+	for i := range u {
+		u[i] = min(maxUniform, max(0, float32(r.Float64())))
+	}
+	return u
+}
