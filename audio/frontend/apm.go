@@ -1,0 +1,134 @@
+//go:build webrtcapm
+
+package frontend
+
+/*
+#cgo pkg-config: webrtc-audio-processing
+#cgo CXXFLAGS: -std=c++11
+#include <stdlib.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"sync"
+	"unsafe"
+)
+
+// Processor is the audio front end. Its methods are safe for concurrent
+// use; calls are serialised.
+type Processor struct {
+	mu    sync.Mutex
+	apm   *C.fe_apm
+	out   []float32
+	aec   bool
+	delay int
+}
+
+const msgLen = 256
+
+func shimErr(op string, rc C.int, msg []C.char) error {
+	m := C.GoString(&msg[0])
+	switch rc {
+	case C.FE_ERR_EXCEPTION:
+		return fmt.Errorf("frontend: %s: C++ exception: %s", op, m)
+	case C.FE_ERR_NULL:
+		return fmt.Errorf("frontend: %s: %s", op, m)
+	}
+	return fmt.Errorf("frontend: %s: %s failed with WebRTC error %d", op, m, int(rc))
+}
+
+// New creates a Processor.
+func New(cfg Config) (*Processor, error) {
+	if err := cfg.normalize(); err != nil {
+		return nil, err
+	}
+	b := func(v bool) C.int {
+		if v {
+			return 1
+		}
+		return 0
+	}
+	cc := C.fe_config{
+		aec:              b(cfg.AEC),
+		ns:               b(cfg.NS),
+		agc:              b(cfg.AGC),
+		delay_ms:         C.int(cfg.DelayMS),
+		ns_level:         C.int(cfg.NSLevel),
+		agc_target_dbfs:  C.int(cfg.AGCTargetDBFS),
+		agc_comp_gain_db: C.int(agcCompressionGainDB),
+		sample_rate:      C.int(SampleRate),
+	}
+	var msg [msgLen]C.char
+	var a *C.fe_apm
+	if rc := C.fe_new(&cc, &a, &msg[0], msgLen); rc != 0 {
+		return nil, shimErr("New", rc, msg[:])
+	}
+	return &Processor{apm: a, out: make([]float32, FrameSize), aec: cfg.AEC, delay: cfg.DelayMS}, nil
+}
+
+// Far feeds 10 ms (160 samples) of the signal that was played to the
+// speaker: the echo reference.
+func (p *Processor) Far(frame []float32) error {
+	if err := checkFrame("far", frame); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.apm == nil {
+		return ErrClosed
+	}
+	var msg [msgLen]C.char
+	if rc := C.fe_far(p.apm, (*C.float)(unsafe.Pointer(&frame[0])), C.int(len(frame)), &msg[0], msgLen); rc != 0 {
+		return shimErr("Far", rc, msg[:])
+	}
+	return nil
+}
+
+// Near processes 10 ms (160 samples) of captured audio and returns the
+// processed frame (a new slice).
+func (p *Processor) Near(frame []float32) ([]float32, error) {
+	if err := checkFrame("near", frame); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.apm == nil {
+		return nil, ErrClosed
+	}
+	var msg [msgLen]C.char
+	rc := C.fe_near(p.apm, (*C.float)(unsafe.Pointer(&frame[0])), (*C.float)(unsafe.Pointer(&p.out[0])),
+		C.int(len(frame)), nil, &msg[0], msgLen)
+	if rc != 0 {
+		return nil, shimErr("Near", rc, msg[:])
+	}
+	out := make([]float32, FrameSize)
+	copy(out, p.out)
+	return out, nil
+}
+
+// SetDelay updates the render→capture delay in milliseconds (time from a
+// sample being passed to Far until its echo arrives in Near). Negative
+// values are treated as 0.
+func (p *Processor) SetDelay(ms int) {
+	if ms < 0 {
+		ms = 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.delay = ms
+	if p.apm != nil {
+		C.fe_set_delay(p.apm, C.int(ms))
+	}
+}
+
+// Close releases the WebRTC instance. It is safe to call more than once.
+func (p *Processor) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.apm != nil {
+		C.fe_free(p.apm)
+		p.apm = nil
+	}
+}
