@@ -15,6 +15,15 @@ type Echo struct {
 	Gain  float64
 }
 
+// FrontEnd cleans the capture using what was played as the reference
+// (echo cancellation, noise suppression, gain control). Frames are 10 ms
+// of 16 kHz mono; Far gets each played period before Near gets the
+// capture it may echo into.
+type FrontEnd interface {
+	Far(frame []float32) error
+	Near(frame []float32) ([]float32, error)
+}
+
 // VirtualConfig configures a replay device.
 type VirtualConfig struct {
 	// Input is the capture signal, 16 kHz mono.
@@ -33,6 +42,9 @@ type VirtualConfig struct {
 	MinTail, MaxTail time.Duration
 	// Echo, if set, mixes what is played back into the capture.
 	Echo *Echo
+	// FrontEnd, if set, processes every captured frame with the played
+	// audio as its reference; it needs a 10 ms period.
+	FrontEnd FrontEnd
 	// Stall is how long to wait for the pipeline to react to a frame before
 	// declaring it stuck (default 30 s of wall time).
 	Stall time.Duration
@@ -97,7 +109,10 @@ func NewVirtual(clk *clock.Virtual, cfg VirtualConfig) (*Virtual, error) {
 	// up front keeps long replays from copying it over and over.
 	expect := cfg.Playback.Samples(Mono16k.Duration(int64(len(cfg.Input)))+cfg.MinTail) * int64(cfg.Playback.Channels)
 	v.recorded = make([]float32, 0, expect+int64(len(v.outBuf)))
-	if cfg.Echo != nil {
+	if cfg.FrontEnd != nil && cfg.Period != 10*time.Millisecond {
+		return nil, fmt.Errorf("virtual device: the front-end works on 10 ms frames, not %v", cfg.Period)
+	}
+	if cfg.Echo != nil || cfg.FrontEnd != nil {
 		v.echo = make([]float32, 0, int64(len(cfg.Input))+Mono16k.Samples(cfg.MinTail))
 		conv, err := NewConverter(cfg.Playback, Mono16k)
 		if err != nil {
@@ -155,7 +170,11 @@ func (v *Virtual) Run(ctx context.Context) (err error) {
 			return v.stopped(ctx, err)
 		}
 		v.render()
-		frame := Frame{Format: Mono16k, Pos: pos, Samples: v.capture(pos)}
+		samples, err := v.clean(pos, v.capture(pos))
+		if err != nil {
+			return fmt.Errorf("virtual device: front-end: %w", err)
+		}
+		frame := Frame{Format: Mono16k, Pos: pos, Samples: samples}
 		v.clk.Hold()
 		select {
 		case v.frames <- frame:
@@ -192,6 +211,22 @@ func (v *Virtual) render() {
 	if v.echoConv != nil {
 		v.echo = append(v.echo, v.echoConv.Process(v.outBuf)...)
 	}
+}
+
+// clean runs the front-end on the capture at pos, giving it the period
+// just rendered (which plays from pos + one period) as the far end.
+func (v *Virtual) clean(pos int64, capture []float32) ([]float32, error) {
+	if v.cfg.FrontEnd == nil {
+		return capture, nil
+	}
+	far := make([]float32, v.period)
+	if at := pos + int64(v.period); at < int64(len(v.echo)) {
+		copy(far, v.echo[at:])
+	}
+	if err := v.cfg.FrontEnd.Far(far); err != nil {
+		return nil, err
+	}
+	return v.cfg.FrontEnd.Near(capture)
 }
 
 // capture builds the frame at pos: input (silence past its end) plus echo.
