@@ -48,6 +48,17 @@ type Config struct {
 	// TurnWindow is the most audio given to the turn model (Smart Turn
 	// was trained on up to 8 s).
 	TurnWindow time.Duration
+	// HalfDuplex closes the microphone while the assistant responds and
+	// for HalfDuplex.Tail after its last sample (the room's echo tail),
+	// for setups without echo cancellation: no self-interruption, but no
+	// barge-in either.
+	HalfDuplex HalfDuplex
+}
+
+// HalfDuplex configures microphone gating.
+type HalfDuplex struct {
+	Enabled bool
+	Tail    time.Duration
 }
 
 // DefaultConfig fills in the policy knobs; the stages are up to the caller.
@@ -55,6 +66,7 @@ func DefaultConfig() Config {
 	return Config{
 		Endpoint:   turn.DefaultConfig(),
 		BargeIn:    BargeIn{Enabled: true, MinSpeech: 250 * time.Millisecond, OnPartial: true},
+		HalfDuplex: HalfDuplex{Tail: 300 * time.Millisecond},
 		PreRoll:    700 * time.Millisecond,
 		TurnWindow: 8 * time.Second,
 	}
@@ -87,6 +99,7 @@ type Pipeline struct {
 
 	// Everything below is owned by Run's goroutine.
 	ctx      context.Context // the session's; responses derive from it
+	micOpen  time.Duration   // half duplex: audio before this is not listened to
 	state    State
 	turnNo   int
 	history  recentAudio
@@ -192,6 +205,11 @@ func (p *Pipeline) shutdown() {
 
 // frame runs the listening side on one capture frame.
 func (p *Pipeline) frame(ctx context.Context, f audio.Frame) error {
+	if p.cfg.HalfDuplex.Enabled && (p.resp != nil || f.Start() < p.micOpen) {
+		// The microphone hears the assistant now: let none of it in, not
+		// even into the pre-roll.
+		f.Samples = make([]float32, len(f.Samples))
+	}
 	p.history.add(f)
 	heard, err := p.cfg.VAD.Process(f)
 	if err != nil {
@@ -413,6 +431,7 @@ func (p *Pipeline) trackPlayback() {
 		at, _ = p.player.DeviceTime(end - 1)
 		at += p.player.Format().Duration(1)
 		p.emit(Event{Type: EvPlaybackStop, At: at, Turn: r.turn})
+		p.micOpen = at + p.cfg.HalfDuplex.Tail
 	}
 	if r.err == nil {
 		p.cfg.History.AddAssistant(r.text(), false)

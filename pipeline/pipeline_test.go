@@ -456,3 +456,42 @@ func TestHeardChineseHasNoSpaces(t *testing.T) {
 	assert.Contains(t, barge[0].Text, "你好。今天")
 	assert.NotContains(t, barge[0].Text, " ")
 }
+
+// Without echo cancellation, half duplex keeps the assistant from hearing
+// itself: the mic is closed while it responds and for the echo tail, and
+// the user's next turn is heard after that.
+func TestHalfDuplexIgnoresTheEcho(t *testing.T) {
+	s := scenario{
+		length: 9 * time.Second,
+		user: []pipelinetest.Utterance{
+			{Start: 300 * time.Millisecond, End: 1 * time.Second, Text: "tell me a story"},
+			{Start: 6500 * time.Millisecond, End: 7200 * time.Millisecond, Text: "thanks"},
+		},
+		replies: []string{"Once upon a time, there was a small robot who loved to sing.", "You are welcome."},
+		bargeIn: true,
+		echo:    &audio.Echo{Delay: 60 * time.Millisecond, Gain: 0.5},
+	}
+	run := func(halfDuplex bool) (barge, commits []pipeline.Event) {
+		clk := clock.NewVirtual()
+		cfg, _ := s.config(clk)
+		cfg.HalfDuplex.Enabled = halfDuplex
+		_, err := pipeline.Replay(context.Background(), clk, cfg, audio.VirtualConfig{Input: pipelinetest.Voice(s.length, s.user...), Echo: s.echo},
+			func(e pipeline.Event) {
+				switch e.Type {
+				case pipeline.EvBargeIn:
+					barge = append(barge, e)
+				case pipeline.EvTurnCommit:
+					commits = append(commits, e)
+				}
+			})
+		require.NoError(t, err)
+		return barge, commits
+	}
+	barge, commits := run(true)
+	assert.Empty(t, barge)
+	require.Len(t, commits, 2)
+	assert.Equal(t, "thanks", commits[1].Text)
+
+	barge, _ = run(false)
+	assert.NotEmpty(t, barge, "full duplex without echo cancellation hears itself")
+}
