@@ -328,3 +328,20 @@ func TestASRCommand(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, stderr, "encoder.int8.onnx")
 }
+
+// With a simulated echo path and no echo canceller in the build, replay
+// falls back to half duplex and the assistant does not interrupt itself.
+func TestReplayEchoFallsBackToHalfDuplex(t *testing.T) {
+	events := filepath.Join(t.TempDir(), "events.jsonl")
+	args := append([]string{"replay", demoWAV(t), "--events", events, "--echo-gain", "0.5", "--echo-delay", "60ms"}, doubles...)
+	_, stderr, err := agent(t, args...)
+	require.NoError(t, err, stderr)
+	assert.Contains(t, stderr, "running half duplex")
+	data, err := os.ReadFile(events)
+	require.NoError(t, err)
+	assert.NotContains(t, string(data), `"type":"barge_in"`)
+	// The second question comes while the first reply still plays: half
+	// duplex does not hear it, and the reply plays to its end.
+	assert.Equal(t, 1, strings.Count(string(data), `"type":"turn_commit"`))
+	assert.Equal(t, 1, strings.Count(string(data), `"type":"playback_stop"`))
+}

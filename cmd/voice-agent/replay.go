@@ -45,7 +45,19 @@ same on every run.`,
 			defer closeStages()
 			dev := audio.VirtualConfig{Input: input, Pace: pace, Playback: audio.Format{Rate: rate, Channels: 1}}
 			if echoGain > 0 {
+				// Only a simulated echo path puts the assistant's voice in
+				// the microphone, so only then does the front-end matter.
 				dev.Echo = &audio.Echo{Delay: echoDelay, Gain: echoGain}
+				fe, closeFE, halfDuplex, err := wiring.NewFrontEnd(a.cfg.Stages)
+				if err != nil {
+					return err
+				}
+				defer closeFE()
+				dev.FrontEnd = fe
+				if halfDuplex {
+					a.log.Warn("echo cancellation is not in this build (see README); running half duplex")
+					cfg.HalfDuplex.Enabled = true
+				}
 			}
 			printer := newEventPrinter(a.json, cmd.OutOrStdout(), a.log)
 			sink, closeSink, err := eventFile(events)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/voiceassistant/voice/asr/xasr"
 	"github.com/voiceassistant/voice/assets"
+	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/audio/frontend"
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/internal/onnx"
 	"github.com/voiceassistant/voice/llm"
@@ -83,6 +85,23 @@ type Stages struct {
 	// default is and why); zero values mean the defaults.
 	Endpoint  turn.Config `yaml:"endpoint"`
 	VADTuning vad.Config  `yaml:"vad_tuning"`
+
+	// FrontEnd cleans the microphone with what is played as reference.
+	FrontEnd FrontEnd `yaml:"frontend"`
+}
+
+// FrontEnd selects the audio front-end's parts.
+type FrontEnd struct {
+	AEC bool `yaml:"aec"`
+	NS  bool `yaml:"ns"`
+	AGC bool `yaml:"agc"`
+	// DelayMS is the speaker-to-microphone delay if known; 0 leaves it to
+	// the echo canceller's own estimate.
+	DelayMS int `yaml:"delay_ms"`
+	// HalfDuplex closes the microphone while the assistant speaks; it is
+	// turned on by itself when echo cancellation is wanted but not built.
+	HalfDuplex     bool          `yaml:"half_duplex"`
+	HalfDuplexTail time.Duration `yaml:"half_duplex_tail"`
 }
 
 // DefaultStages are the real models.
@@ -95,6 +114,7 @@ func DefaultStages() Stages {
 		BargeInMin:   250 * time.Millisecond,
 		Endpoint:     turn.DefaultConfig(),
 		VADTuning:    vad.DefaultConfig(),
+		FrontEnd:     FrontEnd{AEC: true, NS: true, HalfDuplexTail: 300 * time.Millisecond},
 	}
 }
 
@@ -166,6 +186,10 @@ func build(s Stages, clk clock.Clock, closers *closeAll) (pipeline.Config, error
 	}
 	if s.Endpoint != (turn.Config{}) {
 		cfg.Endpoint = s.Endpoint
+	}
+	cfg.HalfDuplex.Enabled = s.FrontEnd.HalfDuplex
+	if s.FrontEnd.HalfDuplexTail > 0 {
+		cfg.HalfDuplex.Tail = s.FrontEnd.HalfDuplexTail
 	}
 	cfg.History = llm.NewHistory(s.SystemPrompt, s.HistoryChars)
 	cfg.NewChunker = func() pipeline.Chunker { return chunk.New(chunk.DefaultConfig()) }
@@ -349,6 +373,25 @@ func NewGenerator(s Stages, clk clock.Clock, script *Script) (pipeline.Generator
 	default:
 		return nil, noop, unknown("llm", s.LLM, LLMMNN, LLMScripted)
 	}
+}
+
+// NewFrontEnd builds the audio front-end for s (nil if every part is
+// off), and the function that releases it. If echo cancellation is wanted
+// but this build has none, it returns no front-end and halfDuplex true: the
+// caller closes the microphone while the assistant speaks instead.
+func NewFrontEnd(s Stages) (fe audio.FrontEnd, closeFE func(), halfDuplex bool, err error) {
+	f := s.FrontEnd
+	if !f.AEC && !f.NS && !f.AGC {
+		return nil, func() {}, false, nil
+	}
+	p, err := frontend.New(frontend.Config{AEC: f.AEC, NS: f.NS, AGC: f.AGC, DelayMS: f.DelayMS, NSLevel: 2})
+	if errors.Is(err, frontend.ErrUnavailable) {
+		return nil, func() {}, f.AEC, nil
+	}
+	if err != nil {
+		return nil, func() {}, false, err
+	}
+	return p, p.Close, false, nil
 }
 
 // NewRecognizer opens the X-ASR recognizer for s: the directory given by
