@@ -3,8 +3,10 @@ package test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -13,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/voiceassistant/voice/audio"
 )
 
 // TestLiveRunOnPulseAudio runs the agent live against a real audio server:
@@ -26,7 +30,9 @@ func TestLiveRunOnPulseAudio(t *testing.T) {
 	if _, err := exec.LookPath("paplay"); err != nil {
 		t.Skip("paplay not installed")
 	}
-	args := append([]string{"run", "--json", "--backend", "pulseaudio",
+	// The agent plays into another sink than the one it listens to: there
+	// is no echo to cancel, and barge-in must stay possible.
+	args := append([]string{"run", "--json", "--backend", "pulseaudio", "--aec=false", "--ns=false",
 		"--capture", "Monitor of va_test_sink", "--playback", "va_spare_sink"}, doubles...)
 	agent := exec.Command(binary, args...)
 	agent.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
@@ -111,4 +117,87 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// TestLiveEchoCancellation closes the loop through a real audio server:
+// the agent listens to the very sink it plays into, so its reply comes
+// back at full level. With WebRTC echo cancellation (a build with -tags
+// webrtcapm) the reply plays to its end; without it, the agent
+// interrupts itself.
+func TestLiveEchoCancellation(t *testing.T) {
+	if err := exec.Command("pactl", "info").Run(); err != nil {
+		t.Skip("no PulseAudio server answers (run scripts/pulse-test-server.sh)")
+	}
+	if err := exec.Command("pkg-config", "--exists", "webrtc-audio-processing").Run(); err != nil {
+		t.Skip("WebRTC audio processing not installed (scripts/setup installs it)")
+	}
+	withAPM := filepath.Join(t.TempDir(), "voice-agent")
+	build := exec.Command("go", "build", "-tags", "webrtcapm", "-o", withAPM, "../cmd/voice-agent")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, string(out))
+	question := filepath.Join(t.TempDir(), "q.wav")
+	pcm, err := readMono16kFile("testdata/demo.wav")
+	require.NoError(t, err)
+	require.NoError(t, audio.WriteWAV(question, audio.Mono16k, pcm[:3*audio.ProcessingRate], audio.PCM16))
+	script := filepath.Join(t.TempDir(), "one.json")
+	require.NoError(t, os.WriteFile(script, []byte(`{"user":[{"start_ms":500,"end_ms":2295,"text":"what is the weather like today"}],
+		"replies":["It is sunny and warm today, with a light breeze in the afternoon, and the evening will be calm and clear."],
+		"first_token_ms":120,"tokens_per_second":25}`), 0o644))
+
+	for _, tc := range []struct {
+		aec       bool
+		selfBarge bool
+	}{{true, false}, {false, true}} {
+		args := []string{"run", "--json", "--backend", "pulseaudio", fmt.Sprintf("--aec=%v", tc.aec), "--ns=false",
+			"--capture", "Monitor of va_test_sink", "--playback", "va_test_sink",
+			"--vad", "energy", "--asr", "scripted", "--turn", "none", "--llm", "scripted", "--tts", "tone", "--script", script}
+		agent := exec.Command(withAPM, args...)
+		agent.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
+		stdout, err := agent.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, agent.Start())
+		events := make(chan map[string]any)
+		go func() {
+			defer close(events)
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				var e map[string]any
+				if json.Unmarshal(sc.Bytes(), &e) == nil {
+					events <- e
+				}
+			}
+		}()
+		waitFor(t, events, "state", 10*time.Second)
+		require.NoError(t, exec.Command("paplay", "-d", "va_test_sink", question).Run())
+		// The reply ends either by playing out or by an interruption.
+		var ended string
+		deadline := time.After(30 * time.Second)
+		for ended == "" {
+			select {
+			case e := <-events:
+				if e["type"] == "playback_stop" || e["type"] == "barge_in" {
+					ended = e["type"].(string)
+				}
+			case <-deadline:
+				t.Fatal("the reply neither finished nor was interrupted")
+			}
+		}
+		require.NoError(t, agent.Process.Signal(syscall.SIGINT))
+		for range events {
+		}
+		require.NoError(t, agent.Wait())
+		if tc.selfBarge {
+			assert.Equal(t, "barge_in", ended, "without AEC the agent hears itself")
+		} else {
+			assert.Equal(t, "playback_stop", ended, "with AEC the reply plays to its end")
+		}
+	}
+}
+
+func readMono16kFile(path string) ([]float32, error) {
+	format, pcm, err := audio.ReadWAV(path)
+	if err != nil {
+		return nil, err
+	}
+	return audio.Convert(pcm, format, audio.Mono16k)
 }

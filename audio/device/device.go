@@ -117,6 +117,24 @@ type Config struct {
 	// stages can be built with it before the device is opened; nil makes
 	// a new one.
 	Clock *clock.Stream `yaml:"-"`
+	// FrontEnd, if set, cleans the capture (echo cancellation, noise
+	// suppression, gain control) with what the speaker plays as its
+	// reference. Every sample the callback renders is handed to it,
+	// downmixed to mono and converted to 16 kHz frames like the capture,
+	// and Frames delivers what its Near returns.
+	//
+	// Alignment: far frame k (FrontEnd.Far) covers the same device
+	// samples, rendered in the same callback periods, as capture frame k
+	// (FrontEnd.Near), and Far is always called first. The echo of a far
+	// frame therefore reaches the microphone later than frame k, by the
+	// playback and capture latencies plus the acoustic path; covering
+	// that is the front-end's delay setting or estimation. Captured
+	// samples lost to an overrun are replaced by silence on both sides,
+	// so the alignment holds across overruns.
+	//
+	// A Far or Near error ends the session like a device error: Err
+	// returns it and Frames closes.
+	FrontEnd audio.FrontEnd `yaml:"-"`
 }
 
 func (c *Config) defaults() error {
@@ -188,6 +206,10 @@ type Duplex struct {
 	gapHead     atomic.Uint64 // reader side
 	gapTail     atomic.Uint64 // callback side
 	pendingDrop uint64        // callback-only: dropped, not yet published as a gap
+	// With a front-end: what the callback rendered, mono at the device
+	// rate, written sample for sample in step with ring (nil without one).
+	farRing    *audio.Ring
+	farScratch []float32 // callback-only: downmix buffer
 
 	// Reader-only state.
 	rs      *audio.Resampler
@@ -196,6 +218,11 @@ type Duplex struct {
 	resBuf  []float32
 	acc     []float32
 	pos     int64
+	// Reader-only far-end state, the twin of the capture state above.
+	farRs      *audio.Resampler
+	farReadBuf []float32
+	farResBuf  []float32
+	farAcc     []float32
 
 	stallTimeout time.Duration
 	startTimeout time.Duration
@@ -424,6 +451,21 @@ func newDuplex(cfg Config, name string) (*Duplex, error) {
 	d.zeros = make([]float32, len(d.readBuf))
 	d.resBuf = make([]float32, 0, len(d.readBuf))
 	d.acc = make([]float32, 0, FrameSize)
+	if cfg.FrontEnd != nil {
+		// Same capacity as the capture ring, so whenever the capture
+		// write succeeds the far write does too (see writeFar).
+		d.farRing = audio.NewRing(ringSeconds * cfg.Rate)
+		d.farScratch = make([]float32, len(d.readBuf))
+		d.farReadBuf = make([]float32, len(d.readBuf))
+		d.farResBuf = make([]float32, 0, len(d.readBuf))
+		d.farAcc = make([]float32, FrameSize)
+		if cfg.Rate != audio.ProcessingRate {
+			var err error
+			if d.farRs, err = audio.NewResampler(cfg.Rate, audio.ProcessingRate, 1); err != nil {
+				return nil, fmt.Errorf("audio device %q: %w", name, err)
+			}
+		}
+	}
 	return d, nil
 }
 
@@ -525,11 +567,17 @@ func (d *Duplex) fail(err error) {
 // thread: no allocation, no locks, no blocking.
 func (d *Duplex) process(out, in []byte, _ uint32) {
 	d.callbacks.Add(1)
+	captured := 0
 	if len(in) >= 4 {
-		d.capture(unsafe.Slice((*float32)(unsafe.Pointer(&in[0])), len(in)/4))
+		captured = d.capture(unsafe.Slice((*float32)(unsafe.Pointer(&in[0])), len(in)/4))
 	}
+	var played []float32
 	if len(out) >= 4 {
-		d.player.Fill(unsafe.Slice((*float32)(unsafe.Pointer(&out[0])), len(out)/4))
+		played = unsafe.Slice((*float32)(unsafe.Pointer(&out[0])), len(out)/4)
+		d.player.Fill(played)
+	}
+	if d.farRing != nil {
+		d.writeFar(played, captured)
 	}
 	select {
 	case d.wake <- struct{}{}:
@@ -537,7 +585,9 @@ func (d *Duplex) process(out, in []byte, _ uint32) {
 	}
 }
 
-func (d *Duplex) capture(in []float32) {
+// capture writes a period into the ring and returns how many of its
+// samples (a prefix) went in; the rest were dropped.
+func (d *Duplex) capture(in []float32) int {
 	if d.pendingDrop > 0 {
 		// Publish the earlier drop before writing anything after it, so
 		// the reader can put the silence exactly where the audio was lost.
@@ -545,16 +595,54 @@ func (d *Duplex) capture(in []float32) {
 		if d.ring.Free() == 0 || d.gapTail.Load()-d.gapHead.Load() >= maxGaps {
 			d.pendingDrop += uint64(len(in))
 			d.overruns.Add(uint64(len(in)))
-			return
+			return 0
 		}
 		t := d.gapTail.Load()
 		d.gaps[t%maxGaps] = gap{at: d.ring.Written(), n: d.pendingDrop}
 		d.gapTail.Store(t + 1)
 		d.pendingDrop = 0
 	}
-	if n := d.ring.Write(in); n < len(in) {
+	n := d.ring.Write(in)
+	if n < len(in) {
 		d.pendingDrop += uint64(len(in) - n)
 		d.overruns.Add(uint64(len(in) - n))
+	}
+	return n
+}
+
+// writeFar puts the first n frames of what was just rendered into the far
+// ring, downmixed to mono: exactly as many samples as capture kept, so
+// both rings hold the same stretch of device time at the same positions.
+// What capture dropped is dropped here too and becomes silence on both
+// sides (the gap list is shared). A duplex callback renders as many
+// frames as it captures; should it render fewer, the rest is silence.
+//
+// The far write cannot come up short: the rings have equal capacities,
+// equal write positions after every callback, and the reader consumes
+// the far ring first, so it never has less room than the capture ring.
+func (d *Duplex) writeFar(played []float32, n int) {
+	ch := d.cfg.PlaybackChannels
+	frames := len(played) / ch
+	scale := 1 / float32(ch)
+	for off := 0; off < n; {
+		s := d.farScratch[:min(n-off, len(d.farScratch))]
+		for i := range s {
+			f := off + i
+			switch {
+			case f >= frames:
+				s[i] = 0
+			case ch == 1:
+				s[i] = played[f]
+			default:
+				var sum float32
+				for _, v := range played[f*ch : f*ch+ch] {
+					sum += v
+				}
+				s[i] = sum * scale
+			}
+		}
+		d.farRing.Write(s)
+		off += len(s)
 	}
 }
 
@@ -634,6 +722,11 @@ func (d *Duplex) drain() bool {
 		// position seen here was published before that write, so it is
 		// visible below.
 		avail := uint64(d.ring.Len())
+		if d.farRing != nil {
+			// The callback writes the far ring just after the capture
+			// ring; take only what both hold.
+			avail = min(avail, uint64(d.farRing.Len()))
+		}
 		rd := d.ring.Consumed()
 		if h := d.gapHead.Load(); h < d.gapTail.Load() {
 			g := d.gaps[h%maxGaps]
@@ -649,8 +742,19 @@ func (d *Duplex) drain() bool {
 		if avail == 0 {
 			return true
 		}
-		n := d.ring.Read(d.readBuf[:min(avail, uint64(len(d.readBuf)))])
-		if !d.resample(d.readBuf[:n]) {
+		k := min(avail, uint64(len(d.readBuf)))
+		var far []float32
+		if d.farRing != nil {
+			// Far first: the far ring must never have less free space
+			// than the capture ring (see writeFar).
+			far = d.farReadBuf[:d.farRing.Read(d.farReadBuf[:k])]
+		}
+		n := d.ring.Read(d.readBuf[:k])
+		if far != nil && len(far) != n {
+			d.fail(fmt.Errorf("audio device %q: internal error: far-end stream out of step with capture (%d vs %d samples)", d.name, len(far), n))
+			return false
+		}
+		if !d.resample(d.readBuf[:n], far) {
 			return false
 		}
 	}
@@ -660,7 +764,11 @@ func (d *Duplex) drain() bool {
 func (d *Duplex) silence(n uint64) bool {
 	for n > 0 {
 		k := min(n, uint64(len(d.zeros)))
-		if !d.resample(d.zeros[:k]) {
+		var far []float32
+		if d.farRing != nil {
+			far = d.zeros[:k]
+		}
+		if !d.resample(d.zeros[:k], far) {
 			return false
 		}
 		n -= k
@@ -668,22 +776,59 @@ func (d *Duplex) silence(n uint64) bool {
 	return true
 }
 
-func (d *Duplex) resample(in []float32) bool {
+// resample converts device-rate capture to 16 kHz frames and sends them.
+// far, when there is a front-end, is the rendered signal for the same
+// samples (equal length); it goes through its own resampler, which
+// yields as many samples as the capture one, into its own frames, so
+// far frame k and capture frame k cover the same stretch.
+func (d *Duplex) resample(in, far []float32) bool {
 	if d.rs != nil {
 		d.resBuf = d.rs.Process(in, d.resBuf[:0])
 		in = d.resBuf
 	}
+	if d.farRs != nil && far != nil {
+		d.farResBuf = d.farRs.Process(far, d.farResBuf[:0])
+		far = d.farResBuf
+	}
+	if d.farRing != nil && len(far) != len(in) {
+		d.fail(fmt.Errorf("audio device %q: internal error: far-end resampler out of step with capture (%d vs %d samples)", d.name, len(far), len(in)))
+		return false
+	}
 	for len(in) > 0 {
-		k := copy(d.acc[len(d.acc):FrameSize], in)
-		d.acc = d.acc[:len(d.acc)+k]
+		at := len(d.acc)
+		k := copy(d.acc[at:FrameSize], in)
+		d.acc = d.acc[:at+k]
 		in = in[k:]
+		if d.farRing != nil {
+			copy(d.farAcc[at:at+k], far)
+			far = far[k:]
+		}
 		if len(d.acc) < FrameSize {
 			break
 		}
-		f := audio.Frame{Format: audio.Mono16k, Pos: d.pos, Samples: d.acc}
-		d.pos += FrameSize
+		samples := d.acc
 		// Consumers keep frames, so each gets its own buffer.
 		d.acc = make([]float32, 0, FrameSize)
+		if fe := d.cfg.FrontEnd; fe != nil {
+			farFrame := d.farAcc
+			d.farAcc = make([]float32, FrameSize)
+			if err := fe.Far(farFrame); err != nil {
+				d.fail(fmt.Errorf("audio device %q: front-end: %w", d.name, err))
+				return false
+			}
+			out, err := fe.Near(samples)
+			if err != nil {
+				d.fail(fmt.Errorf("audio device %q: front-end: %w", d.name, err))
+				return false
+			}
+			if len(out) != FrameSize {
+				d.fail(fmt.Errorf("audio device %q: front-end returned %d samples for a %d-sample frame", d.name, len(out), FrameSize))
+				return false
+			}
+			samples = out
+		}
+		f := audio.Frame{Format: audio.Mono16k, Pos: d.pos, Samples: samples}
+		d.pos += FrameSize
 		// Advanced before the send so a consumer never holds a frame
 		// that ends after the clock's now.
 		d.clock.Advance(FrameSize)

@@ -293,13 +293,31 @@ func newBenchDuplex(tb testing.TB) (*Duplex, []byte, []byte) {
 	return d, in, out
 }
 
-// The callback body runs on the audio thread: it must never allocate.
+// The callback body runs on the audio thread: it must never allocate,
+// with or without a front-end (far ring, stereo downmix).
 func TestCallbackDoesNotAllocate(t *testing.T) {
-	d, in, out := newBenchDuplex(t)
-	_, _, err := d.player.Write(context.Background(), tone(48000, 1, 1000, time.Second, 0.3))
+	t.Run("capture only", func(t *testing.T) {
+		d, in, out := newBenchDuplex(t)
+		testCallbackAllocs(t, d, in, out)
+	})
+	t.Run("front-end stereo", func(t *testing.T) {
+		d, err := newDuplex(Config{Rate: 48000, PlaybackChannels: 2, Period: 10 * time.Millisecond, PlaybackBuffer: 5 * time.Second, FrontEnd: &fakeFrontEnd{}}, "bench")
+		require.NoError(t, err)
+		in := f32bytes(tone(48000, 1, 440, 10*time.Millisecond, 0.3))
+		testCallbackAllocs(t, d, in, make([]byte, 480*2*4))
+		assert.Equal(t, d.ring.Written(), d.farRing.Written(), "far ring drops in step with capture")
+	})
+}
+
+func testCallbackAllocs(t *testing.T, d *Duplex, in, out []byte) {
+	ch := d.cfg.PlaybackChannels
+	_, _, err := d.player.Write(context.Background(), tone(48000, ch, 1000, time.Second, 0.3))
 	require.NoError(t, err)
 	allocs := testing.AllocsPerRun(200, func() {
 		d.process(out, in, 480)
+		if d.farRing != nil {
+			d.farRing.SkipTo(d.farRing.Written())
+		}
 		d.ring.SkipTo(d.ring.Written())
 	})
 	assert.Zero(t, allocs)

@@ -31,6 +31,16 @@ func (a *app) runCmd() *cobra.Command {
 			defer closeStages()
 			devCfg := *d
 			devCfg.Clock = clk
+			fe, closeFE, halfDuplex, err := wiring.NewFrontEnd(a.cfg.Stages)
+			if err != nil {
+				return err
+			}
+			defer closeFE()
+			devCfg.FrontEnd = fe
+			if halfDuplex {
+				a.log.Warn("echo cancellation is not in this build (see README); running half duplex: no barge-in")
+				cfg.HalfDuplex.Enabled = true
+			}
 			dev, err := device.Open(devCfg)
 			if err != nil {
 				return err

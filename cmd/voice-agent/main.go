@@ -84,6 +84,10 @@ func (a *app) root() *cobra.Command {
 	pf.StringVar(&st.ONNXRuntime, "onnxruntime", "", "ONNX Runtime library (default: $ONNXRUNTIME_LIB, third_party/onnxruntime, system)")
 	pf.StringVar(&st.SystemPrompt, "system-prompt", st.SystemPrompt, "system prompt")
 	pf.BoolVar(&st.BargeIn, "barge-in", st.BargeIn, "let the user interrupt the assistant by speaking")
+	pf.BoolVar(&st.FrontEnd.AEC, "aec", st.FrontEnd.AEC, "echo cancellation (with a build with -tags webrtcapm)")
+	pf.BoolVar(&st.FrontEnd.NS, "ns", st.FrontEnd.NS, "noise suppression")
+	pf.BoolVar(&st.FrontEnd.AGC, "agc", st.FrontEnd.AGC, "automatic gain control")
+	pf.BoolVar(&st.FrontEnd.HalfDuplex, "half-duplex", st.FrontEnd.HalfDuplex, "close the microphone while the assistant speaks")
 	pf.DurationVar(&st.BargeInMin, "barge-in-min", st.BargeInMin, "speech needed to interrupt")
 	root.AddCommand(a.runCmd(), a.replayCmd(), a.devicesCmd(), a.vadCmd(), a.turnCmd(), a.asrCmd(), a.chatCmd(), a.benchCmd(), a.ttsCmd())
 	return root
