@@ -12,8 +12,8 @@ import (
 )
 
 // Hint tells the user how to get the model set.
-const Hint = "get the model set: assets/manifest.json entries moss-tts-nano-100m-onnx (TTS graphs, metadata, " +
-	"tokenizer) and moss-audio-tokenizer-nano-onnx-decode (codec decode step and its metadata)"
+const Hint = "get the model set: assets/manifest.json entries MOSS-TTS-Nano-100M-ONNX (TTS graphs, metadata, " +
+	"tokenizer) and MOSS-Audio-Tokenizer-Nano-ONNX (codec decode step and its metadata)"
 
 // File names the loader reads.
 const (

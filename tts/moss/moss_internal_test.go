@@ -301,7 +301,7 @@ func TestMissingFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := Open(filepath.Join(dir, "tts"), codecDir, Options{})
-			if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "moss-tts-nano-100m-onnx") {
+			if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "MOSS-TTS-Nano-100M-ONNX") {
 				t.Fatalf("err %v, want one naming %s and the model set", err, name)
 			}
 		})
