@@ -89,7 +89,7 @@ func (a *app) root() *cobra.Command {
 	pf.BoolVar(&st.FrontEnd.AGC, "agc", st.FrontEnd.AGC, "automatic gain control")
 	pf.BoolVar(&st.FrontEnd.HalfDuplex, "half-duplex", st.FrontEnd.HalfDuplex, "close the microphone while the assistant speaks")
 	pf.DurationVar(&st.BargeInMin, "barge-in-min", st.BargeInMin, "speech needed to interrupt")
-	root.AddCommand(a.runCmd(), a.replayCmd(), a.devicesCmd(), a.vadCmd(), a.turnCmd(), a.asrCmd(), a.chatCmd(), a.benchCmd(), a.ttsCmd())
+	root.AddCommand(a.runCmd(), a.replayCmd(), a.devicesCmd(), a.vadCmd(), a.turnCmd(), a.asrCmd(), a.chatCmd(), a.benchCmd(), a.ttsCmd(), a.modelsCmd())
 	return root
 }
 

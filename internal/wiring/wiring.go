@@ -423,14 +423,31 @@ func NewTurnDetector(s Stages) (*smartturn.Model, error) {
 	return smartturn.New(path, onnx.Options{Library: s.ONNXRuntime})
 }
 
-// model finds a model file: the explicit path if given, else in the model
-// directory, else where scripts/setup installs models.
+// cachePaths maps a model file or directory to where `voice-agent models
+// pull` puts it in the cache: under the manifest's model name.
+var cachePaths = map[string]string{
+	SileroFile:    filepath.Join("silero-vad-v5", SileroFile),
+	SmartTurnFile: filepath.Join("smart-turn-v3.2-cpu", SmartTurnFile),
+	XASRDir:       XASRDir,
+	MossDir:       MossDir,
+	MNNDir:        MNNDir,
+}
+
+// model finds a model file or directory: the explicit path if given, else
+// in the model directory, else in the model cache, else where
+// scripts/setup installs models.
 func (s Stages) model(explicit, file string) (string, bool) {
 	if explicit != "" {
 		return explicit, true // a wrong explicit path is reported by the loader
 	}
+	var candidates []string
 	if s.ModelDir != "" {
-		p := filepath.Join(s.ModelDir, file)
+		candidates = append(candidates, filepath.Join(s.ModelDir, file))
+	}
+	if cache, err := assets.CacheDir(); err == nil {
+		candidates = append(candidates, filepath.Join(cache, cachePaths[file]))
+	}
+	for _, p := range candidates {
 		if _, err := os.Stat(p); err == nil {
 			return p, true
 		}

@@ -1,0 +1,536 @@
+package assets
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"math/rand"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func testContent(n int) []byte {
+	b := make([]byte, n)
+	rand.New(rand.NewSource(int64(n))).Read(b)
+	return b
+}
+
+func sum(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+func testModel(url string, data []byte, withHash bool) Model {
+	f := File{Path: "sub/model.bin", Sources: []string{url + "/files/model.bin"}}
+	if withHash {
+		f.Size, f.SHA256 = int64(len(data)), sum(data)
+	}
+	return Model{Name: "test-model", Files: []File{f}}
+}
+
+// serve serves data with Range support, counting requests.
+func serve(t *testing.T, data []byte, count *atomic.Int32) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if count != nil {
+			count.Add(1)
+		}
+		http.ServeContent(w, r, "model.bin", time.Time{}, bytes.NewReader(data))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func testPuller(t *testing.T, srv *httptest.Server) *Puller {
+	return &Puller{Dir: t.TempDir(), Client: srv.Client(), Backoff: 10 * time.Millisecond, StallTimeout: 2 * time.Second}
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func checkFile(t *testing.T, p *Puller, m Model, want []byte) {
+	t.Helper()
+	path := filepath.Join(Path(p.Dir, m), "sub", "model.bin")
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("file content differs: %d bytes, want %d", len(got), len(want))
+	}
+	if _, err := os.Stat(path + ".part"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf(".part left behind: %v", err)
+	}
+}
+
+func TestCacheDir(t *testing.T) {
+	t.Setenv("VOICE_MODELS", "/x/models")
+	if d, _ := CacheDir(); d != "/x/models" {
+		t.Errorf("VOICE_MODELS: got %s", d)
+	}
+	t.Setenv("VOICE_MODELS", "")
+	t.Setenv("XDG_DATA_HOME", "/xdg")
+	if d, _ := CacheDir(); d != "/xdg/voice-agent/models" {
+		t.Errorf("XDG_DATA_HOME: got %s", d)
+	}
+	t.Setenv("XDG_DATA_HOME", "")
+	t.Setenv("HOME", "/home/u")
+	if d, _ := CacheDir(); d != "/home/u/.local/share/voice-agent/models" {
+		t.Errorf("HOME: got %s", d)
+	}
+	if got := Path("/c", Model{Name: "m"}); got != "/c/m" {
+		t.Errorf("Path: %s", got)
+	}
+}
+
+func TestPullProgress(t *testing.T) {
+	data := testContent(1 << 20)
+	var n atomic.Int32
+	srv := serve(t, data, &n)
+	p := testPuller(t, srv)
+	var mu sync.Mutex
+	var seen []Progress
+	p.Progress = func(pr Progress) {
+		mu.Lock()
+		seen = append(seen, pr)
+		mu.Unlock()
+	}
+	m := testModel(srv.URL, data, true)
+	if err := p.Pull(testCtx(t), m); err != nil {
+		t.Fatal(err)
+	}
+	checkFile(t, p, m, data)
+	if len(seen) < 2 {
+		t.Fatalf("got %d progress reports", len(seen))
+	}
+	for i, pr := range seen {
+		if pr.Model != m.Name || pr.File != "sub/model.bin" || pr.Total != int64(len(data)) {
+			t.Fatalf("report %d: %+v", i, pr)
+		}
+		if i > 0 && pr.Done < seen[i-1].Done {
+			t.Fatalf("Done went back: %d then %d", seen[i-1].Done, pr.Done)
+		}
+	}
+	if last := seen[len(seen)-1]; last.Done != last.Total {
+		t.Fatalf("last report %+v", last)
+	}
+	st, err := p.Verify(m)
+	if err != nil || len(st) != 1 || !st[0].Verified || !st[0].Present || st[0].Size != int64(len(data)) {
+		t.Fatalf("Verify: %+v %v", st, err)
+	}
+	// A second pull finds the file verified and makes no request.
+	before := n.Load()
+	if err := p.Pull(testCtx(t), m); err != nil {
+		t.Fatal(err)
+	}
+	if n.Load() != before {
+		t.Fatalf("second pull made %d requests", n.Load()-before)
+	}
+}
+
+func TestPullResumesAfterCut(t *testing.T) {
+	data := testContent(200_000)
+	half := len(data) / 2
+	var mu sync.Mutex
+	var ranges []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		ranges = append(ranges, r.Header.Get("Range"))
+		first := len(ranges) == 1
+		mu.Unlock()
+		if first {
+			w.Header().Set("Content-Length", "200000")
+			w.WriteHeader(http.StatusOK)
+			w.Write(data[:half])
+			w.(http.Flusher).Flush()
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			conn.Close()
+			return
+		}
+		http.ServeContent(w, r, "model.bin", time.Time{}, bytes.NewReader(data))
+	}))
+	defer srv.Close()
+	p := testPuller(t, srv)
+	m := testModel(srv.URL, data, true)
+	if err := p.Pull(testCtx(t), m); err != nil {
+		t.Fatal(err)
+	}
+	checkFile(t, p, m, data)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ranges) != 2 || ranges[0] != "" || ranges[1] != "bytes=100000-" {
+		t.Fatalf("requests' Range headers: %q", ranges)
+	}
+}
+
+func TestPullServerIgnoresRange(t *testing.T) {
+	data := testContent(50_000)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(data) // 200 with the whole file, whatever the Range
+	}))
+	defer srv.Close()
+	p := testPuller(t, srv)
+	m := testModel(srv.URL, data, true)
+	dir := filepath.Join(Path(p.Dir, m), "sub")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "model.bin.part"), []byte("garbage from elsewhere"), 0o644)
+	if err := p.Pull(testCtx(t), m); err != nil {
+		t.Fatal(err)
+	}
+	checkFile(t, p, m, data)
+}
+
+func TestPullSHA256Mismatch(t *testing.T) {
+	data := testContent(10_000)
+	srv := serve(t, data, nil)
+	p := testPuller(t, srv)
+	m := testModel(srv.URL, data, true)
+	want := sum([]byte("something else"))
+	m.Files[0].SHA256 = want
+	err := p.Pull(testCtx(t), m)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, s := range []string{"sha256", want, sum(data), "sub/model.bin", "pull again"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error %q lacks %q", err, s)
+		}
+	}
+	path := filepath.Join(Path(p.Dir, m), "sub", "model.bin")
+	for _, f := range []string{path, path + ".part"} {
+		if _, err := os.Stat(f); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s exists after mismatch", f)
+		}
+	}
+}
+
+func TestPullSizeMismatch(t *testing.T) {
+	data := testContent(10_000)
+	srv := serve(t, data, nil)
+	for _, size := range []int64{9_000, 11_000} {
+		p := testPuller(t, srv)
+		m := testModel(srv.URL, data, true)
+		m.Files[0].Size = size
+		err := p.Pull(testCtx(t), m)
+		if err == nil || !strings.Contains(err.Error(), "size") || !strings.Contains(err.Error(), "10000") {
+			t.Fatalf("size %d: error %v", size, err)
+		}
+		path := filepath.Join(Path(p.Dir, m), "sub", "model.bin")
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("size %d: file installed", size)
+		}
+	}
+}
+
+func TestPull404NoRetry(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	p := &Puller{Dir: t.TempDir(), Client: srv.Client()} // default 4 retries, 1s backoff
+	m := testModel(srv.URL, []byte("x"), true)
+	start := time.Now()
+	err := p.Pull(testCtx(t), m)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if el := time.Since(start); el > 900*time.Millisecond {
+		t.Errorf("took %v", el)
+	}
+	if n.Load() != 1 {
+		t.Errorf("%d requests", n.Load())
+	}
+	for _, s := range []string{"404", srv.URL + "/files/model.bin", "test-model"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error %q lacks %q", err, s)
+		}
+	}
+}
+
+func TestPullStall(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		w.Header().Set("Content-Length", "1000")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	}))
+	defer srv.Close()
+	p := &Puller{Dir: t.TempDir(), Client: srv.Client(), StallTimeout: 200 * time.Millisecond, Retries: 1, Backoff: 10 * time.Millisecond}
+	m := testModel(srv.URL, nil, false)
+	start := time.Now()
+	err := p.Pull(testCtx(t), m)
+	el := time.Since(start)
+	if err == nil || !strings.Contains(err.Error(), "stall") {
+		t.Fatalf("error %v", err)
+	}
+	if el > 2*time.Second {
+		t.Errorf("took %v", el)
+	}
+	if n.Load() != 2 {
+		t.Errorf("%d requests, want 2 (1 retry)", n.Load())
+	}
+}
+
+func TestPullRetries5xx(t *testing.T) {
+	data := testContent(5_000)
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) <= 2 {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		http.ServeContent(w, r, "model.bin", time.Time{}, bytes.NewReader(data))
+	}))
+	defer srv.Close()
+	p := testPuller(t, srv)
+	m := testModel(srv.URL, data, true)
+	if err := p.Pull(testCtx(t), m); err != nil {
+		t.Fatal(err)
+	}
+	checkFile(t, p, m, data)
+	if n.Load() != 3 {
+		t.Errorf("%d requests", n.Load())
+	}
+}
+
+func TestPullSourcesInOrder(t *testing.T) {
+	data := testContent(5_000)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/gone/model.bin" {
+			http.NotFound(w, r)
+			return
+		}
+		http.ServeContent(w, r, "model.bin", time.Time{}, bytes.NewReader(data))
+	}))
+	defer srv.Close()
+	p := testPuller(t, srv)
+	m := testModel(srv.URL, data, true)
+	m.Files[0].Sources = []string{"npm:pkg@1#x", srv.URL + "/gone/model.bin", srv.URL + "/ok/model.bin"}
+	if err := p.Pull(testCtx(t), m); err != nil {
+		t.Fatal(err)
+	}
+	checkFile(t, p, m, data)
+}
+
+func TestPullConcurrent(t *testing.T) {
+	data := testContent(400_000)
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		w.Header().Set("Content-Length", "400000")
+		for i := 0; i < len(data); i += 50_000 { // slow enough to overlap
+			w.Write(data[i : i+50_000])
+			w.(http.Flusher).Flush()
+			time.Sleep(10 * time.Millisecond)
+		}
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	m := testModel(srv.URL, data, true)
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := &Puller{Dir: dir, Client: srv.Client(), Backoff: 10 * time.Millisecond}
+			errs[i] = p.Pull(testCtx(t), m)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("puller %d: %v", i, err)
+		}
+	}
+	checkFile(t, &Puller{Dir: dir}, m, data)
+	if n.Load() != 1 {
+		t.Errorf("%d downloads, want 1", n.Load())
+	}
+}
+
+func TestPullMirror(t *testing.T) {
+	data := testContent(5_000)
+	var mu sync.Mutex
+	var paths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.URL.Path)
+		mu.Unlock()
+		http.ServeContent(w, r, "model.bin", time.Time{}, bytes.NewReader(data))
+	}))
+	defer srv.Close()
+	p := testPuller(t, srv)
+	p.Mirror = srv.URL
+	m := testModel("https://models.invalid", data, true)
+	if err := p.Pull(testCtx(t), m); err != nil {
+		t.Fatal(err)
+	}
+	checkFile(t, p, m, data)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(paths) != 1 || paths[0] != "/files/model.bin" {
+		t.Errorf("mirror saw %q", paths)
+	}
+	q := &Puller{Mirror: "http://m.local:8080/cache/"}
+	if u, err := q.sourceURL("https://huggingface.co/a/b.onnx?x=1"); err != nil || u != "http://m.local:8080/cache/a/b.onnx?x=1" {
+		t.Errorf("sourceURL: %s %v", u, err)
+	}
+}
+
+func TestPullLockFile(t *testing.T) {
+	data := testContent(20_000)
+	var n atomic.Int32
+	var serveOther atomic.Bool
+	other := testContent(20_001)[:20_000]
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		body := data
+		if serveOther.Load() {
+			body = other
+		}
+		http.ServeContent(w, r, "model.bin", time.Time{}, bytes.NewReader(body))
+	}))
+	defer srv.Close()
+	p := testPuller(t, srv)
+	m := testModel(srv.URL, data, false) // no size, no sha256 in the manifest
+	if st, err := p.Verify(m); err != nil || st[0].Present || st[0].Verified || st[0].Problem == "" {
+		t.Fatalf("before pull: %+v %v", st, err)
+	}
+	if err := p.Pull(testCtx(t), m); err != nil {
+		t.Fatal(err)
+	}
+	checkFile(t, p, m, data)
+	b, err := os.ReadFile(filepath.Join(p.Dir, "models.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lock map[string]struct {
+		SHA256 string `json:"sha256"`
+		Size   int64  `json:"size"`
+	}
+	if err := json.Unmarshal(b, &lock); err != nil {
+		t.Fatal(err)
+	}
+	if e := lock["test-model/sub/model.bin"]; e.SHA256 != sum(data) || e.Size != int64(len(data)) {
+		t.Fatalf("lock file: %s", b)
+	}
+	if st, err := p.Verify(m); err != nil || !st[0].Verified {
+		t.Fatalf("after pull: %+v %v", st, err)
+	}
+
+	// Tamper with the file: Verify fails against the recorded hash.
+	path := filepath.Join(Path(p.Dir, m), "sub", "model.bin")
+	tampered := bytes.Clone(data)
+	tampered[100] ^= 0xff
+	os.WriteFile(path, tampered, 0o644)
+	st, err := p.Verify(m)
+	if err != nil || st[0].Verified || !st[0].Present || !strings.Contains(st[0].Problem, "sha256") {
+		t.Fatalf("tampered: %+v %v", st, err)
+	}
+
+	// Pull repairs it from the source, checked against the lock file.
+	if err := p.Pull(testCtx(t), m); err != nil {
+		t.Fatal(err)
+	}
+	checkFile(t, p, m, data)
+
+	// A source that now serves different bytes is rejected.
+	os.Remove(path)
+	serveOther.Store(true)
+	err = p.Pull(testCtx(t), m)
+	if err == nil || !strings.Contains(err.Error(), sum(data)) {
+		t.Fatalf("changed source: %v", err)
+	}
+}
+
+// TestPullTwoProcesses pulls the same file from this process and from a
+// child (this test binary, re-run as a helper): one download, one file.
+func TestPullTwoProcesses(t *testing.T) {
+	if os.Getenv("ASSETS_PULL_HELPER_DIR") != "" {
+		return
+	}
+	data := testContent(300_000)
+	var n atomic.Int32
+	started := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			close(started)
+		}
+		w.Header().Set("Content-Length", "300000")
+		for i := 0; i < len(data); i += 50_000 {
+			w.Write(data[i : i+50_000])
+			w.(http.Flusher).Flush()
+			time.Sleep(50 * time.Millisecond)
+		}
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestPullHelperProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "ASSETS_PULL_HELPER_DIR="+dir, "ASSETS_PULL_HELPER_URL="+srv.URL)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Start only once the child is downloading, so this pull waits on
+	// the child's lock and then finds the finished file.
+	select {
+	case <-started:
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("helper made no request\n%s", out.String())
+	}
+	m := testModel(srv.URL, data, true)
+	p := &Puller{Dir: dir, Backoff: 10 * time.Millisecond}
+	err := p.Pull(testCtx(t), m)
+	if werr := cmd.Wait(); werr != nil {
+		t.Fatalf("helper: %v\n%s", werr, out.String())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFile(t, p, m, data)
+	if n.Load() != 1 {
+		t.Errorf("%d downloads, want 1", n.Load())
+	}
+}
+
+func TestPullHelperProcess(t *testing.T) {
+	dir := os.Getenv("ASSETS_PULL_HELPER_DIR")
+	if dir == "" {
+		t.Skip("only run as a helper by TestPullTwoProcesses")
+	}
+	data := testContent(300_000)
+	m := testModel(os.Getenv("ASSETS_PULL_HELPER_URL"), data, true)
+	p := &Puller{Dir: dir, Backoff: 10 * time.Millisecond}
+	if err := p.Pull(testCtx(t), m); err != nil {
+		t.Fatal(err)
+	}
+}

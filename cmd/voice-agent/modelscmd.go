@@ -1,0 +1,214 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+
+	"github.com/voiceassistant/voice/assets"
+)
+
+// modelsCmd manages the model cache: the only command that touches the
+// network is `models pull`.
+func (a *app) modelsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "models", Short: "List, download, verify and locate the models"}
+	var mirror string
+	puller := func() (*assets.Puller, assets.Manifest, error) {
+		m, err := assets.LoadManifest()
+		if err != nil {
+			return nil, m, err
+		}
+		dir, err := assets.CacheDir()
+		if err != nil {
+			return nil, m, err
+		}
+		return &assets.Puller{Dir: dir, Mirror: mirror}, m, nil
+	}
+	pick := func(m assets.Manifest, names []string) ([]assets.Model, error) {
+		if len(names) == 0 {
+			return m.Models, nil
+		}
+		var out []assets.Model
+		for _, n := range names {
+			mod, ok := m.Model(n)
+			if !ok {
+				var all []string
+				for _, x := range m.Models {
+					all = append(all, x.Name)
+				}
+				return nil, fmt.Errorf("no model %q; the models are: %s", n, strings.Join(all, ", "))
+			}
+			out = append(out, mod)
+		}
+		return out, nil
+	}
+
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "What is needed, what is present and verified",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, m, err := puller()
+			if err != nil {
+				return err
+			}
+			type row struct {
+				Model, Stage, State string
+				Size                int64
+				Path                string
+			}
+			var rows []row
+			for _, mod := range m.Models {
+				st, err := p.Verify(mod)
+				if err != nil {
+					return err
+				}
+				r := row{Model: mod.Name, Stage: mod.Stage, Path: assets.Path(p.Dir, mod), State: "verified"}
+				for _, f := range st {
+					r.Size += f.File.Size
+					switch {
+					case !f.Present:
+						r.State = "missing: voice-agent models pull " + mod.Name
+					case !f.Verified && !strings.HasPrefix(r.State, "missing"):
+						r.State = "unverified: " + f.Problem
+					}
+				}
+				rows = append(rows, r)
+			}
+			if a.json {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(rows)
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "MODEL\tSTAGE\tSIZE\tSTATE")
+			for _, r := range rows {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", r.Model, r.Stage, humanBytes(r.Size), r.State)
+			}
+			fmt.Fprintf(w, "\ncache: %s\n", p.Dir)
+			return w.Flush()
+		},
+	}
+
+	pull := &cobra.Command{
+		Use:   "pull [NAME...]",
+		Short: "Download models into the cache, verified (all models if none named)",
+		RunE: func(cmd *cobra.Command, names []string) error {
+			p, m, err := puller()
+			if err != nil {
+				return err
+			}
+			mods, err := pick(m, names)
+			if err != nil {
+				return err
+			}
+			p.Progress = progressPrinter(cmd, isatty.IsTerminal(os.Stderr.Fd()))
+			for _, mod := range mods {
+				if err := p.Pull(cmd.Context(), mod); err != nil {
+					return err
+				}
+				a.log.Info("pulled", "model", mod.Name, "path", assets.Path(p.Dir, mod))
+			}
+			return nil
+		},
+	}
+	pull.Flags().StringVar(&mirror, "mirror", "", "base URL replacing the scheme and host of every source")
+
+	verify := &cobra.Command{
+		Use:   "verify [NAME...]",
+		Short: "Check the cached files' sizes and checksums",
+		RunE: func(cmd *cobra.Command, names []string) error {
+			p, m, err := puller()
+			if err != nil {
+				return err
+			}
+			mods, err := pick(m, names)
+			if err != nil {
+				return err
+			}
+			bad := 0
+			for _, mod := range mods {
+				st, err := p.Verify(mod)
+				if err != nil {
+					return err
+				}
+				for _, f := range st {
+					state := "ok"
+					if !f.Verified {
+						bad++
+						state = f.Problem
+						if !f.Present {
+							state = "missing"
+						}
+					}
+					fmt.Fprintf(cmd.OutOrStdout(), "%s/%s: %s\n", mod.Name, f.File.Path, state)
+				}
+			}
+			if bad > 0 {
+				return fmt.Errorf("%d file(s) missing or not verified; run voice-agent models pull", bad)
+			}
+			return nil
+		},
+	}
+
+	path := &cobra.Command{
+		Use:   "path NAME",
+		Short: "Print where a model lives in the cache",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, m, err := puller()
+			if err != nil {
+				return err
+			}
+			mods, err := pick(m, args)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), assets.Path(p.Dir, mods[0]))
+			return nil
+		},
+	}
+	cmd.AddCommand(list, pull, verify, path)
+	return cmd
+}
+
+// progressPrinter draws a progress line on a terminal and plain lines
+// (at most one per file and 10% step) otherwise.
+func progressPrinter(cmd *cobra.Command, tty bool) func(assets.Progress) {
+	lastPct := map[string]int{}
+	return func(pr assets.Progress) {
+		key := pr.Model + "/" + pr.File
+		pct := -1
+		if pr.Total > 0 {
+			pct = int(100 * pr.Done / pr.Total)
+		}
+		line := fmt.Sprintf("%s %s/%s %s/s eta %s", key, humanBytes(pr.Done), humanBytes(pr.Total), humanBytes(int64(pr.Rate)), pr.ETA.Round(time.Second))
+		if tty {
+			fmt.Fprintf(cmd.ErrOrStderr(), "\r%-100s", line)
+			if pct == 100 {
+				fmt.Fprintln(cmd.ErrOrStderr())
+			}
+			return
+		}
+		if last, seen := lastPct[key]; !seen || pct/10 > last/10 {
+			lastPct[key] = pct
+			fmt.Fprintln(cmd.ErrOrStderr(), line)
+		}
+	}
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

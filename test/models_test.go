@@ -1,0 +1,65 @@
+package test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/voiceassistant/voice/internal/testenv"
+)
+
+func TestModelsListOnAnEmptyCache(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("VOICE_MODELS", cache)
+	stdout, stderr, err := agent(t, "models", "list")
+	require.NoError(t, err, stderr)
+	for _, name := range []string{"silero-vad-v5", "smart-turn-v3.2-cpu", "xasr-zh-en-streaming-160ms", "MOSS-TTS-Nano-100M-ONNX", "MOSS-Audio-Tokenizer-Nano-ONNX"} {
+		assert.Contains(t, stdout, "missing: voice-agent models pull "+name)
+	}
+	assert.Contains(t, stdout, cache)
+}
+
+// After `models pull` (here from a local mirror serving the tiny X-ASR
+// set under the real file names), the recognizer finds its model in the
+// cache with no flags.
+func TestPulledModelIsFoundWithoutFlags(t *testing.T) {
+	testenv.ONNXRuntime(t)
+	files := map[string]string{
+		"encoder-160ms.onnx": "../asr/xasr/testdata/tiny/encoder.int8.onnx",
+		"decoder-160ms.onnx": "../asr/xasr/testdata/tiny/decoder.onnx",
+		"joiner-160ms.onnx":  "../asr/xasr/testdata/tiny/joiner.int8.onnx",
+		"tokens.txt":         "../asr/xasr/testdata/tokens.txt",
+	}
+	mirror := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		src, ok := files[path.Base(r.URL.Path)]
+		if !ok || !strings.Contains(r.URL.Path, "chunk-160ms-model") {
+			http.NotFound(w, r)
+			return
+		}
+		http.ServeFile(w, r, src)
+	}))
+	defer mirror.Close()
+	t.Setenv("VOICE_MODELS", t.TempDir())
+
+	_, stderr, err := agent(t, "models", "pull", "xasr-zh-en-streaming-160ms", "--mirror", mirror.URL)
+	require.NoError(t, err, stderr)
+	stdout, stderr, err := agent(t, "models", "verify", "xasr-zh-en-streaming-160ms")
+	require.NoError(t, err, stderr)
+	assert.Equal(t, 4, strings.Count(stdout, ": ok"))
+
+	stdout, stderr, err = agent(t, "asr", "testdata/demo.wav", "--json")
+	require.NoError(t, err, stderr)
+	assert.Contains(t, stdout, `"type":"final"`)
+
+	stdout, _, err = agent(t, "models", "path", "xasr-zh-en-streaming-160ms")
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(strings.TrimSpace(stdout), "tokens.txt"))
+	assert.NoError(t, err)
+}
