@@ -17,11 +17,14 @@ import (
 	"time"
 )
 
+// EnvCache names the environment variable that overrides the cache.
+const EnvCache = "VOICE_MODELS"
+
 // CacheDir is the user's model cache: $VOICE_MODELS if set, else
 // $XDG_DATA_HOME/voice-agent/models, else ~/.local/share/voice-agent/models.
 // A model's files live in <cache>/<model name>/<file path>.
 func CacheDir() (string, error) {
-	if d := os.Getenv("VOICE_MODELS"); d != "" {
+	if d := os.Getenv(EnvCache); d != "" {
 		return d, nil
 	}
 	if d := os.Getenv("XDG_DATA_HOME"); d != "" {

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 
+	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/audio/device"
 	"github.com/voiceassistant/voice/internal/wiring"
 )
@@ -32,6 +33,8 @@ type app struct {
 	configPath string
 	logLevel   string
 	json       bool
+	// modelsCache overrides where pulled models live.
+	modelsCache string
 	cfg        Config
 	log        *slog.Logger
 }
@@ -65,6 +68,7 @@ func (a *app) root() *cobra.Command {
 	pf.StringVar(&a.configPath, "config", "", "config file (YAML; default $XDG_CONFIG_HOME/voice-agent/config.yaml if present)")
 	pf.StringVar(&a.logLevel, "log-level", "info", "debug, info, warn or error")
 	pf.BoolVar(&a.json, "json", false, "print events as JSON lines on stdout")
+	pf.StringVar(&a.modelsCache, "models-cache", "", "model cache directory (default $VOICE_MODELS, else $XDG_DATA_HOME/voice-agent/models)")
 	st := &a.cfg.Stages
 	pf.StringVar(&st.VAD, "vad", st.VAD, "VAD backend: silero, or energy (test double)")
 	pf.StringVar(&st.ASR, "asr", st.ASR, "ASR backend: xasr, or scripted (test double)")
@@ -101,6 +105,12 @@ func (a *app) setup(cmd *cobra.Command) error {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	a.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	if a.modelsCache != "" {
+		// The cache is found through the environment everywhere (assets.CacheDir).
+		if err := os.Setenv(assets.EnvCache, a.modelsCache); err != nil {
+			return err
+		}
+	}
 
 	path := a.configPath
 	if path == "" {
