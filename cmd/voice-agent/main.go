@@ -35,8 +35,8 @@ type app struct {
 	json       bool
 	// modelsCache overrides where pulled models live.
 	modelsCache string
-	cfg        Config
-	log        *slog.Logger
+	cfg         Config
+	log         *slog.Logger
 }
 
 func main() {
