@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,17 +44,7 @@ func TestLiveRunOnPulseAudio(t *testing.T) {
 	require.NoError(t, agent.Start())
 	defer agent.Process.Kill()
 
-	events := make(chan map[string]any)
-	go func() {
-		defer close(events)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			var e map[string]any
-			if json.Unmarshal(sc.Bytes(), &e) == nil {
-				events <- e
-			}
-		}
-	}()
+	events := eventStream(stdout)
 	// The agent reports the listening state once its device runs.
 	waitFor(t, events, "state", 10*time.Second)
 	play := exec.Command("paplay", "-d", "va_test_sink", "testdata/demo.wav")
@@ -156,17 +147,7 @@ func TestLiveEchoCancellation(t *testing.T) {
 		stdout, err := agent.StdoutPipe()
 		require.NoError(t, err)
 		require.NoError(t, agent.Start())
-		events := make(chan map[string]any)
-		go func() {
-			defer close(events)
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() {
-				var e map[string]any
-				if json.Unmarshal(sc.Bytes(), &e) == nil {
-					events <- e
-				}
-			}
-		}()
+		events := eventStream(stdout)
 		waitFor(t, events, "state", 10*time.Second)
 		require.NoError(t, exec.Command("paplay", "-d", "va_test_sink", question).Run())
 		// The reply ends either by playing out or by an interruption.
@@ -200,4 +181,21 @@ func readMono16kFile(path string) ([]float32, error) {
 		return nil, err
 	}
 	return audio.Convert(pcm, format, audio.Mono16k)
+}
+
+// eventStream decodes the agent's JSON event lines until its stdout
+// closes.
+func eventStream(stdout io.Reader) <-chan map[string]any {
+	events := make(chan map[string]any)
+	go func() {
+		defer close(events)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			var e map[string]any
+			if json.Unmarshal(sc.Bytes(), &e) == nil {
+				events <- e
+			}
+		}
+	}()
+	return events
 }

@@ -30,7 +30,17 @@ func (a *app) modelsCmd() *cobra.Command {
 		}
 		return &assets.Puller{Dir: dir, Mirror: mirror}, m, nil
 	}
-	pick := func(m assets.Manifest, names []string) ([]assets.Model, error) {
+	// selected is the puller and the named models (all if none named).
+	var pick func(assets.Manifest, []string) ([]assets.Model, error)
+	selected := func(names []string) (*assets.Puller, []assets.Model, error) {
+		p, m, err := puller()
+		if err != nil {
+			return nil, nil, err
+		}
+		mods, err := pick(m, names)
+		return p, mods, err
+	}
+	pick = func(m assets.Manifest, names []string) ([]assets.Model, error) {
 		if len(names) == 0 {
 			return m.Models, nil
 		}
@@ -98,11 +108,7 @@ func (a *app) modelsCmd() *cobra.Command {
 		Use:   "pull [NAME...]",
 		Short: "Download models into the cache, verified (all models if none named)",
 		RunE: func(cmd *cobra.Command, names []string) error {
-			p, m, err := puller()
-			if err != nil {
-				return err
-			}
-			mods, err := pick(m, names)
+			p, mods, err := selected(names)
 			if err != nil {
 				return err
 			}
@@ -122,11 +128,7 @@ func (a *app) modelsCmd() *cobra.Command {
 		Use:   "verify [NAME...]",
 		Short: "Check the cached files' sizes and checksums",
 		RunE: func(cmd *cobra.Command, names []string) error {
-			p, m, err := puller()
-			if err != nil {
-				return err
-			}
-			mods, err := pick(m, names)
+			p, mods, err := selected(names)
 			if err != nil {
 				return err
 			}
@@ -160,11 +162,7 @@ func (a *app) modelsCmd() *cobra.Command {
 		Short: "Print where a model lives in the cache",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, m, err := puller()
-			if err != nil {
-				return err
-			}
-			mods, err := pick(m, args)
+			p, mods, err := selected(args)
 			if err != nil {
 				return err
 			}
