@@ -1,11 +1,7 @@
 package turn
 
 import (
-	"bytes"
-	"compress/gzip"
-	"encoding/binary"
 	"encoding/json"
-	"io"
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
@@ -16,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/voiceassistant/voice/internal/testenv"
 
 	"github.com/voiceassistant/voice/turn/internal/golden"
 )
@@ -41,20 +39,6 @@ func readGoldenIndex(t testing.TB) goldenIndex {
 	return idx
 }
 
-func readF32Gz(t testing.TB, name string) []float32 {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", name))
-	require.NoError(t, err)
-	zr, err := gzip.NewReader(bytes.NewReader(raw))
-	require.NoError(t, err)
-	data, err := io.ReadAll(zr)
-	require.NoError(t, err)
-	require.Zero(t, len(data)%4)
-	out := make([]float32, len(data)/4)
-	require.NoError(t, binary.Read(bytes.NewReader(data), binary.LittleEndian, out))
-	return out
-}
-
 func TestWhisperFeaturesGolden(t *testing.T) {
 	for _, c := range readGoldenIndex(t).Cases {
 		t.Run(c.Name, func(t *testing.T) {
@@ -69,7 +53,7 @@ func TestWhisperFeaturesGolden(t *testing.T) {
 			require.InDelta(t, c.InputSum, sum, 1e-6*float64(len(pcm)), "input drifted from the script's test_signal")
 			require.InDelta(t, c.InputSumSquares, ss, 1e-6*float64(len(pcm)), "input drifted from the script's test_signal")
 
-			want := readF32Gz(t, c.File)
+			want := testenv.Float32Gz(t, filepath.Join("testdata", c.File))
 			require.Len(t, want, FeatureLen)
 			got, err := WhisperFeatures(pcm)
 			require.NoError(t, err)

@@ -2,10 +2,8 @@ package fbank
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/binary"
 	"encoding/json"
-	"io"
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
@@ -17,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/voiceassistant/voice/internal/testenv"
 )
 
 // ---- fixtures (scripts/models/fbank_golden.py) ----
@@ -46,26 +46,6 @@ func readGoldenIndex(t testing.TB) goldenIndex {
 	require.NoError(t, json.Unmarshal(raw, &idx))
 	require.NotEmpty(t, idx.Cases)
 	return idx
-}
-
-func readGz(t testing.TB, name string) []byte {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", name))
-	require.NoError(t, err)
-	zr, err := gzip.NewReader(bytes.NewReader(raw))
-	require.NoError(t, err)
-	data, err := io.ReadAll(zr)
-	require.NoError(t, err)
-	return data
-}
-
-func readF32Gz(t testing.TB, name string) []float32 {
-	t.Helper()
-	data := readGz(t, name)
-	require.Zero(t, len(data)%4)
-	out := make([]float32, len(data)/4)
-	require.NoError(t, binary.Read(bytes.NewReader(data), binary.LittleEndian, out))
-	return out
 }
 
 // readWav16 reads a mono 16-bit PCM RIFF/WAVE file as samples / 32768.
@@ -109,7 +89,7 @@ func goldenInput(t testing.TB, c goldenCase) []float32 {
 	case filepath.Ext(c.Input) == ".wav":
 		pcm = readWav16(t, c.Input)
 	default:
-		data := readGz(t, c.Input)
+		data := testenv.Gunzip(t, filepath.Join("testdata", c.Input))
 		pcm = make([]float32, len(data)/4)
 		require.NoError(t, binary.Read(bytes.NewReader(data), binary.LittleEndian, pcm))
 	}
@@ -158,7 +138,7 @@ func TestGoldenTorchaudio(t *testing.T) {
 	for _, c := range idx.Cases {
 		t.Run(c.Name, func(t *testing.T) {
 			pcm := goldenInput(t, c)
-			want := readF32Gz(t, c.File)
+			want := testenv.Float32Gz(t, filepath.Join("testdata", c.File))
 			require.Equal(t, c.Frames, NumFrames(len(pcm)))
 
 			got, err := Compute(pcm)
@@ -169,7 +149,7 @@ func TestGoldenTorchaudio(t *testing.T) {
 				c.Name, len(pcm), len(got), worst, fr, bin, got[fr][bin], want[fr*NumBins+bin])
 			assert.LessOrEqual(t, worst, tol)
 
-			worst64, fr, bin := maxDiff(t, got, readF32Gz(t, c.FileF64))
+			worst64, fr, bin := maxDiff(t, got, testenv.Float32Gz(t, filepath.Join("testdata", c.FileF64)))
 			t.Logf("%s: max |Go - torchaudio float64| = %.3g (frame %d, bin %d)", c.Name, worst64, fr, bin)
 			assert.LessOrEqual(t, worst64, tolF64)
 
