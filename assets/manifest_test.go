@@ -13,7 +13,10 @@ import (
 func TestManifest(t *testing.T) {
 	m, err := LoadManifest()
 	require.NoError(t, err)
-	for _, name := range []string{"silero-vad-v5", "smart-turn-v3.2-cpu", "xasr-zh-en-streaming-160ms"} {
+	// Every model the assistant uses, under the names the stages look for
+	// in the cache (internal/wiring).
+	for _, name := range []string{"silero-vad-v5", "smart-turn-v3.2-cpu", "xasr-zh-en-streaming-160ms",
+		"mnn-pocket-0.3b-int4", "MOSS-TTS-Nano-100M-ONNX", "MOSS-Audio-Tokenizer-Nano-ONNX"} {
 		_, ok := m.Model(name)
 		assert.True(t, ok, name)
 	}

@@ -62,6 +62,8 @@ type Puller struct {
 	// Mirror, when set (e.g. "http://mirror.local:8080"), replaces the
 	// scheme and host of every source URL (a path in it is prefixed).
 	Mirror string
+	// NPMRegistry serves npm: sources: "" means DefaultNPMRegistry.
+	NPMRegistry string
 	// Retries per source after the first attempt: 0 means 4, negative none.
 	Retries int
 	// Backoff is the first retry delay, doubled each time: 0 means 1s.
@@ -360,6 +362,14 @@ func (p *Puller) sourceURL(src string) (string, error) {
 func (p *Puller) download(ctx context.Context, m Model, f File, part string, size int64) error {
 	var errs []error
 	for _, src := range f.Sources {
+		npm, isNPM, err := parseNPMSource(src)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if isNPM {
+			src = npm.tarballURL(p.npmRegistry())
+		}
 		u, err := p.sourceURL(src)
 		if err != nil {
 			errs = append(errs, err)
@@ -367,7 +377,11 @@ func (p *Puller) download(ctx context.Context, m Model, f File, part string, siz
 		}
 		delay := p.backoff()
 		for attempt := 0; ; attempt++ {
-			err = p.fetch(ctx, m, f, u, part, size)
+			if isNPM {
+				err = p.fetchNPM(ctx, m, f, npm, u, part)
+			} else {
+				err = p.fetch(ctx, m, f, u, part, size)
+			}
 			if err == nil {
 				return nil
 			}
@@ -534,4 +548,34 @@ func contentRangeStart(h string) (int64, bool) {
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	return n, err == nil
+}
+
+// CheckCached is the check a command makes, before loading, of a model it
+// found in the cache dir: every file present, with the size the manifest
+// or the lock file gives. Hashing every byte is left to `voice-agent
+// models verify`; a damaged file of the right size is caught by its loader.
+func CheckCached(dir string, m Model) error {
+	entries, err := (&Puller{Dir: dir}).readLock()
+	if err != nil {
+		return err
+	}
+	for _, f := range m.Files {
+		e, ok := entries[lockKey(m, f)]
+		size, _, _ := expected(f, e, ok)
+		path := filepath.Join(Path(dir, m), filepath.FromSlash(f.Path))
+		fi, err := os.Stat(path)
+		var problem string
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			problem = "is missing"
+		case err != nil:
+			problem = err.Error()
+		case size > 0 && fi.Size() != size:
+			problem = fmt.Sprintf("has %d bytes, expected %d (interrupted or damaged)", fi.Size(), size)
+		default:
+			continue
+		}
+		return fmt.Errorf("model %s in the cache: %s %s; run `voice-agent models pull %s` to fetch it again", m.Name, path, problem, m.Name)
+	}
+	return nil
 }

@@ -53,7 +53,8 @@ func serve(t *testing.T, data []byte, count *atomic.Int32) *httptest.Server {
 }
 
 func testPuller(t *testing.T, srv *httptest.Server) *Puller {
-	return &Puller{Dir: t.TempDir(), Client: srv.Client(), Backoff: 10 * time.Millisecond, StallTimeout: 2 * time.Second}
+	return &Puller{Dir: t.TempDir(), Client: srv.Client(), NPMRegistry: srv.URL,
+		Backoff: 10 * time.Millisecond, StallTimeout: 2 * time.Second}
 }
 
 func testCtx(t *testing.T) context.Context {
@@ -321,7 +322,7 @@ func TestPullRetries5xx(t *testing.T) {
 func TestPullSourcesInOrder(t *testing.T) {
 	data := testContent(5_000)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/gone/model.bin" {
+		if strings.HasPrefix(r.URL.Path, "/gone/") {
 			http.NotFound(w, r)
 			return
 		}
@@ -330,6 +331,7 @@ func TestPullSourcesInOrder(t *testing.T) {
 	defer srv.Close()
 	p := testPuller(t, srv)
 	m := testModel(srv.URL, data, true)
+	p.NPMRegistry = srv.URL + "/gone"
 	m.Files[0].Sources = []string{"npm:pkg@1#x", srv.URL + "/gone/model.bin", srv.URL + "/ok/model.bin"}
 	if err := p.Pull(testCtx(t), m); err != nil {
 		t.Fatal(err)

@@ -120,9 +120,13 @@ func TestReplayJSONEventsOnStdout(t *testing.T) {
 }
 
 func TestMissingModelsSayWhatToDo(t *testing.T) {
+	t.Setenv("VOICE_MODELS", t.TempDir())
 	_, stderr, err := agent(t, "replay", demoWAV(t))
 	require.Error(t, err)
-	for _, want := range []string{"X-ASR model directory not found", "Smart Turn v3.2 model not found", `LLM backend "mnn": the LLM needs a build with MNN`, "MOSS-TTS-Nano not found"} {
+	for _, want := range []string{"X-ASR model directory not found", "voice-agent models pull xasr-zh-en-streaming-160ms",
+		"Smart Turn v3.2 model not found", "voice-agent models pull smart-turn-v3.2-cpu",
+		`LLM backend "mnn": the LLM needs a build with MNN`,
+		"MOSS-TTS-Nano not found", "voice-agent models pull MOSS-TTS-Nano-100M-ONNX MOSS-Audio-Tokenizer-Nano-ONNX"} {
 		assert.Contains(t, stderr, want)
 	}
 	assert.NotContains(t, stderr, "panic")

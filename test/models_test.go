@@ -20,7 +20,7 @@ func TestModelsListOnAnEmptyCache(t *testing.T) {
 	t.Setenv("VOICE_MODELS", cache)
 	stdout, stderr, err := agent(t, "models", "list")
 	require.NoError(t, err, stderr)
-	for _, name := range []string{"silero-vad-v5", "smart-turn-v3.2-cpu", "xasr-zh-en-streaming-160ms", "MOSS-TTS-Nano-100M-ONNX", "MOSS-Audio-Tokenizer-Nano-ONNX"} {
+	for _, name := range []string{"silero-vad-v5", "smart-turn-v3.2-cpu", "xasr-zh-en-streaming-160ms", "mnn-pocket-0.3b-int4", "MOSS-TTS-Nano-100M-ONNX", "MOSS-Audio-Tokenizer-Nano-ONNX"} {
 		assert.Contains(t, stdout, "missing: voice-agent models pull "+name)
 	}
 	assert.Contains(t, stdout, cache)
@@ -62,4 +62,27 @@ func TestPulledModelIsFoundWithoutFlags(t *testing.T) {
 	require.NoError(t, err)
 	_, err = os.Stat(filepath.Join(strings.TrimSpace(stdout), "tokens.txt"))
 	assert.NoError(t, err)
+}
+
+// A model in the cache that is incomplete (an interrupted copy, a disk
+// error) stops the command before anything runs, naming the file and the
+// command that repairs it.
+func TestDamagedCachedModelStopsTheCommand(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("VOICE_MODELS", cache)
+	damaged := filepath.Join(cache, "silero-vad-v5", "silero_vad_v5.onnx")
+	require.NoError(t, os.MkdirAll(filepath.Dir(damaged), 0o755))
+	require.NoError(t, os.WriteFile(damaged, []byte("first bytes of a cut download"), 0o644))
+
+	for _, args := range [][]string{
+		{"replay", "testdata/demo.wav", "--vad", "silero", "--asr", "scripted", "--turn", "none", "--llm", "scripted", "--tts", "tone", "--script", "testdata/demo.json"},
+		{"vad", "testdata/demo.wav"},
+	} {
+		_, stderr, err := agent(t, args...)
+		require.Error(t, err, args[0])
+		assert.Contains(t, stderr, damaged, args[0])
+		assert.Contains(t, stderr, "has 29 bytes, expected 2327524", args[0])
+		assert.Contains(t, stderr, "voice-agent models pull silero-vad-v5", args[0])
+		assert.NotContains(t, stderr, "panic", args[0])
+	}
 }

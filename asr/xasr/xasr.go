@@ -40,7 +40,7 @@ import (
 
 // Hint tells the user how to get the model; DIR stands for the model
 // directory.
-const Hint = "the asset manager will fetch it; for now download the X-ASR zh-en streaming 160 ms export " +
+const Hint = "run `voice-agent models pull xasr-zh-en-streaming-160ms`, or download the X-ASR zh-en streaming 160 ms export " +
 	"(encoder-160ms.onnx, decoder-160ms.onnx, joiner-160ms.onnx, tokens.txt from deployment/models/chunk-160ms-model " +
 	"of huggingface.co/GilgameshWind/X-ASR-zh-en, or the int8 encoder.int8.onnx, decoder.onnx, joiner.int8.onnx) into DIR"
 

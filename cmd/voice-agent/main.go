@@ -27,6 +27,9 @@ import (
 type Config struct {
 	Stages wiring.Stages `yaml:"stages"`
 	Device device.Config `yaml:"device"`
+	// ModelsCache is where pulled models live; --models-cache and
+	// $VOICE_MODELS win over it.
+	ModelsCache string `yaml:"models_cache"`
 }
 
 type app struct {
@@ -97,21 +100,32 @@ func (a *app) root() *cobra.Command {
 	return root
 }
 
-// setup loads the config file under the flags: values from the file apply
-// unless the same setting was given as a flag.
+// setup makes the logger, loads the config file and points the model
+// cache.
 func (a *app) setup(cmd *cobra.Command) error {
 	level := new(slog.LevelVar)
 	if err := level.UnmarshalText([]byte(a.logLevel)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	a.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	if a.modelsCache != "" {
-		// The cache is found through the environment everywhere (assets.CacheDir).
-		if err := os.Setenv(assets.EnvCache, a.modelsCache); err != nil {
-			return err
-		}
+	if err := a.loadConfig(cmd); err != nil {
+		return err
 	}
+	// The cache is found through the environment everywhere
+	// (assets.CacheDir): the flag wins, then $VOICE_MODELS, then the file.
+	cache := a.modelsCache
+	if cache == "" && os.Getenv(assets.EnvCache) == "" {
+		cache = a.cfg.ModelsCache
+	}
+	if cache != "" {
+		return os.Setenv(assets.EnvCache, cache)
+	}
+	return nil
+}
 
+// loadConfig loads the config file under the flags: values from the file
+// apply unless the same setting was given as a flag.
+func (a *app) loadConfig(cmd *cobra.Command) error {
 	path := a.configPath
 	if path == "" {
 		dir, err := os.UserConfigDir()

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/internal/wiring"
 )
 
@@ -53,4 +55,35 @@ func TestBadConfigFileIsAnError(t *testing.T) {
 	err := root.Execute()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), path)
+}
+
+func TestModelsCacheFromFlagEnvOrConfigFile(t *testing.T) {
+	fromFile, fromEnv, fromFlag := t.TempDir(), t.TempDir(), t.TempDir()
+	config := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(config, []byte("models_cache: "+fromFile+"\n"), 0o644))
+	cases := []struct {
+		name string
+		env  string
+		args []string
+		want string
+	}{
+		{"config file", "", nil, fromFile},
+		{"environment over the file", fromEnv, nil, fromEnv},
+		{"flag over both", fromEnv, []string{"--models-cache", fromFlag}, fromFlag},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv(assets.EnvCache, c.env)
+			if c.env == "" {
+				require.NoError(t, os.Unsetenv(assets.EnvCache))
+			}
+			a := &app{cfg: Config{Stages: wiring.DefaultStages()}}
+			root := a.root()
+			var out bytes.Buffer
+			root.SetOut(&out)
+			root.SetArgs(append([]string{"models", "path", "silero-vad-v5", "--config", config}, c.args...))
+			require.NoError(t, root.Execute())
+			assert.Equal(t, filepath.Join(c.want, "silero-vad-v5"), strings.TrimSpace(out.String()))
+		})
+	}
 }

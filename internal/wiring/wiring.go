@@ -276,7 +276,10 @@ func NewSynthesizer(s Stages) (pipeline.Synthesizer, func() error, error) {
 		dir := s.TTSModelDir
 		if dir == "" {
 			var ok bool
-			if dir, ok = s.model("", MossDir); !ok {
+			var err error
+			if dir, ok, err = s.model("", MossDir); err != nil {
+				return nil, noop, err
+			} else if !ok {
 				return nil, noop, unavailableError(fmt.Sprintf("TTS: MOSS-TTS-Nano not found (looked for %s in the model directory and %s); %s, put the TTS set there and the codec in %s beside it, or pass --tts-model-dir DIR; for a demo use --tts tone",
 					MossDir, filepath.Join(assets.LocalDir, "models"), moss.Hint, MossCodecDir))
 			}
@@ -313,7 +316,10 @@ func loadScript(path string) (*Script, error) {
 // NewVAD builds the Silero detector for s, and the function that closes
 // its model session.
 func NewVAD(s Stages) (*vad.Detector, func() error, error) {
-	path, ok := s.model(s.VADModel, SileroFile)
+	path, ok, err := s.model(s.VADModel, SileroFile)
+	if err != nil {
+		return nil, nil, err
+	}
 	if !ok {
 		return nil, nil, unavailableError(fmt.Sprintf("VAD: Silero v5 model not found (looked for %s in the model directory and %s); %s",
 			SileroFile, filepath.Join(assets.LocalDir, "models"), silero.ModelHint))
@@ -355,7 +361,10 @@ func NewGenerator(s Stages, clk clock.Clock, script *Script) (pipeline.Generator
 		dir := s.LLMModelDir
 		if dir == "" {
 			var ok bool
-			if dir, ok = s.model("", MNNDir); !ok {
+			var err error
+			if dir, ok, err = s.model("", MNNDir); err != nil {
+				return nil, noop, err
+			} else if !ok {
 				dir = s.ModelDir
 			}
 		}
@@ -364,7 +373,7 @@ func NewGenerator(s Stages, clk clock.Clock, script *Script) (pipeline.Generator
 		case errors.Is(err, mnn.ErrNotBuilt):
 			return nil, noop, unavailableError(fmt.Sprintf("LLM backend %q: %v; for a demo use --llm scripted --script FILE", s.LLM, err))
 		case err != nil && dir == "":
-			return nil, noop, unavailableError(fmt.Sprintf("LLM: MNN-Pocket-0.3B not found (looked for %s under %s); put the MNN export there or pass --llm-model-dir DIR",
+			return nil, noop, unavailableError(fmt.Sprintf("LLM: MNN-Pocket-0.3B not found (looked for %s in the model directory, the model cache and %s); run `voice-agent models pull %[1]s`, or put the MNN export in one of those places or pass --llm-model-dir DIR",
 				MNNDir, filepath.Join(assets.LocalDir, "models")))
 		case err != nil:
 			return nil, noop, err
@@ -402,7 +411,10 @@ func NewRecognizer(s Stages) (*xasr.Recognizer, error) {
 	dir := s.ASRModelDir
 	if dir == "" {
 		var ok bool
-		if dir, ok = s.model("", XASRDir); !ok {
+		var err error
+		if dir, ok, err = s.model("", XASRDir); err != nil {
+			return nil, err
+		} else if !ok {
 			if s.ModelDir == "" {
 				return nil, unavailableError(fmt.Sprintf("ASR: X-ASR model directory not found (looked for %s under %s); %s, or pass --asr-model-dir DIR",
 					XASRDir, filepath.Join(assets.LocalDir, "models"), strings.ReplaceAll(xasr.Hint, "DIR", "that directory")))
@@ -415,7 +427,10 @@ func NewRecognizer(s Stages) (*xasr.Recognizer, error) {
 
 // NewTurnDetector opens the Smart Turn model for s.
 func NewTurnDetector(s Stages) (*smartturn.Model, error) {
-	path, ok := s.model(s.TurnModel, SmartTurnFile)
+	path, ok, err := s.model(s.TurnModel, SmartTurnFile)
+	if err != nil {
+		return nil, err
+	}
 	if !ok {
 		return nil, unavailableError(fmt.Sprintf("turn detector: Smart Turn v3.2 model not found (looked for %s in the model directory and %s); %s, or put it in one of those places, or use --turn none to end turns on silence alone",
 			SmartTurnFile, filepath.Join(assets.LocalDir, "models"), smartturn.Hint))
@@ -435,24 +450,44 @@ var cachePaths = map[string]string{
 
 // model finds a model file or directory: the explicit path if given, else
 // in the model directory, else in the model cache, else where
-// scripts/setup installs models.
-func (s Stages) model(explicit, file string) (string, bool) {
+// scripts/setup installs models. A model found in the cache must be
+// complete (assets.CheckCached), so a damaged download is reported with
+// the command that repairs it rather than as a loader error.
+func (s Stages) model(explicit, file string) (string, bool, error) {
 	if explicit != "" {
-		return explicit, true // a wrong explicit path is reported by the loader
+		return explicit, true, nil // a wrong explicit path is reported by the loader
 	}
-	var candidates []string
 	if s.ModelDir != "" {
-		candidates = append(candidates, filepath.Join(s.ModelDir, file))
-	}
-	if cache, err := assets.CacheDir(); err == nil {
-		candidates = append(candidates, filepath.Join(cache, cachePaths[file]))
-	}
-	for _, p := range candidates {
-		if _, err := os.Stat(p); err == nil {
-			return p, true
+		if p := filepath.Join(s.ModelDir, file); exists(p) {
+			return p, true, nil
 		}
 	}
-	return assets.Local(filepath.Join("models", file))
+	if cache, err := assets.CacheDir(); err == nil {
+		if p := filepath.Join(cache, cachePaths[file]); exists(p) {
+			return p, true, checkCached(cache, cachePaths[file])
+		}
+	}
+	p, ok := assets.Local(filepath.Join("models", file))
+	return p, ok, nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// checkCached checks the manifest's model whose directory rel lies in.
+func checkCached(cache, rel string) error {
+	manifest, err := assets.LoadManifest()
+	if err != nil {
+		return err
+	}
+	name, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	m, ok := manifest.Model(name)
+	if !ok {
+		return fmt.Errorf("wiring: no manifest entry %q for the cached model %s", name, rel)
+	}
+	return assets.CheckCached(cache, m)
 }
 
 func msDur(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }

@@ -12,8 +12,8 @@ import (
 )
 
 // Hint tells the user how to get the model set.
-const Hint = "get the model set: assets/manifest.json entries MOSS-TTS-Nano-100M-ONNX (TTS graphs, metadata, " +
-	"tokenizer) and MOSS-Audio-Tokenizer-Nano-ONNX (codec decode step and its metadata)"
+const Hint = "run `voice-agent models pull MOSS-TTS-Nano-100M-ONNX MOSS-Audio-Tokenizer-Nano-ONNX` " +
+	"(the TTS graphs, metadata and tokenizer, and the codec decode step and its metadata)"
 
 // File names the loader reads.
 const (

@@ -15,7 +15,7 @@ import (
 )
 
 // Hint tells the user how to get the Smart Turn model.
-const Hint = "download smart-turn-v3.2-cpu.onnx from huggingface.co/pipecat-ai/smart-turn-v3 (revision f766f81, see assets/manifest.json) and pass --turn-model PATH"
+const Hint = "run `voice-agent models pull smart-turn-v3.2-cpu`, or download smart-turn-v3.2-cpu.onnx from huggingface.co/pipecat-ai/smart-turn-v3 (revision f766f81, see assets/manifest.json) and pass --turn-model PATH"
 
 // Inputs and Outputs are the signature a Smart Turn v3
 // model must declare (-1: any batch size; the session feeds batch 1).

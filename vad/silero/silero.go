@@ -20,7 +20,7 @@ const (
 )
 
 // ModelHint tells users how to get the model when it is missing or broken.
-const ModelHint = "scripts/setup installs third_party/models/silero_vad_v5.onnx"
+const ModelHint = "run `voice-agent models pull silero-vad-v5` (scripts/setup also installs third_party/models/silero_vad_v5.onnx)"
 
 var (
 	sileroInputs = []onnx.Tensor{
