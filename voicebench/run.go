@@ -1,0 +1,200 @@
+package voicebench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/voiceassistant/voice/internal/wiring"
+)
+
+// Modalities: the sample's audio through the whole pipeline, or its prompt
+// straight to the LLM (VoiceBench's text baseline).
+const (
+	ModalityAudio = "audio"
+	ModalityText  = "text"
+)
+
+// Config is one run over one subset.
+type Config struct {
+	// Data holds the subsets (see Open); Split picks a Parquet split ("":
+	// all of them).
+	Data, Subset, Split string
+	// Out receives SUBSET.jsonl and run.json.
+	Out string
+	// Limit stops after the first Limit samples of the dataset (0: all);
+	// finished ones among them are skipped, not replaced.
+	Limit int
+	// Workers answer samples in parallel, each with its own stages (so
+	// models are loaded once per worker).
+	Workers  int
+	Modality string
+	Stages   wiring.Stages
+	// Log gets warnings and per-sample input errors (default: discarded).
+	Log *slog.Logger
+	// OnResult, if set, is called after each result is written, from the
+	// worker that wrote it.
+	OnResult func(Result)
+}
+
+// Summary counts what a run did.
+type Summary struct {
+	// Answered samples have a new result line (Failed of them with an
+	// error); Skipped were finished by an earlier run; BadInput samples had
+	// unreadable audio and were not written, so a rerun tries them again.
+	Answered, Failed, Skipped, BadInput int
+}
+
+// Run answers the subset's unfinished samples and appends each result to
+// OUT/SUBSET.jsonl as it finishes. Samples with unreadable audio are
+// reported in the returned error and the run goes on; a dataset that
+// cannot be read further, or a cancelled ctx, stops it after the samples
+// in flight, and what was written stays for the next run to resume from.
+func Run(ctx context.Context, cfg Config) (sum Summary, err error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if err := cfg.check(); err != nil {
+		return sum, err
+	}
+	ds, err := Open(cfg.Data, cfg.Subset, cfg.Split)
+	if err != nil {
+		return sum, err
+	}
+	defer func() { err = errors.Join(err, ds.Close()) }()
+	if cfg.Modality == ModalityAudio && !ds.HasAudio() {
+		return sum, fmt.Errorf("voicebench: subset %q has no %q column; use --modality text", cfg.Subset, AudioColumn)
+	}
+	results, err := openResults(cfg.Out, cfg.Subset)
+	if err != nil {
+		return sum, err
+	}
+	defer func() { err = errors.Join(err, results.close()) }()
+	workers, err := newWorkers(cfg)
+	if err != nil {
+		return sum, err
+	}
+	defer func() {
+		for _, w := range workers {
+			err = errors.Join(err, w.close())
+		}
+	}()
+	if err := recordRun(cfg.Out, cfg.Subset, newRunInfo(cfg.Modality, cfg.Stages)); err != nil {
+		return sum, err
+	}
+
+	r := &runner{cfg: cfg, results: results}
+	jobs := make(chan Sample)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		defer close(jobs)
+		r.readErr = r.feed(gctx, ds, jobs)
+		return nil // the workers finish what they hold
+	})
+	for _, w := range workers {
+		g.Go(func() error { return r.work(gctx, w, jobs) })
+	}
+	errs := []error{g.Wait(), r.readErr}
+	if n := len(r.inputErrs); n > 0 {
+		errs = append(errs, fmt.Errorf("voicebench: unreadable audio in %d of the samples; they were not answered (a rerun tries them again)", n))
+		errs = append(errs, r.inputErrs...)
+	}
+	return r.sum, errors.Join(append(errs, ctx.Err())...)
+}
+
+func (c Config) check() error {
+	switch {
+	case c.Modality != ModalityAudio && c.Modality != ModalityText:
+		return fmt.Errorf("voicebench: unknown modality %q (valid: %s, %s)", c.Modality, ModalityAudio, ModalityText)
+	case c.Workers < 1:
+		return fmt.Errorf("voicebench: workers must be at least 1, not %d", c.Workers)
+	case c.Limit < 0:
+		return fmt.Errorf("voicebench: limit must not be negative, not %d", c.Limit)
+	case c.Out == "":
+		return errors.New("voicebench: no output directory")
+	}
+	return nil
+}
+
+// runner is one Run's shared state: one feeder and the workers.
+type runner struct {
+	cfg     Config
+	results *resultsFile
+	readErr error // the feeder's, read after it ends
+
+	mu        sync.Mutex
+	sum       Summary
+	inputErrs []error
+}
+
+// feed sends the unfinished samples among the first cfg.Limit to jobs, and
+// returns why it stopped early: a dataset it cannot read further, or ids
+// that do not tell samples apart.
+func (r *runner) feed(ctx context.Context, ds *Dataset, jobs chan<- Sample) error {
+	seen := map[string]int{}
+	n := 0
+	for s, err := range ds.All() {
+		if err != nil {
+			return err
+		}
+		if r.cfg.Limit > 0 && n >= r.cfg.Limit {
+			return nil
+		}
+		if first, dup := seen[s.ID]; dup {
+			return fmt.Errorf("voicebench: sample id %q appears at samples %d and %d; resuming needs unique ids", s.ID, first, n)
+		}
+		seen[s.ID] = n
+		n++
+		if r.results.finished(s.ID) {
+			r.mu.Lock()
+			r.sum.Skipped++
+			r.mu.Unlock()
+			continue
+		}
+		select {
+		case jobs <- s:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	return nil
+}
+
+// work answers samples from jobs with w and appends each result.
+func (r *runner) work(ctx context.Context, w worker, jobs <-chan Sample) error {
+	for s := range jobs {
+		res, err := w.answer(ctx, s)
+		if ctx.Err() != nil {
+			return nil // unfinished: the next run does it
+		}
+		var inErr *InputError
+		switch {
+		case errors.As(err, &inErr):
+			r.cfg.Log.Error("sample skipped", "id", s.ID, "error", inErr.Err)
+			r.mu.Lock()
+			r.inputErrs = append(r.inputErrs, err)
+			r.sum.BadInput++
+			r.mu.Unlock()
+			continue
+		case err != nil:
+			return err
+		}
+		if err := r.results.append(res); err != nil {
+			return err
+		}
+		r.mu.Lock()
+		r.sum.Answered++
+		if res.Error != "" {
+			r.sum.Failed++
+		}
+		r.mu.Unlock()
+		if r.cfg.OnResult != nil {
+			r.cfg.OnResult(res)
+		}
+	}
+	return nil
+}
