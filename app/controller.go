@@ -1,0 +1,210 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/voiceassistant/voice/assets"
+	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/internal/clock"
+	"github.com/voiceassistant/voice/internal/wiring"
+	"github.com/voiceassistant/voice/pipeline"
+)
+
+// Source is where a session's audio comes from and goes to: the sound card
+// (Live) or a recording (Replay).
+type Source interface {
+	// Run makes the session clock, builds the stages with it, puts the
+	// tap in the capture path and runs the pipeline until ctx ends or the
+	// source does.
+	Run(ctx context.Context, s Session) error
+}
+
+// Session is what a Source needs from the controller for one run.
+type Session struct {
+	Stages wiring.Stages
+	// Build builds the stages on the session clock; the controller
+	// releases them after Run.
+	Build func(clock.Clock) (pipeline.Config, error)
+	// Tap wraps the source's front-end (nil for none) for the level meter
+	// and the microphone gate.
+	Tap func(inner audio.FrontEnd) audio.FrontEnd
+	// OnEvent gets every pipeline event, in order.
+	OnEvent func(pipeline.Event)
+	// Warn shows a notice that does not stop the session.
+	Warn func(string)
+}
+
+// Controller runs sessions and downloads off the UI thread and reports to
+// the Model through update, which must run its function where the model
+// lives (the UI thread: fyne.Do). One session or download runs at a time;
+// a new one starts once the previous one has wound down, so the UI never
+// waits for the pipeline.
+type Controller struct {
+	update func(func(*Model))
+	// Gate is the microphone switch (mute, push-to-talk).
+	Gate Gate
+	// Puller downloads missing models (Progress is set by the controller).
+	Puller assets.Puller
+
+	mu     sync.Mutex
+	cancel context.CancelFunc // of the running job, nil when none
+	done   chan struct{}      // closed when the last job started has ended
+}
+
+// NewController returns a controller reporting through update.
+func NewController(update func(func(*Model))) *Controller {
+	return &Controller{update: update}
+}
+
+// Running is whether a session or download is under way.
+func (c *Controller) Running() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cancel != nil
+}
+
+// Start begins a session on src with the given stages unless a session or
+// download is running.
+func (c *Controller) Start(src Source, s wiring.Stages) {
+	c.launch(func(ctx context.Context) func(*Model) { return c.session(ctx, src, s) })
+}
+
+// Download fetches models into the cache with progress, then starts a
+// session as Start does.
+func (c *Controller) Download(src Source, s wiring.Stages, models []assets.Model) {
+	c.launch(func(ctx context.Context) func(*Model) {
+		if err := c.pull(ctx, models); err != nil {
+			if ctx.Err() != nil {
+				// Stopped by the user: the offer stands, no error.
+				return func(m *Model) { m.Download = nil }
+			}
+			return func(m *Model) { m.Download, m.Err = nil, err.Error() }
+		}
+		c.update(func(m *Model) { m.Download, m.Missing = nil, nil })
+		return c.session(ctx, src, s)
+	})
+}
+
+// Stop asks the running job to end and returns at once; Wait waits.
+func (c *Controller) Stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cancel != nil {
+		c.cancel()
+		c.cancel = nil
+	}
+}
+
+// Wait returns when every job started so far has ended.
+func (c *Controller) Wait() {
+	c.mu.Lock()
+	done := c.done
+	c.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+}
+
+// launch runs job after the previous one has ended, unless one is running.
+// The job returns its last model update, which is applied once the
+// controller no longer counts the job as running, so a view refreshed by
+// it offers to start again.
+func (c *Controller) launch(job func(context.Context) func(*Model)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cancel != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	prev, done := c.done, make(chan struct{})
+	c.cancel, c.done = cancel, done
+	go func() {
+		defer close(done)
+		defer cancel()
+		if prev != nil {
+			<-prev
+		}
+		var final func(*Model)
+		if ctx.Err() == nil {
+			final = job(ctx)
+		}
+		c.mu.Lock()
+		if c.done == done {
+			c.cancel = nil
+		}
+		c.mu.Unlock()
+		if final != nil {
+			c.update(final)
+		}
+	}()
+}
+
+// session runs one conversation and returns the update that reports how
+// it ended.
+func (c *Controller) session(ctx context.Context, src Source, s wiring.Stages) func(*Model) {
+	c.update(func(m *Model) { m.Started() })
+	err := c.run(ctx, src, s)
+	var missing *Problem
+	if errors.Is(err, wiring.ErrUnavailable) {
+		missing = diagnose(s, err)
+	}
+	return func(m *Model) {
+		m.Stopped(err)
+		m.Missing = missing
+	}
+}
+
+func (c *Controller) run(ctx context.Context, src Source, s wiring.Stages) (err error) {
+	closeStages := func() error { return nil }
+	defer func() { err = errors.Join(err, closeStages()) }()
+	return src.Run(ctx, Session{
+		Stages: s,
+		Build: func(clk clock.Clock) (pipeline.Config, error) {
+			cfg, closeFn, err := wiring.Build(s, clk)
+			closeStages = closeFn
+			return cfg, err
+		},
+		Tap: func(inner audio.FrontEnd) audio.FrontEnd {
+			return &tap{inner: inner, gate: &c.Gate, onLevel: func(l float64) {
+				c.update(func(m *Model) { m.Level = l })
+			}}
+		},
+		OnEvent: func(e pipeline.Event) { c.update(func(m *Model) { m.Apply(e) }) },
+		Warn:    func(msg string) { c.update(func(m *Model) { m.Notice = msg }) },
+	})
+}
+
+// pull downloads models one after the other, reporting overall progress.
+func (c *Controller) pull(ctx context.Context, models []assets.Model) error {
+	var total int64
+	for _, mod := range models {
+		for _, f := range mod.Files {
+			total += f.Size
+		}
+	}
+	done := map[string]int64{}
+	var sum int64
+	p := c.Puller
+	p.Progress = func(pr assets.Progress) {
+		key := pr.Model + "/" + pr.File
+		sum += pr.Done - done[key]
+		done[key] = pr.Done
+		d := DownloadProgress{Label: fmt.Sprintf("%s: %s of %s", key, assets.FormatSize(pr.Done), assets.FormatSize(pr.Total))}
+		switch {
+		case total > 0:
+			d.Fraction = min(1, float64(sum)/float64(total))
+		case pr.Total > 0:
+			d.Fraction = float64(pr.Done) / float64(pr.Total)
+		}
+		c.update(func(m *Model) { m.Download = &d })
+	}
+	for _, mod := range models {
+		if err := p.Pull(ctx, mod); err != nil {
+			return fmt.Errorf("downloading %s: %w", mod.Name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,282 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/voiceassistant/voice/assets"
+	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/internal/clock"
+	"github.com/voiceassistant/voice/internal/testenv"
+	"github.com/voiceassistant/voice/internal/wiring"
+	"github.com/voiceassistant/voice/pipeline"
+)
+
+// syncModel is the UI thread of these tests: updates run under a lock.
+// It also keeps what only passes through the model: the loudest level
+// shown and every download fraction.
+type syncModel struct {
+	mu        sync.Mutex
+	m         Model
+	maxLevel  float64
+	fractions []float64
+}
+
+func (s *syncModel) update(f func(*Model)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(&s.m)
+	s.maxLevel = max(s.maxLevel, s.m.Level)
+	if s.m.Download != nil {
+		s.fractions = append(s.fractions, s.m.Download.Fraction)
+	}
+}
+
+func (s *syncModel) progressed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.fractions) > 0
+}
+
+func (s *syncModel) get() Model {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m
+}
+
+// demoStages are the stage doubles over the demo recording, as in the
+// end-to-end tests: energy VAD, scripted ASR and LLM, tone TTS.
+func demoStages() wiring.Stages {
+	s := wiring.DefaultStages()
+	s.VAD, s.ASR, s.Turn, s.LLM, s.TTS = wiring.VADEnergy, wiring.ASRScripted, wiring.TurnNone, wiring.LLMScripted, wiring.TTSTone
+	s.Script = "../test/testdata/demo.json"
+	return s
+}
+
+func demoInput(t testing.TB) []float32 {
+	t.Helper()
+	in, err := audio.ReadWAVMono16k("../test/testdata/demo.wav")
+	require.NoError(t, err)
+	return in
+}
+
+const demoTranscript = "You: what is the weather like today\n" +
+	"Assistant: It is sunny and warm today, with a light [interrupted]\n" +
+	"You: and tomorrow\n" +
+	"Assistant: Tomorrow it will rain, so take an umbrella.\n"
+
+func TestControllerReplay(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var sm syncModel
+	c := NewController(sm.update)
+	src := Replay{Input: demoInput(t)}
+	c.Start(src, demoStages())
+	c.Wait()
+	m := sm.get()
+	assert.Equal(t, demoTranscript, m.Transcript())
+	assert.Equal(t, Idle, m.Status)
+	assert.Empty(t, m.Err)
+	require.Len(t, m.Turns, 2)
+	assert.True(t, m.Turns[0].Interrupted)
+	assert.Equal(t, []Stage{{"endpointing", 700}, {"ASR final", 0}, {"first token", 120}, {"first audio", 160}}, m.LastTurn())
+	assert.False(t, c.Running())
+	assert.Greater(t, sm.maxLevel, 0.5, "the meter shows the speech")
+	assert.Zero(t, m.Level, "and drops when the session ends")
+}
+
+func TestControllerMutedHearsNothing(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var sm syncModel
+	c := NewController(sm.update)
+	src := Replay{Input: demoInput(t)}
+	c.Gate.SetMuted(true)
+	c.Start(src, demoStages())
+	c.Wait()
+	m := sm.get()
+	// The scripted recognizer goes by time, so only the VAD can tell: with
+	// the microphone muted it hears no speech and no turn starts.
+	assert.Empty(t, m.Transcript())
+	assert.Zero(t, sm.maxLevel)
+}
+
+// signalSource tells when a session's pipeline has emitted its first
+// event, that is, when it is really running.
+type signalSource struct {
+	Source
+	running chan struct{}
+}
+
+func (s signalSource) Run(ctx context.Context, sess Session) error {
+	onEvent := sess.OnEvent
+	var once sync.Once
+	sess.OnEvent = func(e pipeline.Event) {
+		once.Do(func() { s.running <- struct{}{} })
+		onEvent(e)
+	}
+	return s.Source.Run(ctx, sess)
+}
+
+func TestControllerStartStopNoLeak(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var sm syncModel
+	c := NewController(sm.update)
+	src := signalSource{Replay{Input: demoInput(t), Pace: 1}, make(chan struct{}, 1)}
+	for i := range 100 {
+		c.Start(src, demoStages())
+		if i%10 != 9 {
+			// Most of the time stop a running pipeline; otherwise stop
+			// at once, before the session may have begun.
+			select {
+			case <-src.running:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("session %d did not start", i)
+			}
+		}
+		c.Stop()
+		c.Wait()
+		select {
+		case <-src.running: // a session stopped at once may still have begun
+		default:
+		}
+	}
+	assert.False(t, c.Running())
+	assert.Equal(t, Idle, sm.get().Status)
+}
+
+func TestControllerStartWhileRunningIsIgnored(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var sm syncModel
+	c := NewController(sm.update)
+	src := Replay{Input: demoInput(t), Pace: 1}
+	c.Start(src, demoStages())
+	c.Start(src, demoStages())
+	assert.True(t, c.Running())
+	c.Stop()
+	c.Wait()
+	assert.False(t, c.Running())
+}
+
+func TestControllerMissingModels(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	t.Setenv(assets.EnvCache, t.TempDir())
+	s := demoStages()
+	s.TTS = wiring.TTSMoss
+	s.ModelDir = t.TempDir()
+	var sm syncModel
+	c := NewController(sm.update)
+	src := Replay{Input: demoInput(t)}
+	c.Start(src, s)
+	c.Wait()
+	m := sm.get()
+	require.NotNil(t, m.Missing)
+	assert.Contains(t, m.Missing.Message, "MOSS-TTS-Nano not found")
+	assert.Equal(t, []string{"MOSS-TTS-Nano-100M-ONNX", "MOSS-Audio-Tokenizer-Nano-ONNX"}, m.Missing.Models)
+	assert.Positive(t, m.Missing.Bytes)
+	assert.Equal(t, Idle, m.Status)
+}
+
+func TestControllerDownloadThenStart(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	data := make([]byte, 300_000)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	sum := sha256.Sum256(data)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.ServeContent(w, r, "model.bin", time.Time{}, bytes.NewReader(data))
+	}))
+	defer srv.Close()
+	mod := assets.Model{Name: "test-model", Files: []assets.File{{
+		Path: "model.bin", Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]), Sources: []string{srv.URL + "/model.bin"},
+	}}}
+
+	var sm syncModel
+	c := NewController(sm.update)
+	src := Replay{Input: demoInput(t)}
+	c.Puller = assets.Puller{Dir: t.TempDir()}
+	c.Download(src, demoStages(), []assets.Model{mod})
+	c.Wait()
+	got, err := os.ReadFile(filepath.Join(c.Puller.Dir, "test-model", "model.bin"))
+	require.NoError(t, err)
+	assert.Equal(t, data, got)
+	require.NotEmpty(t, sm.fractions)
+	assert.Equal(t, 1.0, sm.fractions[len(sm.fractions)-1])
+	assert.IsNonDecreasing(t, sm.fractions)
+	m := sm.get()
+	assert.Nil(t, m.Download)
+	assert.Equal(t, demoTranscript, m.Transcript(), "the session starts once the models are in")
+}
+
+func TestControllerDownloadFails(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	mod := assets.Model{Name: "gone", Files: []assets.File{{Path: "x.onnx", Sources: []string{srv.URL + "/x.onnx"}}}}
+	var sm syncModel
+	c := NewController(sm.update)
+	src := Replay{Input: demoInput(t)}
+	c.Puller = assets.Puller{Dir: t.TempDir(), Retries: -1}
+	c.Download(src, demoStages(), []assets.Model{mod})
+	c.Wait()
+	m := sm.get()
+	assert.Contains(t, m.Err, "downloading gone")
+	assert.Nil(t, m.Download)
+	assert.Empty(t, m.Transcript(), "no session without the models")
+}
+
+func TestControllerDownloadStopped(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1000")
+		w.WriteHeader(http.StatusOK)
+		w.Write(make([]byte, 10))
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	mod := assets.Model{Name: "slow", Files: []assets.File{{Path: "x.onnx", Size: 1000, Sources: []string{srv.URL + "/x.onnx"}}}}
+	var sm syncModel
+	c := NewController(sm.update)
+	c.Puller = assets.Puller{Dir: t.TempDir(), Retries: -1}
+	c.Download(Replay{Input: demoInput(t)}, demoStages(), []assets.Model{mod})
+	require.Eventually(t, sm.progressed, 10*time.Second, time.Millisecond, "the download got going")
+	c.Stop()
+	c.Wait()
+	m := sm.get()
+	assert.Nil(t, m.Download)
+	assert.Empty(t, m.Err, "stopping is no error")
+	assert.Empty(t, m.Transcript())
+}
+
+// Only the stages that lack their model are offered for download: a
+// present Silero model is not, a missing TTS set is.
+func TestDiagnoseOffersOnlyMissing(t *testing.T) {
+	testenv.Model(t, "silero_vad_v5.onnx")
+	t.Setenv(assets.EnvCache, t.TempDir())
+	s := demoStages()
+	s.VAD, s.TTS = wiring.VADSilero, wiring.TTSMoss
+	_, closeStages, err := wiring.Build(s, clock.NewVirtual())
+	require.NoError(t, closeStages())
+	require.ErrorIs(t, err, wiring.ErrUnavailable)
+	p := diagnose(s, err)
+	assert.Equal(t, []string{"MOSS-TTS-Nano-100M-ONNX", "MOSS-Audio-Tokenizer-Nano-ONNX"}, p.Models)
+	assert.Equal(t, err.Error(), p.Message)
+}

@@ -1,0 +1,234 @@
+package app
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/voiceassistant/voice/pipeline"
+)
+
+// Status is what the window's state indicator shows: the pipeline's state
+// while a session runs, Idle (the zero value) otherwise.
+type Status string
+
+const (
+	Idle         Status = ""
+	Listening    Status = "listening"
+	UserSpeaking Status = "user speaking"
+	Thinking     Status = "thinking"
+	Speaking     Status = "speaking"
+	Interrupted  Status = "interrupted"
+)
+
+func (s Status) String() string {
+	if s == Idle {
+		return "idle"
+	}
+	return string(s)
+}
+
+var statusOf = map[pipeline.State]Status{
+	pipeline.StateListening:    Listening,
+	pipeline.StateUserSpeaking: UserSpeaking,
+	pipeline.StateThinking:     Thinking,
+	pipeline.StateSpeaking:     Speaking,
+	pipeline.StateInterrupted:  Interrupted,
+}
+
+// Role says who spoke an entry of the conversation.
+type Role string
+
+const (
+	User      Role = "user"
+	Assistant Role = "assistant"
+)
+
+// Entry is one turn of the conversation as shown.
+type Entry struct {
+	Role Role
+	Turn int
+	Text string
+	// Streaming is set while the reply is being generated.
+	Streaming bool
+	// Interrupted replies were cut by the user; Text is what was heard.
+	Interrupted bool
+}
+
+// Stage is one bar of the latency panel.
+type Stage struct {
+	Name string
+	MS   float64
+}
+
+// Model is the window's state, fed by pipeline events and the controller,
+// and free of any GUI so it can be tested alone. It is not safe for
+// concurrent use: the app touches it on the UI thread only.
+type Model struct {
+	Status  Status
+	Entries []Entry
+	// Partial is the live transcript of the user's current speech.
+	Partial string
+	// Level is the capture level in [0, 1] (see levelOf).
+	Level float64
+	// UserVoice is set while the VAD hears speech; AssistantVoice while a
+	// reply plays.
+	UserVoice, AssistantVoice bool
+	// Turns are the latency figures of finished turns, in order.
+	Turns []pipeline.TurnMetrics
+	// Err is the last error that ended or troubled the session; Notice a
+	// warning that did not stop it.
+	Err, Notice string
+	// Missing is set when models or libraries are missing (see Problem).
+	Missing *Problem
+	// Download is the progress of a model download, nil when none runs.
+	Download *DownloadProgress
+}
+
+// Problem is what keeps a session from starting: the message says what is
+// missing; Models are the manifest models that can be downloaded for it.
+type Problem struct {
+	Message string
+	Models  []string
+	Bytes   int64 // total size of Models where known
+}
+
+// DownloadProgress is the state of a running download.
+type DownloadProgress struct {
+	Label    string
+	Fraction float64
+}
+
+// Apply updates the model with one pipeline event.
+func (m *Model) Apply(e pipeline.Event) {
+	switch e.Type {
+	case pipeline.EvState:
+		if s, ok := statusOf[e.State]; ok {
+			m.Status = s
+		}
+	case pipeline.EvSpeechStart:
+		m.UserVoice = true
+	case pipeline.EvSpeechEnd:
+		m.UserVoice = false
+	case pipeline.EvPartial:
+		m.Partial = e.Text
+	case pipeline.EvTurnCommit:
+		m.Entries = append(m.Entries, Entry{Role: User, Turn: e.Turn, Text: e.Text})
+		m.Partial = ""
+	case pipeline.EvLLMPiece:
+		// Pieces still in flight when the user interrupted were not heard.
+		if r := m.reply(e.Turn, true); !r.Interrupted {
+			r.Text += e.Text
+		}
+	case pipeline.EvLLMDone:
+		// An interrupted reply keeps what was heard, not what was generated.
+		if r := m.reply(e.Turn, false); r != nil && !r.Interrupted {
+			r.Text, r.Streaming = e.Text, false
+		}
+	case pipeline.EvPlaybackStart:
+		m.AssistantVoice = true
+	case pipeline.EvPlaybackStop:
+		m.AssistantVoice = false
+	case pipeline.EvBargeIn:
+		m.AssistantVoice = false
+		if r := m.reply(e.Turn, true); r != nil {
+			r.Text, r.Streaming, r.Interrupted = e.Text, false, true
+		}
+	case pipeline.EvTurnMetrics:
+		if e.Metrics != nil {
+			m.Turns = append(m.Turns, *e.Metrics)
+		}
+	case pipeline.EvError:
+		m.Err = e.Err
+	}
+}
+
+// reply returns the assistant entry of turn, creating it (streaming) if
+// create is set and it does not exist yet; nil if it does not exist.
+func (m *Model) reply(turn int, create bool) *Entry {
+	for i := len(m.Entries) - 1; i >= 0; i-- {
+		if e := &m.Entries[i]; e.Role == Assistant && e.Turn == turn {
+			return e
+		}
+	}
+	if !create {
+		return nil
+	}
+	m.Entries = append(m.Entries, Entry{Role: Assistant, Turn: turn, Streaming: true})
+	return &m.Entries[len(m.Entries)-1]
+}
+
+// Started resets what belongs to one session when a new one starts.
+func (m *Model) Started() {
+	m.Status, m.Err, m.Notice, m.Missing = Listening, "", "", nil
+}
+
+// Stopped marks the session as over; err is why, if it failed.
+func (m *Model) Stopped(err error) {
+	m.Status, m.Partial, m.Level = Idle, "", 0
+	m.UserVoice, m.AssistantVoice = false, false
+	for i := range m.Entries {
+		m.Entries[i].Streaming = false
+	}
+	if err != nil {
+		m.Err = err.Error()
+	}
+}
+
+// Clear forgets the conversation and its latency figures.
+func (m *Model) Clear() {
+	m.Entries, m.Turns, m.Partial = nil, nil, ""
+}
+
+// LastTurn is the latency panel's bar: the last turn's stages, in order.
+func (m *Model) LastTurn() []Stage {
+	if len(m.Turns) == 0 {
+		return nil
+	}
+	t := m.Turns[len(m.Turns)-1]
+	return []Stage{
+		{"endpointing", t.EndpointingMS},
+		{"ASR final", t.ASRMS},
+		{"first token", t.FirstTokenMS},
+		{"first audio", t.FirstAudioMS},
+	}
+}
+
+// Summary is the session's latency distribution.
+func (m *Model) Summary() pipeline.Summary { return pipeline.Summarize(m.Turns) }
+
+// SummaryText is the p50/p95 line of the latency panel.
+func (m *Model) SummaryText() string {
+	s := m.Summary()
+	if len(s.P50) == 0 {
+		return fmt.Sprintf("%d turns, no replies played yet", s.Turns)
+	}
+	return fmt.Sprintf("%d turns (%d interrupted)  end-to-end p50 %.0f ms  p95 %.0f ms",
+		s.Turns, s.Interrupted, s.P50["end_to_end"], s.P95["end_to_end"])
+}
+
+// Transcript is the conversation as text, one entry a line, the way the
+// window shows it; tests and --dump compare it.
+func (m *Model) Transcript() string {
+	var b strings.Builder
+	for _, e := range m.Entries {
+		b.WriteString(e.Line())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// Line is how an entry reads in the conversation view.
+func (e Entry) Line() string {
+	who := "You"
+	if e.Role == Assistant {
+		who = "Assistant"
+	}
+	line := who + ": " + e.Text
+	switch {
+	case e.Interrupted:
+		line += " [interrupted]"
+	case e.Streaming:
+		line += " …"
+	}
+	return line
+}

@@ -1,0 +1,148 @@
+// Command voice-assistant is the desktop app: the same pipeline as
+// `voice-agent run` in a window with the conversation, the assistant's
+// state, the input level and latency figures.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"fyne.io/fyne/v2"
+	fyneapp "fyne.io/fyne/v2/app"
+	"github.com/spf13/cobra"
+
+	"github.com/voiceassistant/voice/app"
+	"github.com/voiceassistant/voice/assets"
+	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/internal/wiring"
+)
+
+// appID names the app to fyne (its preferences live under it).
+const appID = "io.github.voiceassistant.voice"
+
+type options struct {
+	stages      wiring.Stages
+	backend     string
+	rate        int
+	replay      string
+	pace        float64
+	dump        string
+	modelsCache string
+	mirror      string
+	start       bool
+}
+
+func main() {
+	if err := command().Execute(); err != nil {
+		fmt.Fprintf(os.Stderr, "voice-assistant: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func command() *cobra.Command {
+	o := options{stages: wiring.DefaultStages()}
+	cmd := &cobra.Command{
+		Use:   "voice-assistant",
+		Short: "On-device voice assistant (desktop app)",
+		Long: `Talk to the assistant through the microphone and speaker, with the
+conversation, its state and latency on screen. Devices, the model directory,
+barge-in, echo cancellation and the system prompt are set in the window and
+kept between runs. With --replay a recording stands in for the microphone.`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE:          func(cmd *cobra.Command, _ []string) error { return run(cmd.Context(), o) },
+	}
+	f := cmd.Flags()
+	st := &o.stages
+	f.StringVar(&st.VAD, "vad", st.VAD, "VAD backend: silero, or energy (test double)")
+	f.StringVar(&st.ASR, "asr", st.ASR, "ASR backend: xasr, or scripted (test double)")
+	f.StringVar(&st.Turn, "turn", st.Turn, "turn detector: smart-turn or none (silence only)")
+	f.StringVar(&st.LLM, "llm", st.LLM, "LLM backend: mnn, or scripted (test double)")
+	f.StringVar(&st.TTS, "tts", st.TTS, "TTS backend: moss, none (text only), or tone (test double)")
+	f.StringVar(&st.Script, "script", "", "JSON script for the scripted doubles")
+	f.StringVar(&st.ONNXRuntime, "onnxruntime", "", "ONNX Runtime library (default: $ONNXRUNTIME_LIB, third_party/onnxruntime, system)")
+	f.StringVar(&o.backend, "audio-backend", "", "audio backend: pulseaudio, alsa, null (default: automatic)")
+	f.IntVar(&o.rate, "rate", 48000, "device sample rate")
+	f.StringVar(&o.replay, "replay", "", "use this WAV file as the microphone instead of the sound card")
+	f.Float64Var(&o.pace, "pace", 1, "replay speed relative to real time (0: as fast as possible)")
+	f.StringVar(&o.dump, "dump-when-done", "", "after each session, write the window's content as text to this file")
+	f.StringVar(&o.modelsCache, "models-cache", "", "model cache directory (default $VOICE_MODELS, else $XDG_DATA_HOME/voice-agent/models)")
+	f.StringVar(&o.mirror, "mirror", "", "base URL replacing the scheme and host of model download sources")
+	f.BoolVar(&o.start, "start", false, "start listening at once (always so with --replay)")
+	return cmd
+}
+
+func run(ctx context.Context, o options) error {
+	opts := app.Options{Stages: o.stages}
+	opts.Device.Backend, opts.Device.Rate = o.backend, o.rate
+	if o.replay != "" {
+		input, err := audio.ReadWAVMono16k(o.replay)
+		if err != nil {
+			return err
+		}
+		opts.Source = app.Replay{Input: input, Pace: o.pace}
+		o.start = true
+	}
+	if o.modelsCache != "" {
+		// The cache is found through the environment everywhere.
+		if err := os.Setenv(assets.EnvCache, o.modelsCache); err != nil {
+			return err
+		}
+	}
+	cache, err := assets.CacheDir()
+	if err != nil {
+		return err
+	}
+	opts.Puller = assets.Puller{Dir: cache, Mirror: o.mirror}
+	var dumpErr error
+	if o.dump != "" {
+		opts.OnSessionEnd = func(u *app.UI) {
+			if err := writeAtomic(o.dump, u.Dump()); err != nil {
+				dumpErr = err
+			}
+		}
+	}
+
+	a := fyneapp.NewWithID(appID)
+	u := app.New(a, opts)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		fyne.Do(a.Quit)
+	}()
+	if o.start {
+		u.Start()
+	}
+	u.Window().ShowAndRun()
+	stop()
+	// Release the models and the device before exiting.
+	u.Close()
+	return dumpErr
+}
+
+// writeAtomic replaces path with text in one step, so a reader polling for
+// it never sees half of it.
+func writeAtomic(path, text string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".dump-*")
+	if err != nil {
+		return fmt.Errorf("dump: %w", err)
+	}
+	_, err = tmp.WriteString(text)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("dump: %w", err)
+	}
+	return nil
+}

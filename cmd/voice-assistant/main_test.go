@@ -1,0 +1,128 @@
+package main
+
+import (
+	"image"
+	"image/color"
+	_ "image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/voiceassistant/voice/app"
+	"github.com/voiceassistant/voice/internal/testenv"
+)
+
+// screenshotScript runs in the virtual X server: the app replays the demo
+// in real time, and once it has written its dump (the session is over)
+// the screen is captured and the app asked to quit.
+const screenshotScript = `
+"$BIN" --replay "$DATA/demo.wav" --script "$DATA/demo.json" \
+	--vad energy --asr scripted --turn none --llm scripted --tts tone \
+	--dump-when-done "$DUMP" &
+pid=$!
+i=0
+while [ ! -s "$DUMP" ] && kill -0 $pid 2>/dev/null && [ $i -lt 600 ]; do
+	sleep 0.1
+	i=$((i+1))
+done
+sleep 1 # let the last frame be drawn
+import -window root "$PNG"
+kill -TERM $pid
+wait $pid
+`
+
+// Under Xvfb, the real app renders the demo conversation: its dump must
+// match and the screenshot must show a drawn window.
+func TestAppUnderXvfb(t *testing.T) {
+	for _, tool := range []string{"xvfb-run", "import"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			testenv.Missing(t, tool+" not installed (packages xvfb, imagemagick)")
+		}
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "voice-assistant")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+
+	data, err := filepath.Abs("../../test/testdata")
+	require.NoError(t, err)
+	dump := filepath.Join(dir, "dump.txt")
+	png := filepath.Join(dir, "screen.png")
+	if p := os.Getenv("VOICE_ASSISTANT_SCREENSHOT"); p != "" {
+		png = p // kept for a person to look at
+	}
+	cmd := exec.Command("xvfb-run", "-a", "-s", "-screen 0 1024x768x24", "sh", "-c", screenshotScript)
+	cmd.Env = append(os.Environ(), "BIN="+bin, "DATA="+data, "DUMP="+dump, "PNG="+png,
+		"HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "LANG=C.UTF-8")
+	out, err = cmd.CombinedOutput()
+	require.NoError(t, err, "xvfb-run: %s", out)
+	t.Logf("screenshot: %s", png)
+
+	// The window as it stands when the demo has ended: the same content
+	// the app package's widget test sees, here from the real app on X.
+	want, err := os.ReadFile("../../app/testdata/demo_window.txt")
+	require.NoError(t, err)
+	got, err := os.ReadFile(dump)
+	require.NoError(t, err, "the app wrote no dump; its output: %s", out)
+	assert.Equal(t, string(want), string(got))
+
+	f, err := os.Open(png)
+	require.NoError(t, err)
+	defer f.Close()
+	img, _, err := image.Decode(f)
+	require.NoError(t, err)
+	assert.Equal(t, image.Rect(0, 0, 1024, 768), img.Bounds())
+	counts := colorCounts(img)
+	// An empty X screen is one colour; a window with text has hundreds
+	// (anti-aliasing).
+	assert.Greater(t, len(counts), 50, "distinct colours")
+	// The latency bar is drawn in solid colours, as wide as each stage's
+	// share: the last turn has endpointing, first token and first audio
+	// but no ASR time.
+	for i, c := range app.StageColors {
+		n := counts[color.RGBA(c)]
+		if i == 1 {
+			assert.Zero(t, n, "ASR final took 0 ms")
+		} else {
+			assert.Greater(t, n, 100, "latency bar segment %d", i)
+		}
+	}
+}
+
+// colorCounts counts an image's pixels by colour.
+func colorCounts(img image.Image) map[color.RGBA]int {
+	counts := map[color.RGBA]int{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			counts[color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)]++
+		}
+	}
+	return counts
+}
+
+func TestCommandRejectsBadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing replay file", []string{"--replay", "/nonexistent.wav"}, "nonexistent.wav"},
+		{"stray argument", []string{"extra"}, "unknown command"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := command()
+			cmd.SetArgs(tc.args)
+			err := cmd.Execute()
+			require.Error(t, err)
+			assert.True(t, strings.Contains(err.Error(), tc.want), err.Error())
+		})
+	}
+}
