@@ -151,6 +151,20 @@ func ReadWAV(path string) (Format, []float32, error) {
 	return decodeWAV(f, path, size)
 }
 
+// ReadWAVMono16k reads a WAV file of any format in the processing format
+// (16 kHz mono), as every command that takes recorded audio needs it.
+func ReadWAVMono16k(path string) ([]float32, error) {
+	format, pcm, err := ReadWAV(path)
+	if err != nil {
+		return nil, err
+	}
+	out, err := Convert(pcm, format, Mono16k)
+	if err != nil {
+		return nil, fmt.Errorf("audio: %s: %w", path, err)
+	}
+	return out, nil
+}
+
 // DecodeWAV decodes a WAV stream. name only labels errors (use the file
 // name or another description of the source). If r reports its remaining
 // length (bytes.Reader, strings.Reader, bytes.Buffer), a data chunk that

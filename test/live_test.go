@@ -25,26 +25,8 @@ import (
 // agent's microphone, and the agent answers into another sink. It needs
 // the server scripts/pulse-test-server.sh starts, and skips without it.
 func TestLiveRunOnPulseAudio(t *testing.T) {
-	if err := exec.Command("pactl", "info").Run(); err != nil {
-		t.Skip("no PulseAudio server answers (run scripts/pulse-test-server.sh)")
-	}
-	if _, err := exec.LookPath("paplay"); err != nil {
-		t.Skip("paplay not installed")
-	}
-	// The agent plays into another sink than the one it listens to: there
-	// is no echo to cancel, and barge-in must stay possible.
-	args := append([]string{"run", "--json", "--backend", "pulseaudio", "--aec=false", "--ns=false",
-		"--capture", "Monitor of va_test_sink", "--playback", "va_spare_sink"}, doubles...)
-	agent := exec.Command(binary, args...)
-	agent.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
-	stdout, err := agent.StdoutPipe()
-	require.NoError(t, err)
-	stderr := &lockedBuffer{}
-	agent.Stderr = stderr
-	require.NoError(t, agent.Start())
-	defer agent.Process.Kill()
-
-	events := eventStream(stdout)
+	needPulse(t)
+	agent, events, stderr := startLive(t)
 	// The agent reports the listening state once its device runs.
 	waitFor(t, events, "state", 10*time.Second)
 	play := exec.Command("paplay", "-d", "va_test_sink", "testdata/demo.wav")
@@ -127,7 +109,7 @@ func TestLiveEchoCancellation(t *testing.T) {
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, string(out))
 	question := filepath.Join(t.TempDir(), "q.wav")
-	pcm, err := readMono16kFile("testdata/demo.wav")
+	pcm, err := audio.ReadWAVMono16k("testdata/demo.wav")
 	require.NoError(t, err)
 	require.NoError(t, audio.WriteWAV(question, audio.Mono16k, pcm[:3*audio.ProcessingRate], audio.PCM16))
 	script := filepath.Join(t.TempDir(), "one.json")
@@ -173,14 +155,6 @@ func TestLiveEchoCancellation(t *testing.T) {
 			assert.Equal(t, "playback_stop", ended, "with AEC the reply plays to its end")
 		}
 	}
-}
-
-func readMono16kFile(path string) ([]float32, error) {
-	format, pcm, err := audio.ReadWAV(path)
-	if err != nil {
-		return nil, err
-	}
-	return audio.Convert(pcm, format, audio.Mono16k)
 }
 
 // eventStream decodes the agent's JSON event lines until its stdout

@@ -4,9 +4,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -30,12 +32,17 @@ type Config struct {
 	// ModelsCache is where pulled models live; --models-cache and
 	// $VOICE_MODELS win over it.
 	ModelsCache string `yaml:"models_cache"`
+	// LogLevel, LogFormat and JSON are --log-level, --log-format and
+	// --json: what a headless agent reports, and how, to its supervisor.
+	LogLevel  string `yaml:"log_level"`
+	LogFormat string `yaml:"log_format"`
+	JSON      bool   `yaml:"json"`
 }
 
 type app struct {
 	configPath string
-	logLevel   string
-	json       bool
+	// json is cfg.JSON once the config is loaded.
+	json bool
 	// modelsCache overrides where pulled models live.
 	modelsCache string
 	cfg         Config
@@ -48,6 +55,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := root.ExecuteContext(ctx)
 	stop()
+	if err == nil {
+		err = checkLeaks()
+	}
 	if err != nil {
 		// Joined errors (several missing models) get a line each.
 		for _, line := range strings.Split(err.Error(), "\n") {
@@ -69,8 +79,9 @@ func (a *app) root() *cobra.Command {
 	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.configPath, "config", "", "config file (YAML; default $XDG_CONFIG_HOME/voice-agent/config.yaml if present)")
-	pf.StringVar(&a.logLevel, "log-level", "info", "debug, info, warn or error")
-	pf.BoolVar(&a.json, "json", false, "print events as JSON lines on stdout")
+	pf.StringVar(&a.cfg.LogLevel, "log-level", "info", "debug, info, warn or error")
+	pf.StringVar(&a.cfg.LogFormat, "log-format", "text", "log format on stderr: text or json")
+	pf.BoolVar(&a.cfg.JSON, "json", false, "print events as JSON lines on stdout")
 	pf.StringVar(&a.modelsCache, "models-cache", "", "model cache directory (default $VOICE_MODELS, else $XDG_DATA_HOME/voice-agent/models)")
 	st := &a.cfg.Stages
 	pf.StringVar(&st.VAD, "vad", st.VAD, "VAD backend: silero, or energy (test double)")
@@ -84,6 +95,10 @@ func (a *app) root() *cobra.Command {
 	pf.StringVar(&st.TurnModel, "turn-model", "", "Smart Turn model (default: model directory, then third_party/models)")
 	pf.StringVar(&st.LLMModelDir, "llm-model-dir", "", "MNN LLM export directory (default: <model dir>/mnn-pocket-0.3b-int4, then the model directory itself)")
 	pf.IntVar(&st.LLMThreads, "llm-threads", 0, "LLM CPU threads (default 4)")
+	pf.IntVar(&st.VADThreads, "vad-threads", 0, "VAD model CPU threads (default 1)")
+	pf.IntVar(&st.TurnThreads, "turn-threads", 0, "Smart Turn model CPU threads (default 1)")
+	pf.IntVar(&st.ASRThreads, "asr-threads", 0, "ASR model CPU threads (default 1)")
+	pf.IntVar(&st.TTSThreads, "tts-threads", 0, "TTS model CPU threads (default 1)")
 	pf.StringVar(&st.TTSModelDir, "tts-model-dir", "", "MOSS-TTS-Nano ONNX set (default: <model dir>/MOSS-TTS-Nano-100M-ONNX)")
 	pf.StringVar(&st.TTSCodecDir, "tts-codec-dir", "", "MOSS audio tokenizer ONNX (default: where the TTS set's manifest points)")
 	pf.StringVar(&st.Voice, "voice", "", "built-in voice of the synthesizer (default Junhao)")
@@ -97,20 +112,24 @@ func (a *app) root() *cobra.Command {
 	pf.BoolVar(&st.FrontEnd.HalfDuplex, "half-duplex", st.FrontEnd.HalfDuplex, "close the microphone while the assistant speaks")
 	pf.DurationVar(&st.BargeInMin, "barge-in-min", st.BargeInMin, "speech needed to interrupt")
 	root.AddCommand(a.runCmd(), a.replayCmd(), a.devicesCmd(), a.vadCmd(), a.turnCmd(), a.asrCmd(), a.chatCmd(), a.benchCmd(), a.ttsCmd(), a.modelsCmd())
+	root.AddCommand(a.voicebenchCmd())
 	return root
 }
 
 // setup makes the logger, loads the config file and points the model
 // cache.
 func (a *app) setup(cmd *cobra.Command) error {
-	level := new(slog.LevelVar)
-	if err := level.UnmarshalText([]byte(a.logLevel)); err != nil {
-		return fmt.Errorf("--log-level: %w", err)
-	}
-	a.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	if err := a.loadConfig(cmd); err != nil {
+	path, err := a.loadConfig(cmd)
+	if err != nil {
 		return err
 	}
+	if a.log, err = newLogger(os.Stderr, a.cfg.LogLevel, a.cfg.LogFormat); err != nil {
+		return err
+	}
+	if path != "" {
+		a.log.Debug("config loaded", "path", path)
+	}
+	a.json = a.cfg.JSON
 	// The cache is found through the environment everywhere
 	// (assets.CacheDir): the flag wins, then $VOICE_MODELS, then the file.
 	cache := a.modelsCache
@@ -124,35 +143,39 @@ func (a *app) setup(cmd *cobra.Command) error {
 }
 
 // loadConfig loads the config file under the flags: values from the file
-// apply unless the same setting was given as a flag.
-func (a *app) loadConfig(cmd *cobra.Command) error {
+// apply unless the same setting was given as a flag. It returns the file
+// loaded, "" if none.
+func (a *app) loadConfig(cmd *cobra.Command) (string, error) {
 	path := a.configPath
 	if path == "" {
 		dir, err := os.UserConfigDir()
 		if err != nil {
-			return nil
+			return "", nil
 		}
 		path = filepath.Join(dir, "voice-agent", "config.yaml")
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			return nil
+			return "", nil
 		}
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("config: %w", err)
+		return "", fmt.Errorf("config: %w", err)
 	}
 	// Flags win over the file: remember the ones given, load the file over
 	// everything, then give those flags again.
 	given := map[string]string{}
 	cmd.Flags().Visit(func(f *pflag.Flag) { given[f.Name] = f.Value.String() })
-	if err := yaml.Unmarshal(data, &a.cfg); err != nil {
-		return fmt.Errorf("config %s: %w", path, err)
+	// A misspelt knob is an error, not a silently ignored line: on a
+	// headless device nobody would notice the default still applies.
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&a.cfg); err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("config %s: %w", path, err)
 	}
 	for name, v := range given {
 		if err := cmd.Flags().Set(name, v); err != nil {
-			return err
+			return "", err
 		}
 	}
-	a.log.Debug("config loaded", "path", path)
-	return nil
+	return path, nil
 }

@@ -20,7 +20,7 @@ func (a *app) vadCmd() *cobra.Command {
 		Short: "Print the speech segments in a recording (Silero VAD)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			pcm, err := readMono16k(args[0])
+			pcm, err := audio.ReadWAVMono16k(args[0])
 			if err != nil {
 				return err
 			}
@@ -66,7 +66,7 @@ func (a *app) turnCmd() *cobra.Command {
 		Long:  "Runs Smart Turn on the last 8 s of the recording, as the pipeline does at each pause.",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			pcm, err := readMono16k(args[0])
+			pcm, err := audio.ReadWAVMono16k(args[0])
 			if err != nil {
 				return err
 			}
@@ -108,7 +108,7 @@ func (a *app) asrCmd() *cobra.Command {
 		Short: "Transcribe a recording with the streaming recognizer (X-ASR)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			pcm, err := readMono16k(args[0])
+			pcm, err := audio.ReadWAVMono16k(args[0])
 			if err != nil {
 				return err
 			}

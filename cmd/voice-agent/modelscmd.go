@@ -97,7 +97,7 @@ func (a *app) modelsCmd() *cobra.Command {
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "MODEL\tSTAGE\tSIZE\tSTATE")
 			for _, r := range rows {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", r.Model, r.Stage, humanBytes(r.Size), r.State)
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", r.Model, r.Stage, assets.FormatSize(r.Size), r.State)
 			}
 			fmt.Fprintf(w, "\ncache: %s\n", p.Dir)
 			return w.Flush()
@@ -184,7 +184,7 @@ func progressPrinter(cmd *cobra.Command, tty bool) func(assets.Progress) {
 		if pr.Total > 0 {
 			pct = int(100 * pr.Done / pr.Total)
 		}
-		line := fmt.Sprintf("%s %s/%s %s/s eta %s", key, humanBytes(pr.Done), humanBytes(pr.Total), humanBytes(int64(pr.Rate)), pr.ETA.Round(time.Second))
+		line := fmt.Sprintf("%s %s/%s %s/s eta %s", key, assets.FormatSize(pr.Done), assets.FormatSize(pr.Total), assets.FormatSize(int64(pr.Rate)), pr.ETA.Round(time.Second))
 		if tty {
 			fmt.Fprintf(cmd.ErrOrStderr(), "\r%-100s", line)
 			if pct == 100 {
@@ -197,16 +197,4 @@ func progressPrinter(cmd *cobra.Command, tty bool) func(assets.Progress) {
 			fmt.Fprintln(cmd.ErrOrStderr(), line)
 		}
 	}
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

@@ -33,7 +33,7 @@ input, plus every event as JSON lines. Latencies are in audio time and are the
 same on every run.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			input, err := readMono16k(args[0])
+			input, err := audio.ReadWAVMono16k(args[0])
 			if err != nil {
 				return err
 			}
@@ -110,17 +110,4 @@ func eventFile(path string) (func(pipeline.Event), func() error, error) {
 	return sink, func() error {
 		return errors.Join(werr, w.Flush(), f.Close())
 	}, nil
-}
-
-// readMono16k reads a WAV file of any format as 16 kHz mono.
-func readMono16k(path string) ([]float32, error) {
-	format, pcm, err := audio.ReadWAV(path)
-	if err != nil {
-		return nil, err
-	}
-	out, err := audio.Convert(pcm, format, audio.Mono16k)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return out, nil
 }

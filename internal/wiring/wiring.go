@@ -70,6 +70,13 @@ type Stages struct {
 	Voice       string `yaml:"voice"`
 	// LLMThreads is the LLM's CPU threads (0: the engine's default, 4).
 	LLMThreads int `yaml:"llm_threads"`
+	// VADThreads, TurnThreads, ASRThreads and TTSThreads are the ONNX
+	// models' intra-op threads (0: one). The stages run side by side, so
+	// on a 2-4 core SoC one each is usually fastest overall.
+	VADThreads  int `yaml:"vad_threads"`
+	TurnThreads int `yaml:"turn_threads"`
+	ASRThreads  int `yaml:"asr_threads"`
+	TTSThreads  int `yaml:"tts_threads"`
 	// ONNXRuntime is the ONNX Runtime library (default: $ONNXRUNTIME_LIB,
 	// the copy scripts/setup installs, then the system's).
 	ONNXRuntime string `yaml:"onnxruntime"`
@@ -180,6 +187,11 @@ func (c *closeAll) close() error {
 
 func build(s Stages, clk clock.Clock, closers *closeAll) (pipeline.Config, error) {
 	cfg := pipeline.DefaultConfig()
+	for name, n := range map[string]int{"llm": s.LLMThreads, "vad": s.VADThreads, "turn": s.TurnThreads, "asr": s.ASRThreads, "tts": s.TTSThreads} {
+		if n < 0 {
+			return cfg, fmt.Errorf("%s threads: %d is negative (0 means the default)", name, n)
+		}
+	}
 	cfg.BargeIn.Enabled = s.BargeIn
 	if s.BargeInMin > 0 {
 		cfg.BargeIn.MinSpeech = s.BargeInMin
@@ -284,7 +296,7 @@ func NewSynthesizer(s Stages) (pipeline.Synthesizer, func() error, error) {
 					MossDir, filepath.Join(assets.LocalDir, "models"), moss.Hint, MossCodecDir))
 			}
 		}
-		m, err := moss.Open(dir, s.TTSCodecDir, moss.Options{Voice: s.Voice, ONNX: onnx.Options{Library: s.ONNXRuntime}})
+		m, err := moss.Open(dir, s.TTSCodecDir, moss.Options{Voice: s.Voice, ONNX: s.onnx(s.TTSThreads)})
 		if err != nil {
 			return nil, noop, err
 		}
@@ -324,7 +336,7 @@ func NewVAD(s Stages) (*vad.Detector, func() error, error) {
 		return nil, nil, unavailableError(fmt.Sprintf("VAD: Silero v5 model not found (looked for %s in the model directory and %s); %s",
 			SileroFile, filepath.Join(assets.LocalDir, "models"), silero.ModelHint))
 	}
-	m, err := silero.New(path, onnx.Options{Library: s.ONNXRuntime})
+	m, err := silero.New(path, s.onnx(s.VADThreads))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -422,7 +434,7 @@ func NewRecognizer(s Stages) (*xasr.Recognizer, error) {
 			dir = s.ModelDir
 		}
 	}
-	return xasr.New(dir, onnx.Options{Library: s.ONNXRuntime})
+	return xasr.New(dir, s.onnx(s.ASRThreads))
 }
 
 // NewTurnDetector opens the Smart Turn model for s.
@@ -435,7 +447,7 @@ func NewTurnDetector(s Stages) (*smartturn.Model, error) {
 		return nil, unavailableError(fmt.Sprintf("turn detector: Smart Turn v3.2 model not found (looked for %s in the model directory and %s); %s, or put it in one of those places, or use --turn none to end turns on silence alone",
 			SmartTurnFile, filepath.Join(assets.LocalDir, "models"), smartturn.Hint))
 	}
-	return smartturn.New(path, onnx.Options{Library: s.ONNXRuntime})
+	return smartturn.New(path, s.onnx(s.TurnThreads))
 }
 
 // cachePaths maps a model file or directory to where `voice-agent models
@@ -488,6 +500,11 @@ func checkCached(cache, rel string) error {
 		return fmt.Errorf("wiring: no manifest entry %q for the cached model %s", name, rel)
 	}
 	return assets.CheckCached(cache, m)
+}
+
+// onnx is the session options of a model run on threads threads.
+func (s Stages) onnx(threads int) onnx.Options {
+	return onnx.Options{Library: s.ONNXRuntime, IntraThreads: threads}
 }
 
 func msDur(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }

@@ -39,6 +39,8 @@ func TestBuild(t *testing.T) {
 		{name: "scripted without a script", edit: func(s *Stages) { s.Script = "" }, errs: []string{"need --script FILE"}},
 		{name: "script missing", edit: func(s *Stages) { s.Script = "/nonexistent.json" }, errs: []string{"/nonexistent.json"}},
 		{name: "script without replies", edit: func(s *Stages) { s.Script = noReplies }, errs: []string{"no replies"}},
+		{name: "threads per model", edit: func(s *Stages) { s.Turn = TurnSmart; s.TurnModel = tinySmartTurn; s.TurnThreads = 2; s.VADThreads = 1 }},
+		{name: "negative threads", edit: func(s *Stages) { s.ASRThreads = -1 }, errs: []string{"asr threads: -1 is negative"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := doubles

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
+
+	"github.com/voiceassistant/voice/internal/wiring"
+)
+
+const exampleConfig = "../../configs/voice-agent.yaml"
+
+// loadWith runs a command that opens nothing under the given config file
+// and returns the configuration it ended up with.
+func loadWith(t *testing.T, path string, flags ...string) (Config, error) {
+	t.Helper()
+	a := &app{cfg: Config{Stages: wiring.DefaultStages()}}
+	root := a.root()
+	root.SetOut(&bytes.Buffer{})
+	root.SetArgs(append([]string{"devices", "--backend", "null", "--config", path}, flags...))
+	err := root.Execute()
+	return a.cfg, err
+}
+
+func TestExampleConfigLoads(t *testing.T) {
+	cfg, err := loadWith(t, exampleConfig, "--llm-threads", "3")
+	require.NoError(t, err)
+	assert.Equal(t, 3, cfg.Stages.LLMThreads, "the flag wins")
+	assert.Equal(t, 1, cfg.Stages.TTSThreads)
+	assert.Equal(t, 20*time.Millisecond, cfg.Device.Period)
+	assert.Equal(t, 2*time.Second, cfg.Device.PlaybackBuffer)
+	assert.True(t, cfg.JSON)
+	assert.Equal(t, wiring.DefaultStages().Endpoint, cfg.Stages.Endpoint, "the example spells out the defaults")
+	assert.Equal(t, wiring.DefaultStages().VADTuning, cfg.Stages.VADTuning, "the example spells out the defaults")
+}
+
+// TestExampleConfigHasEveryKnob keeps the example in step with Config: a
+// knob added to the code and not to the example fails here.
+func TestExampleConfigHasEveryKnob(t *testing.T) {
+	data, err := os.ReadFile(exampleConfig)
+	require.NoError(t, err)
+	var doc yaml.Node
+	require.NoError(t, yaml.Unmarshal(data, &doc))
+	var inFile []string
+	nodeKeys(doc.Content[0], "", &inFile)
+	var inCode []string
+	typeKeys(reflect.TypeFor[Config](), "", &inCode)
+	sort.Strings(inFile)
+	sort.Strings(inCode)
+	assert.Equal(t, inCode, inFile)
+}
+
+func nodeKeys(n *yaml.Node, prefix string, keys *[]string) {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := prefix+n.Content[i].Value, n.Content[i+1]
+		if val.Kind == yaml.MappingNode {
+			nodeKeys(val, key+".", keys)
+			continue
+		}
+		*keys = append(*keys, key)
+	}
+}
+
+func typeKeys(t reflect.Type, prefix string, keys *[]string) {
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		key := prefix + name
+		if f.Type.Kind() == reflect.Struct { // a section
+			typeKeys(f.Type, key+".", keys)
+			continue
+		}
+		*keys = append(*keys, key)
+	}
+}
+
+func TestConfigFileErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		want       []string
+	}{
+		{"misspelt knob", "stages:\n  llm_thread: 2\n", []string{"llm_thread", "not found"}},
+		{"misspelt section", "devices:\n  rate: 16000\n", []string{"devices"}},
+		{"wrong type", "stages:\n  vad_threads: many\n", []string{"many"}},
+		{"unknown log format", "log_format: xml\n", []string{`log format "xml"`}},
+		{"unknown log level", "log_level: loud\n", []string{"log level"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.yaml")
+			require.NoError(t, os.WriteFile(path, []byte(tc.file), 0o644))
+			_, err := loadWith(t, path)
+			require.Error(t, err)
+			for _, w := range tc.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+func TestEmptyConfigFileKeepsDefaults(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("# nothing set\n"), 0o644))
+	cfg, err := loadWith(t, path)
+	require.NoError(t, err)
+	assert.Equal(t, wiring.DefaultStages(), cfg.Stages)
+}
+
+func TestLoggerFormats(t *testing.T) {
+	for _, tc := range []struct {
+		format string
+		want   string
+	}{
+		{"text", `level=WARN msg=hello n=1`},
+		{"", `level=WARN msg=hello n=1`},
+		{"json", `"level":"WARN","msg":"hello","n":1}`},
+	} {
+		var buf bytes.Buffer
+		log, err := newLogger(&buf, "warn", tc.format)
+		require.NoError(t, err)
+		log.Info("dropped below the level")
+		log.Warn("hello", "n", 1)
+		assert.Contains(t, buf.String(), tc.want, tc.format)
+		assert.NotContains(t, buf.String(), "dropped", tc.format)
+	}
+}
+
+func TestCheckLeaks(t *testing.T) {
+	release := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		<-release
+	}()
+	t.Setenv(envLeakCheck, "")
+	assert.NoError(t, checkLeaks(), "off unless asked for")
+	t.Setenv(envLeakCheck, "1")
+	err := checkLeaks()
+	require.Error(t, err, "a goroutine still blocked")
+	assert.Contains(t, err.Error(), "TestCheckLeaks")
+	close(release)
+	<-stopped
+	assert.NoError(t, checkLeaks())
+}
