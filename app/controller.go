@@ -8,7 +8,6 @@ import (
 
 	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/audio"
-	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/pipeline"
 )
@@ -18,16 +17,13 @@ import (
 type Source interface {
 	// Run makes the session clock, builds the stages with it, puts the
 	// tap in the capture path and runs the pipeline until ctx ends or the
-	// source does.
+	// source does; it releases the stages before it returns.
 	Run(ctx context.Context, s Session) error
 }
 
 // Session is what a Source needs from the controller for one run.
 type Session struct {
 	Stages wiring.Stages
-	// Build builds the stages on the session clock; the controller
-	// releases them after Run.
-	Build func(clock.Clock) (pipeline.Config, error)
 	// Tap wraps the source's front-end (nil for none) for the level meter
 	// and the microphone gate.
 	Tap func(inner audio.FrontEnd) audio.FrontEnd
@@ -157,16 +153,9 @@ func (c *Controller) session(ctx context.Context, src Source, s wiring.Stages) f
 	}
 }
 
-func (c *Controller) run(ctx context.Context, src Source, s wiring.Stages) (err error) {
-	closeStages := func() error { return nil }
-	defer func() { err = errors.Join(err, closeStages()) }()
+func (c *Controller) run(ctx context.Context, src Source, s wiring.Stages) error {
 	return src.Run(ctx, Session{
 		Stages: s,
-		Build: func(clk clock.Clock) (pipeline.Config, error) {
-			cfg, closeFn, err := wiring.Build(s, clk)
-			closeStages = closeFn
-			return cfg, err
-		},
 		Tap: func(inner audio.FrontEnd) audio.FrontEnd {
 			return &tap{inner: inner, gate: &c.Gate, onLevel: func(l float64) {
 				c.update(func(m *Model) { m.Level = l })

@@ -16,47 +16,8 @@ type Live struct {
 	Device device.Config
 }
 
-func (l Live) Run(ctx context.Context, s Session) (err error) {
-	// Stages first: a missing model is reported without touching the
-	// audio hardware.
-	clk := clock.NewStream(audio.ProcessingRate)
-	cfg, err := s.Build(clk)
-	if err != nil {
-		return err
-	}
-	fe, closeFE, halfDuplex, err := wiring.NewFrontEnd(s.Stages)
-	if err != nil {
-		return err
-	}
-	defer closeFE()
-	if halfDuplex {
-		s.Warn("echo cancellation is not in this build: running half duplex, so no barge-in (see README)")
-		cfg.HalfDuplex.Enabled = true
-	}
-	devCfg := l.Device
-	devCfg.Clock, devCfg.FrontEnd = clk, s.Tap(fe)
-	dev, err := device.Open(devCfg)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, dev.Close()) }()
-	cfg.Clock, cfg.Device = clk, dev
-	p, err := pipeline.New(cfg)
-	if err != nil {
-		return err
-	}
-	if err := dev.Start(); err != nil {
-		return err
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for e := range p.Events() {
-			s.OnEvent(e)
-		}
-	}()
-	err = p.Run(ctx)
-	<-done
+func (l Live) Run(ctx context.Context, s Session) error {
+	_, err := wiring.Live{Stages: s.Stages, Device: l.Device, Tap: s.Tap, OnEvent: s.OnEvent, Warn: s.Warn}.Run(ctx)
 	return err
 }
 
@@ -72,12 +33,13 @@ type Replay struct {
 // There is no echo path in a replay, so no echo canceller either (as in
 // `voice-agent replay` without --echo-gain); the tap alone is the
 // front-end.
-func (r Replay) Run(ctx context.Context, s Session) error {
+func (r Replay) Run(ctx context.Context, s Session) (err error) {
 	clk := clock.NewVirtual()
-	cfg, err := s.Build(clk)
+	cfg, closeStages, err := wiring.Build(s.Stages, clk)
 	if err != nil {
 		return err
 	}
+	defer func() { err = errors.Join(err, closeStages()) }()
 	_, err = pipeline.Replay(ctx, clk, cfg, audio.VirtualConfig{Input: r.Input, Pace: r.Pace, FrontEnd: s.Tap(nil)}, s.OnEvent)
 	return err
 }

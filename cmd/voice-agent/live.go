@@ -7,11 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/audio/device"
-	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/internal/wiring"
-	"github.com/voiceassistant/voice/pipeline"
 )
 
 func (a *app) runCmd() *cobra.Command {
@@ -21,51 +18,16 @@ func (a *app) runCmd() *cobra.Command {
 		Short: "Talk to the assistant through the microphone and speaker",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			// Stages first: a missing model is reported without touching
-			// the audio hardware.
-			clk := clock.NewStream(audio.ProcessingRate)
-			cfg, closeStages, err := wiring.Build(a.cfg.Stages, clk)
-			if err != nil {
-				return err
-			}
-			defer closeStages()
-			devCfg := *d
-			devCfg.Clock = clk
-			fe, closeFE, halfDuplex, err := wiring.NewFrontEnd(a.cfg.Stages)
-			if err != nil {
-				return err
-			}
-			defer closeFE()
-			devCfg.FrontEnd = fe
-			if halfDuplex {
-				a.log.Warn("echo cancellation is not in this build (see README); running half duplex: no barge-in")
-				cfg.HalfDuplex.Enabled = true
-			}
-			dev, err := device.Open(devCfg)
-			if err != nil {
-				return err
-			}
-			defer dev.Close()
-			cfg.Clock, cfg.Device = clk, dev
-			p, err := pipeline.New(cfg)
-			if err != nil {
-				return err
-			}
-			if err := dev.Start(); err != nil {
-				return err
-			}
 			printer := newEventPrinter(a.json, cmd.OutOrStdout(), a.log)
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				for e := range p.Events() {
-					printer.print(e)
-				}
-			}()
-			a.log.Info("listening", "capture", d.Capture, "playback", d.Playback)
-			err = p.Run(cmd.Context())
-			<-done
-			st := dev.Stats()
+			st, err := wiring.Live{
+				Stages:  a.cfg.Stages,
+				Device:  *d,
+				OnEvent: printer.print,
+				Warn:    func(msg string) { a.log.Warn(msg) },
+				Listening: func() {
+					a.log.Info("listening", "capture", d.Capture, "playback", d.Playback)
+				},
+			}.Run(cmd.Context())
 			a.log.Info("stopped", "capture_overruns", st.CaptureOverruns, "playback_underruns", st.PlaybackUnderruns)
 			return err
 		},

@@ -39,6 +39,10 @@ type Config struct {
 	JSON      bool   `yaml:"json"`
 }
 
+// optionalCommands are the commands a build may leave out (by build tag):
+// the benchmark harness is not for the glasses.
+var optionalCommands []func(*app) *cobra.Command
+
 type app struct {
 	configPath string
 	// json is cfg.JSON once the config is loaded.
@@ -112,7 +116,9 @@ func (a *app) root() *cobra.Command {
 	pf.BoolVar(&st.FrontEnd.HalfDuplex, "half-duplex", st.FrontEnd.HalfDuplex, "close the microphone while the assistant speaks")
 	pf.DurationVar(&st.BargeInMin, "barge-in-min", st.BargeInMin, "speech needed to interrupt")
 	root.AddCommand(a.runCmd(), a.replayCmd(), a.devicesCmd(), a.vadCmd(), a.turnCmd(), a.asrCmd(), a.chatCmd(), a.benchCmd(), a.ttsCmd(), a.modelsCmd())
-	root.AddCommand(a.voicebenchCmd())
+	for _, c := range optionalCommands {
+		root.AddCommand(c(a))
+	}
 	return root
 }
 

@@ -1,3 +1,5 @@
+//go:build !novoicebench
+
 package main
 
 import (
@@ -11,6 +13,10 @@ import (
 	"github.com/voiceassistant/voice/voicebench"
 	"github.com/voiceassistant/voice/voicebench/score"
 )
+
+// The harness roughly doubles the binary (Parquet and the scorers), so the
+// device build leaves it out with -tags novoicebench.
+func init() { optionalCommands = append(optionalCommands, (*app).voicebenchCmd) }
 
 func (a *app) voicebenchCmd() *cobra.Command {
 	cmd := &cobra.Command{

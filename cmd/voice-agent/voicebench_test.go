@@ -1,3 +1,5 @@
+//go:build !novoicebench
+
 package main
 
 import (

@@ -118,6 +118,19 @@ func configure(so *ort.SessionOptions, opts Options) error {
 	if err := so.SetInterOpNumThreads(inter); err != nil {
 		return err
 	}
+	// Worker threads that spin between runs burn the cores the other
+	// stages (and, on a small SoC, everything else) need; a stage runs every
+	// few tens of ms, so parking costs nothing measurable.
+	if intra > 1 {
+		if err := so.AddSessionConfigEntry("session.intra_op.allow_spinning", "0"); err != nil {
+			return err
+		}
+	}
+	if inter > 1 {
+		if err := so.AddSessionConfigEntry("session.inter_op.allow_spinning", "0"); err != nil {
+			return err
+		}
+	}
 	level := opts.Optimization
 	if level == 0 {
 		level = ort.GraphOptimizationLevelEnableAll

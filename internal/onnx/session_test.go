@@ -17,9 +17,11 @@ var sileroOut = []onnx.Tensor{{"output", onnx.Float, []int64{-1, 1}}, {"stateN",
 
 func TestOpenChecksTheModel(t *testing.T) {
 	model := testenv.Model(t, "silero_vad_v5.onnx")
-	s, err := onnx.Open(model, sileroIn, sileroOut, onnx.Options{}, "run scripts/setup")
-	require.NoError(t, err)
-	require.NoError(t, s.Destroy())
+	for _, opts := range []onnx.Options{{}, {IntraThreads: 2, InterThreads: 2}} {
+		s, err := onnx.Open(model, sileroIn, sileroOut, opts, "run scripts/setup")
+		require.NoError(t, err, "%+v", opts)
+		require.NoError(t, s.Destroy())
+	}
 	assert.Contains(t, onnx.Version(), "1.24")
 
 	corrupt := filepath.Join(t.TempDir(), "corrupt.onnx")

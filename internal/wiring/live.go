@@ -1,0 +1,84 @@
+package wiring
+
+import (
+	"context"
+	"errors"
+
+	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/audio/device"
+	"github.com/voiceassistant/voice/internal/clock"
+	"github.com/voiceassistant/voice/pipeline"
+)
+
+// Live is a session on the sound card, as `voice-agent run` and the
+// desktop app hold one.
+type Live struct {
+	Stages Stages
+	Device device.Config
+	// Tap, if set, wraps the audio front-end (nil when there is none):
+	// the desktop app's level meter and microphone gate.
+	Tap func(inner audio.FrontEnd) audio.FrontEnd
+	// OnEvent gets every pipeline event, in order, on one goroutine.
+	OnEvent func(pipeline.Event)
+	// Warn reports what makes the session run degraded.
+	Warn func(string)
+	// Listening is called once the device runs.
+	Listening func()
+}
+
+// Run builds the stages, opens the device and runs the pipeline until ctx
+// ends or a stage or the device fails. It returns the device's counters.
+func (l Live) Run(ctx context.Context) (stats device.Stats, err error) {
+	// Stages first: a missing model is reported without touching the
+	// audio hardware.
+	clk := clock.NewStream(audio.ProcessingRate)
+	cfg, closeStages, err := Build(l.Stages, clk)
+	if err != nil {
+		return stats, err
+	}
+	defer func() { err = errors.Join(err, closeStages()) }()
+	fe, closeFE, halfDuplex, err := NewFrontEnd(l.Stages)
+	if err != nil {
+		return stats, err
+	}
+	defer closeFE()
+	if halfDuplex {
+		if l.Warn != nil {
+			l.Warn("echo cancellation is not in this build (see README): running half duplex, so no barge-in")
+		}
+		cfg.HalfDuplex.Enabled = true
+	}
+	devCfg := l.Device
+	devCfg.Clock, devCfg.FrontEnd = clk, fe
+	if l.Tap != nil {
+		devCfg.FrontEnd = l.Tap(fe)
+	}
+	dev, err := device.Open(devCfg)
+	if err != nil {
+		return stats, err
+	}
+	defer func() { err = errors.Join(err, dev.Close()) }()
+	cfg.Clock, cfg.Device = clk, dev
+	p, err := pipeline.New(cfg)
+	if err != nil {
+		return stats, err
+	}
+	if err := dev.Start(); err != nil {
+		return stats, err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for e := range p.Events() {
+			if l.OnEvent != nil {
+				l.OnEvent(e)
+			}
+		}
+	}()
+	if l.Listening != nil {
+		l.Listening()
+	}
+	err = p.Run(ctx)
+	<-done
+	return dev.Stats(), err
+}
