@@ -59,13 +59,7 @@ kept between runs. With --replay a recording stands in for the microphone.`,
 	}
 	f := cmd.Flags()
 	st := &o.stages
-	f.StringVar(&st.VAD, "vad", st.VAD, "VAD backend: silero, or energy (test double)")
-	f.StringVar(&st.ASR, "asr", st.ASR, "ASR backend: xasr, or scripted (test double)")
-	f.StringVar(&st.Turn, "turn", st.Turn, "turn detector: smart-turn or none (silence only)")
-	f.StringVar(&st.LLM, "llm", st.LLM, "LLM backend: mnn, or scripted (test double)")
-	f.StringVar(&st.TTS, "tts", st.TTS, "TTS backend: moss, none (text only), or tone (test double)")
-	f.StringVar(&st.Script, "script", "", "JSON script for the scripted doubles")
-	f.StringVar(&st.ONNXRuntime, "onnxruntime", "", "ONNX Runtime library (default: $ONNXRUNTIME_LIB, third_party/onnxruntime, system)")
+	st.AddBackendFlags(f)
 	f.StringVar(&o.backend, "audio-backend", "", "audio backend: pulseaudio, alsa, null (default: automatic)")
 	f.IntVar(&o.rate, "rate", 48000, "device sample rate")
 	f.StringVar(&o.replay, "replay", "", "use this WAV file as the microphone instead of the sound card")
