@@ -19,16 +19,20 @@ func (a *app) runCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			printer := newEventPrinter(a.json, cmd.OutOrStdout(), a.log)
+			listening := false
 			st, err := wiring.Live{
 				Stages:  a.cfg.Stages,
 				Device:  *d,
 				OnEvent: printer.print,
 				Warn:    func(msg string) { a.log.Warn(msg) },
 				Listening: func() {
+					listening = true
 					a.log.Info("listening", "capture", d.Capture, "playback", d.Playback)
 				},
 			}.Run(cmd.Context())
-			a.log.Info("stopped", "capture_overruns", st.CaptureOverruns, "playback_underruns", st.PlaybackUnderruns)
+			if listening {
+				a.log.Info("stopped", "capture_overruns", st.CaptureOverruns, "playback_underruns", st.PlaybackUnderruns)
+			}
 			return err
 		},
 	}

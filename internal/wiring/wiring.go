@@ -292,8 +292,8 @@ func NewSynthesizer(s Stages) (pipeline.Synthesizer, func() error, error) {
 			if dir, ok, err = s.model("", MossDir); err != nil {
 				return nil, noop, err
 			} else if !ok {
-				return nil, noop, unavailableError(fmt.Sprintf("TTS: MOSS-TTS-Nano not found (looked for %s in the model directory and %s); %s, put the TTS set there and the codec in %s beside it, or pass --tts-model-dir DIR; for a demo use --tts tone",
-					MossDir, filepath.Join(assets.LocalDir, "models"), moss.Hint, MossCodecDir))
+				return nil, noop, unavailableError(fmt.Sprintf("TTS: MOSS-TTS-Nano not found (looked for %s in %s); %s, put the TTS set in one of those places and the codec in %s beside it, or pass --tts-model-dir DIR; for a demo use --tts tone",
+					MossDir, s.searched(), moss.Hint, MossCodecDir))
 			}
 		}
 		m, err := moss.Open(dir, s.TTSCodecDir, moss.Options{Voice: s.Voice, ONNX: s.onnx(s.TTSThreads)})
@@ -333,8 +333,8 @@ func NewVAD(s Stages) (*vad.Detector, func() error, error) {
 		return nil, nil, err
 	}
 	if !ok {
-		return nil, nil, unavailableError(fmt.Sprintf("VAD: Silero v5 model not found (looked for %s in the model directory and %s); %s",
-			SileroFile, filepath.Join(assets.LocalDir, "models"), silero.ModelHint))
+		return nil, nil, unavailableError(fmt.Sprintf("VAD: Silero v5 model not found (looked for %s in %s); %s",
+			SileroFile, s.searched(), silero.ModelHint))
 	}
 	m, err := silero.New(path, s.onnx(s.VADThreads))
 	if err != nil {
@@ -385,8 +385,8 @@ func NewGenerator(s Stages, clk clock.Clock, script *Script) (pipeline.Generator
 		case errors.Is(err, mnn.ErrNotBuilt):
 			return nil, noop, unavailableError(fmt.Sprintf("LLM backend %q: %v; for a demo use --llm scripted --script FILE", s.LLM, err))
 		case err != nil && dir == "":
-			return nil, noop, unavailableError(fmt.Sprintf("LLM: MNN-Pocket-0.3B not found (looked for %s in the model directory, the model cache and %s); run `voice-agent models pull %[1]s`, or put the MNN export in one of those places or pass --llm-model-dir DIR",
-				MNNDir, filepath.Join(assets.LocalDir, "models")))
+			return nil, noop, unavailableError(fmt.Sprintf("LLM: MNN-Pocket-0.3B not found (looked for %s in %s); run `voice-agent models pull %[1]s`, or put the MNN export in one of those places or pass --llm-model-dir DIR",
+				MNNDir, s.searched()))
 		case err != nil:
 			return nil, noop, err
 		}
@@ -428,8 +428,8 @@ func NewRecognizer(s Stages) (*xasr.Recognizer, error) {
 			return nil, err
 		} else if !ok {
 			if s.ModelDir == "" {
-				return nil, unavailableError(fmt.Sprintf("ASR: X-ASR model directory not found (looked for %s under %s); %s, or pass --asr-model-dir DIR",
-					XASRDir, filepath.Join(assets.LocalDir, "models"), strings.ReplaceAll(xasr.Hint, "DIR", "that directory")))
+				return nil, unavailableError(fmt.Sprintf("ASR: X-ASR model directory not found (looked for %s in %s); %s, or pass --asr-model-dir DIR",
+					XASRDir, s.searched(), strings.ReplaceAll(xasr.Hint, "DIR", "one of those places")))
 			}
 			dir = s.ModelDir
 		}
@@ -444,8 +444,8 @@ func NewTurnDetector(s Stages) (*smartturn.Model, error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, unavailableError(fmt.Sprintf("turn detector: Smart Turn v3.2 model not found (looked for %s in the model directory and %s); %s, or put it in one of those places, or use --turn none to end turns on silence alone",
-			SmartTurnFile, filepath.Join(assets.LocalDir, "models"), smartturn.Hint))
+		return nil, unavailableError(fmt.Sprintf("turn detector: Smart Turn v3.2 model not found (looked for %s in %s); %s, or put it in one of those places, or use --turn none to end turns on silence alone",
+			SmartTurnFile, s.searched(), smartturn.Hint))
 	}
 	return smartturn.New(path, s.onnx(s.TurnThreads))
 }
@@ -481,6 +481,22 @@ func (s Stages) model(explicit, file string) (string, bool, error) {
 	}
 	p, ok := assets.Local(filepath.Join("models", file))
 	return p, ok, nil
+}
+
+// searched names, for a "not found" message, where model looks.
+func (s Stages) searched() string {
+	var places []string
+	if s.ModelDir != "" {
+		places = append(places, "the model directory "+s.ModelDir)
+	}
+	if cache, err := assets.CacheDir(); err == nil {
+		places = append(places, "the model cache "+cache)
+	}
+	places = append(places, filepath.Join(assets.LocalDir, "models"))
+	if len(places) == 1 {
+		return places[0]
+	}
+	return strings.Join(places[:len(places)-1], ", ") + " and " + places[len(places)-1]
 }
 
 func exists(path string) bool {
