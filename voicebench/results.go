@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/voiceassistant/voice/llm"
 )
 
 // Keys the harness adds to each dataset record in OUT/SUBSET.jsonl, beside
@@ -18,6 +20,7 @@ const (
 	KeyLatency    = "latency_ms"
 	KeyError      = "error" // only when the sample failed
 	KeySampleID   = "sample_id"
+	KeyLLMStats   = "llm_stats" // when the LLM ran
 )
 
 // Latency is a sample's first turn's stage latencies in milliseconds of
@@ -39,6 +42,9 @@ type Result struct {
 	// Transcript is what the recognizer heard (nil in text mode).
 	Transcript *string
 	Latency    Latency
+	// LLM is the model's own account of its compute (prefill and decode
+	// times, tokens): the cost the virtual clock's latencies leave out.
+	LLM *llm.Stats
 	// Error says why there is no proper response ("" if there is one).
 	Error string
 }
@@ -54,6 +60,9 @@ func (r Result) MarshalJSON() ([]byte, error) {
 	rec[KeyLatency] = r.Latency
 	if r.Transcript != nil {
 		rec[KeyTranscript] = *r.Transcript
+	}
+	if r.LLM != nil {
+		rec[KeyLLMStats] = r.LLM
 	}
 	if r.Error != "" {
 		rec[KeyError] = r.Error

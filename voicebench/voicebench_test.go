@@ -203,6 +203,7 @@ func TestRunResumesAfterInterruption(t *testing.T) {
 				for _, k := range []string{"endpoint", "asr_final", "first_audio", "end_to_end"} {
 					assert.Contains(t, lat, k)
 				}
+				assert.Contains(t, r, voicebench.KeyLLMStats, "the LLM's compute, which the virtual clock leaves out")
 			}
 			// A third run has nothing left.
 			sum, err = voicebench.Run(context.Background(), cfg)
@@ -231,6 +232,10 @@ func TestResultsKeepDatasetFields(t *testing.T) {
 	lat := recs[0][voicebench.KeyLatency].(map[string]any)
 	assert.GreaterOrEqual(t, lat["first_token"], 100.0)
 	delete(recs[0], voicebench.KeyLatency)
+	// The LLM's own account of its work comes along.
+	stats := recs[0][voicebench.KeyLLMStats].(map[string]any)
+	assert.Greater(t, stats["generated_tokens"], 0.0)
+	delete(recs[0], voicebench.KeyLLMStats)
 	got, err := json.Marshal(recs[0])
 	require.NoError(t, err)
 	assert.JSONEq(t, `{

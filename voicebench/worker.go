@@ -128,6 +128,7 @@ type firstTurn struct {
 	transcript string
 	reply      string
 	metrics    *pipeline.TurnMetrics
+	llm        *llm.Stats
 	err        string
 }
 
@@ -143,7 +144,7 @@ func (t *firstTurn) observe(e pipeline.Event) {
 	}
 	switch e.Type {
 	case pipeline.EvLLMDone:
-		t.reply = e.Text
+		t.reply, t.llm = e.Text, e.Stats
 	case pipeline.EvTurnMetrics:
 		m := *e.Metrics
 		t.metrics = &m
@@ -153,7 +154,7 @@ func (t *firstTurn) observe(e pipeline.Event) {
 }
 
 func (t *firstTurn) result(s Sample, runErr error) Result {
-	res := Result{Sample: s, Response: t.reply, Transcript: &t.transcript, Error: t.err}
+	res := Result{Sample: s, Response: t.reply, Transcript: &t.transcript, LLM: t.llm, Error: t.err}
 	if m := t.metrics; m != nil {
 		res.Latency = Latency{Endpoint: &m.EndpointingMS, ASRFinal: &m.ASRMS}
 		if m.FirstToken > 0 {
@@ -218,7 +219,7 @@ func (w *textWorker) answer(ctx context.Context, s Sample) (Result, error) {
 		first *float64
 	)
 	start := time.Now()
-	_, err := w.gen.Generate(ctx, history.Messages(), func(piece string) error {
+	stats, err := w.gen.Generate(ctx, history.Messages(), func(piece string) error {
 		if first == nil {
 			ms := float64(time.Since(start).Microseconds()) / 1000
 			first = &ms
@@ -226,7 +227,7 @@ func (w *textWorker) answer(ctx context.Context, s Sample) (Result, error) {
 		reply.WriteString(piece)
 		return nil
 	})
-	res := Result{Sample: s, Response: reply.String(), Latency: Latency{FirstToken: first}}
+	res := Result{Sample: s, Response: reply.String(), Latency: Latency{FirstToken: first}, LLM: &stats}
 	if err != nil {
 		res.Error = err.Error()
 	}
