@@ -8,6 +8,7 @@ import (
 
 	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/internal/onnx"
 	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/pipeline"
 )
@@ -144,7 +145,7 @@ func (c *Controller) session(ctx context.Context, src Source, s wiring.Stages) f
 	c.update(func(m *Model) { m.Started() })
 	err := c.run(ctx, src, s)
 	var missing *Problem
-	if errors.Is(err, wiring.ErrUnavailable) {
+	if errors.Is(err, wiring.ErrUnavailable) || errors.Is(err, onnx.ErrLibraryMissing) {
 		missing = diagnose(s, err)
 	}
 	return func(m *Model) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/clock"
+	"github.com/voiceassistant/voice/internal/onnx"
 	"github.com/voiceassistant/voice/internal/testenv"
 	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/pipeline"
@@ -278,5 +280,15 @@ func TestDiagnoseOffersOnlyMissing(t *testing.T) {
 	require.ErrorIs(t, err, wiring.ErrUnavailable)
 	p := diagnose(s, err)
 	assert.Equal(t, []string{"MOSS-TTS-Nano-100M-ONNX", "MOSS-Audio-Tokenizer-Nano-ONNX"}, p.Models)
+	assert.Equal(t, err.Error(), p.Message)
+}
+
+// Without the ONNX Runtime library the window offers this platform's
+// library (and no other platform's).
+func TestDiagnoseOffersTheLibrary(t *testing.T) {
+	err := fmt.Errorf("VAD: %w: run `voice-agent models pull %s`", onnx.ErrLibraryMissing, onnx.RuntimeModel())
+	p := diagnose(demoStages(), err)
+	assert.Equal(t, []string{onnx.RuntimeModel()}, p.Models)
+	assert.Positive(t, p.Bytes)
 	assert.Equal(t, err.Error(), p.Message)
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/voiceassistant/voice/assets"
+	"github.com/voiceassistant/voice/internal/onnx"
 	"github.com/voiceassistant/voice/internal/wiring"
 )
 
@@ -61,13 +62,19 @@ func diagnose(s wiring.Stages, buildErr error) *Problem {
 			stages = append(stages, pr.stage)
 		}
 	}
+	// Without the ONNX Runtime library no ONNX stage opens, so the probes
+	// cannot tell which models are there; the library comes first, and the
+	// next start names what else is missing.
+	if errors.Is(buildErr, onnx.ErrLibraryMissing) {
+		stages = append(stages, "runtime")
+	}
 	man, err := assets.LoadManifest()
 	if err != nil {
 		p.Message += "\n" + err.Error()
 		return p
 	}
 	for _, mod := range man.Models {
-		if slices.Contains(stages, mod.Stage) {
+		if slices.Contains(stages, mod.Stage) && mod.ForThisPlatform() {
 			p.Models = append(p.Models, mod.Name)
 			for _, f := range mod.Files {
 				p.Bytes += f.Size

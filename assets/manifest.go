@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"runtime"
 )
 
 // The manifest of every model the assistant uses: where each file comes
@@ -27,7 +28,16 @@ type Model struct {
 	License     string `json:"license"`
 	Description string `json:"description"`
 	Notes       string `json:"notes,omitempty"`
-	Files       []File `json:"files"`
+	// Platform, when set (GOOS/GOARCH, e.g. "linux/arm64"), is the only
+	// platform the model is for: a native library.
+	Platform string `json:"platform,omitempty"`
+	Files    []File `json:"files"`
+}
+
+// ForThisPlatform reports whether m is used on the platform this program
+// runs on.
+func (m Model) ForThisPlatform() bool {
+	return m.Platform == "" || m.Platform == runtime.GOOS+"/"+runtime.GOARCH
 }
 
 // File is one file of a model. Size 0 and an empty SHA256 mean unknown.

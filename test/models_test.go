@@ -24,6 +24,8 @@ func TestModelsListOnAnEmptyCache(t *testing.T) {
 		assert.Contains(t, stdout, "missing: voice-agent models pull "+name)
 	}
 	assert.Contains(t, stdout, cache)
+	assert.Equal(t, 1, strings.Count(stdout, "missing: voice-agent models pull onnxruntime-linux-"),
+		"this platform's ONNX Runtime library, not the other architectures'")
 }
 
 // After `models pull` (here from a local mirror serving the tiny X-ASR

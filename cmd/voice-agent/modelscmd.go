@@ -40,9 +40,17 @@ func (a *app) modelsCmd() *cobra.Command {
 		mods, err := pick(m, names)
 		return p, mods, err
 	}
+	// Named models are taken as named; "all" means those this platform
+	// uses (not the other architectures' native libraries).
 	pick = func(m assets.Manifest, names []string) ([]assets.Model, error) {
 		if len(names) == 0 {
-			return m.Models, nil
+			var out []assets.Model
+			for _, mod := range m.Models {
+				if mod.ForThisPlatform() {
+					out = append(out, mod)
+				}
+			}
+			return out, nil
 		}
 		var out []assets.Model
 		for _, n := range names {
@@ -64,7 +72,7 @@ func (a *app) modelsCmd() *cobra.Command {
 		Short: "What is needed, what is present and verified",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, m, err := puller()
+			p, mods, err := selected(nil)
 			if err != nil {
 				return err
 			}
@@ -74,7 +82,7 @@ func (a *app) modelsCmd() *cobra.Command {
 				Path                string
 			}
 			var rows []row
-			for _, mod := range m.Models {
+			for _, mod := range mods {
 				st, err := p.Verify(mod)
 				if err != nil {
 					return err

@@ -32,9 +32,19 @@ var ErrLibraryMissing = errors.New("ONNX Runtime library not found")
 // LocalLibrary is where scripts/setup installs the library for this
 // platform, relative to the project's third_party/ folder.
 func LocalLibrary() string {
-	arch := map[string]string{"amd64": "x64", "arm64": "arm64"}[runtime.GOARCH]
-	return filepath.Join("onnxruntime", runtime.GOOS+"-"+arch, "libonnxruntime.so.1")
+	return filepath.Join("onnxruntime", platform(), libraryFile)
 }
+
+const libraryFile = "libonnxruntime.so.1"
+
+// platform names this platform as onnxruntime-node's package does.
+func platform() string {
+	return runtime.GOOS + "-" + map[string]string{"amd64": "x64", "arm64": "arm64"}[runtime.GOARCH]
+}
+
+// RuntimeModel is the model manifest's entry for this platform's library
+// (`voice-agent models pull` puts it in the model cache).
+func RuntimeModel() string { return "onnxruntime-" + platform() }
 
 var systemDirs = []string{"/usr/local/lib", "/usr/lib", "/usr/lib/" + multiarch(), "/lib/" + multiarch()}
 
@@ -55,6 +65,11 @@ func FindLibrary(explicit string) (string, error) {
 		}
 		return c.path, nil
 	}
+	if cache, err := assets.CacheDir(); err == nil {
+		if p := filepath.Join(cache, RuntimeModel(), libraryFile); fileExists(p) {
+			return p, nil
+		}
+	}
 	if p, ok := assets.Local(LocalLibrary()); ok {
 		return p, nil
 	}
@@ -66,8 +81,13 @@ func FindLibrary(explicit string) (string, error) {
 			}
 		}
 	}
-	return "", fmt.Errorf("%w: run scripts/setup (installs it under %s), or set %s to a libonnxruntime.so of version 1.24 or newer",
-		ErrLibraryMissing, filepath.Join(assets.LocalDir, LocalLibrary()), EnvLibrary)
+	return "", fmt.Errorf("%w: run `voice-agent models pull %s` (or scripts/setup, which installs it under %s), or set %s to a libonnxruntime.so of version 1.24 or newer",
+		ErrLibraryMissing, RuntimeModel(), filepath.Join(assets.LocalDir, LocalLibrary()), EnvLibrary)
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 var env struct {
@@ -90,11 +110,13 @@ func Init(library string) error {
 		}
 		return env.err
 	}
-	env.done = true
-	env.path, env.err = FindLibrary(library)
-	if env.err != nil {
-		return env.err
+	path, err := FindLibrary(library)
+	if err != nil {
+		// Nothing was loaded, so a later call may find a library installed
+		// meanwhile (the desktop app downloads it and starts again).
+		return err
 	}
+	env.done, env.path = true, path
 	ort.SetSharedLibraryPath(env.path)
 	if err := ort.InitializeEnvironment(ort.WithLogLevelError()); err != nil {
 		env.err = explainInit(env.path, err)

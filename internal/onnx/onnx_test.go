@@ -1,12 +1,16 @@
 package onnx
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/voiceassistant/voice/assets"
 )
 
 func TestFindLibrary(t *testing.T) {
@@ -38,3 +42,38 @@ func TestExplainInit(t *testing.T) {
 type errFake string
 
 func (e errFake) Error() string { return string(e) }
+
+// A library pulled into the model cache is found with no flag or variable,
+// ahead of a project-local copy.
+func TestFindLibraryInTheModelCache(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("VOICE_MODELS", cache)
+	t.Setenv(EnvLibrary, "")
+	pulled := filepath.Join(cache, RuntimeModel(), "libonnxruntime.so.1")
+	require.NoError(t, os.MkdirAll(filepath.Dir(pulled), 0o755))
+	require.NoError(t, os.WriteFile(pulled, nil, 0o644))
+	got, err := FindLibrary("")
+	require.NoError(t, err)
+	assert.Equal(t, pulled, got)
+}
+
+// The manifest has this platform's library under RuntimeModel, with the
+// checksum of the copy scripts/setup installs.
+func TestRuntimeModelIsInTheManifest(t *testing.T) {
+	m, err := assets.LoadManifest()
+	require.NoError(t, err)
+	mod, ok := m.Model(RuntimeModel())
+	require.True(t, ok, RuntimeModel())
+	assert.True(t, mod.ForThisPlatform())
+	require.Len(t, mod.Files, 1)
+	assert.Equal(t, "libonnxruntime.so.1", mod.Files[0].Path)
+	local, ok := assets.Local(LocalLibrary())
+	if !ok {
+		t.Skip("no library installed by scripts/setup to compare with")
+	}
+	data, err := os.ReadFile(local)
+	require.NoError(t, err)
+	sum := sha256.Sum256(data)
+	assert.Equal(t, mod.Files[0].SHA256, hex.EncodeToString(sum[:]))
+	assert.Equal(t, mod.Files[0].Size, int64(len(data)))
+}
