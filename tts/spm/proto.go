@@ -1,10 +1,12 @@
 package spm
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // Piece types of sentencepiece.ModelProto.SentencePiece.Type.
@@ -25,14 +27,11 @@ const (
 	modelChar    = 4
 )
 
-// Protobuf wire types.
+// Wire types, as the tests' hand-built protobufs spell them.
 const (
-	wireVarint  = 0
-	wireFixed64 = 1
-	wireBytes   = 2
-	wireStart   = 3
-	wireEnd     = 4
-	wireFixed32 = 5
+	wireVarint  = int(protowire.VarintType)
+	wireBytes   = int(protowire.BytesType)
+	wireFixed32 = int(protowire.Fixed32Type)
 )
 
 var errTruncated = errors.New("truncated protobuf")
@@ -66,132 +65,90 @@ type modelProto struct {
 	normalizer normalizerSpec
 }
 
-// decoder walks one protobuf message.
-type decoder struct {
-	b   []byte
-	off int
-}
-
-func (d *decoder) done() bool { return d.off >= len(d.b) }
-
-func (d *decoder) varint() (uint64, error) {
-	v, n := binary.Uvarint(d.b[d.off:])
-	if n == 0 {
-		return 0, errTruncated
-	}
-	if n < 0 {
-		return 0, errors.New("malformed varint")
-	}
-	d.off += n
-	return v, nil
-}
-
-// field reads a field key and returns the field number and wire type.
-func (d *decoder) field() (int, int, error) {
-	k, err := d.varint()
-	if err != nil {
-		return 0, 0, err
-	}
-	num, wt := k>>3, int(k&7)
-	if num == 0 || num > math.MaxInt32 {
-		return 0, 0, fmt.Errorf("invalid field number %d at offset %d", num, d.off)
-	}
-	return int(num), wt, nil
-}
-
-func (d *decoder) bytes() ([]byte, error) {
-	l, err := d.varint()
-	if err != nil {
-		return nil, err
-	}
-	if l > uint64(len(d.b)-d.off) {
-		return nil, errTruncated
-	}
-	v := d.b[d.off : d.off+int(l)]
-	d.off += int(l)
-	return v, nil
-}
-
-func (d *decoder) fixed32() (uint32, error) {
-	if len(d.b)-d.off < 4 {
-		return 0, errTruncated
-	}
-	v := binary.LittleEndian.Uint32(d.b[d.off:])
-	d.off += 4
-	return v, nil
-}
-
-// skip skips a field value of wire type wt.
-func (d *decoder) skip(num, wt int) error {
-	switch wt {
-	case wireVarint:
-		_, err := d.varint()
-		return err
-	case wireFixed64:
-		if len(d.b)-d.off < 8 {
-			return errTruncated
+// fields calls visit with each field of the message in b, in order.
+func fields(b []byte, visit func(num protowire.Number, d fieldValue) error) error {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return wireError(n)
 		}
-		d.off += 8
-		return nil
-	case wireBytes:
-		_, err := d.bytes()
-		return err
-	case wireFixed32:
-		_, err := d.fixed32()
-		return err
-	case wireStart:
-		for {
-			if d.done() {
-				return errTruncated
-			}
-			n, w, err := d.field()
-			if err != nil {
-				return err
-			}
-			if w == wireEnd {
-				if n != num {
-					return fmt.Errorf("mismatched end group %d (want %d)", n, num)
-				}
-				return nil
-			}
-			if err := d.skip(n, w); err != nil {
-				return err
-			}
+		if num > math.MaxInt32 {
+			return fmt.Errorf("invalid field number %d", num)
 		}
-	default:
-		return fmt.Errorf("invalid wire type %d for field %d", wt, num)
-	}
-}
-
-// expect returns an error if wt is not the wire type want of field name.
-func expect(name string, wt, want int) error {
-	if wt != want {
-		return fmt.Errorf("field %s: wire type %d, want %d", name, wt, want)
+		b = b[n:]
+		d := fieldValue{typ: typ, b: b}
+		if err := visit(num, d); err != nil {
+			return err
+		}
+		// Every value, read by the visitor or not (unknown fields), is
+		// stepped over here, so visitors only read.
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return wireError(n)
+		}
+		b = b[n:]
 	}
 	return nil
 }
 
-func (d *decoder) int32Field(name string, wt int) (int, error) {
-	if err := expect(name, wt, wireVarint); err != nil {
-		return 0, err
+func wireError(n int) error {
+	err := protowire.ParseError(n)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return errTruncated
 	}
-	v, err := d.varint()
-	return int(int32(v)), err
+	return err
 }
 
-func (d *decoder) boolField(name string, wt int) (bool, error) {
-	if err := expect(name, wt, wireVarint); err != nil {
-		return false, err
+// fieldValue is one field's value, still encoded.
+type fieldValue struct {
+	typ protowire.Type
+	b   []byte
+}
+
+// expect returns an error if the value is not of wire type want.
+func (d fieldValue) expect(name string, want protowire.Type) error {
+	if d.typ != want {
+		return fmt.Errorf("field %s: wire type %d, want %d", name, d.typ, want)
 	}
-	v, err := d.varint()
+	return nil
+}
+
+func (d fieldValue) int32(name string) (int, error) {
+	if err := d.expect(name, protowire.VarintType); err != nil {
+		return 0, err
+	}
+	v, n := protowire.ConsumeVarint(d.b)
+	if n < 0 {
+		return 0, wireError(n)
+	}
+	return int(int32(v)), nil
+}
+
+func (d fieldValue) bool(name string) (bool, error) {
+	v, err := d.int32(name)
 	return v != 0, err
 }
 
-func (d *decoder) bytesField(name string, wt int) ([]byte, error) {
-	if err := expect(name, wt, wireBytes); err != nil {
+func (d fieldValue) bytes(name string) ([]byte, error) {
+	if err := d.expect(name, protowire.BytesType); err != nil {
 		return nil, err
 	}
-	return d.bytes()
+	v, n := protowire.ConsumeBytes(d.b)
+	if n < 0 {
+		return nil, wireError(n)
+	}
+	return v, nil
+}
+
+func (d fieldValue) float32(name string) (float32, error) {
+	if err := d.expect(name, protowire.Fixed32Type); err != nil {
+		return 0, err
+	}
+	v, n := protowire.ConsumeFixed32(d.b)
+	if n < 0 {
+		return 0, wireError(n)
+	}
+	return math.Float32frombits(v), nil
 }
 
 func parseModelProto(b []byte) (*modelProto, error) {
@@ -202,147 +159,103 @@ func parseModelProto(b []byte) (*modelProto, error) {
 		},
 		normalizer: normalizerSpec{addDummyPrefix: true, removeExtraWhitespaces: true, escapeWhitespaces: true},
 	}
-	d := &decoder{b: b}
-	for !d.done() {
-		num, wt, err := d.field()
-		if err != nil {
-			return nil, err
-		}
+	err := fields(b, func(num protowire.Number, d fieldValue) error {
 		switch num {
 		case 1:
-			sub, err := d.bytesField("ModelProto.pieces", wt)
+			sub, err := d.bytes("ModelProto.pieces")
 			if err != nil {
-				return nil, err
+				return err
 			}
 			p, err := parsePiece(sub)
 			if err != nil {
-				return nil, fmt.Errorf("piece %d: %w", len(m.pieces), err)
+				return fmt.Errorf("piece %d: %w", len(m.pieces), err)
 			}
 			m.pieces = append(m.pieces, p)
 		case 2:
-			sub, err := d.bytesField("ModelProto.trainer_spec", wt)
+			sub, err := d.bytes("ModelProto.trainer_spec")
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if err := parseTrainerSpec(sub, &m.trainer); err != nil {
-				return nil, fmt.Errorf("trainer_spec: %w", err)
+				return fmt.Errorf("trainer_spec: %w", err)
 			}
 		case 3:
-			sub, err := d.bytesField("ModelProto.normalizer_spec", wt)
+			sub, err := d.bytes("ModelProto.normalizer_spec")
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if err := parseNormalizerSpec(sub, &m.normalizer); err != nil {
-				return nil, fmt.Errorf("normalizer_spec: %w", err)
-			}
-		default:
-			if err := d.skip(num, wt); err != nil {
-				return nil, err
+				return fmt.Errorf("normalizer_spec: %w", err)
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return m, nil
 }
 
 func parsePiece(b []byte) (protoPiece, error) {
 	p := protoPiece{typ: typeNormal}
-	d := &decoder{b: b}
-	for !d.done() {
-		num, wt, err := d.field()
-		if err != nil {
-			return p, err
-		}
+	err := fields(b, func(num protowire.Number, d fieldValue) (err error) {
 		switch num {
 		case 1:
-			v, err := d.bytesField("piece", wt)
-			if err != nil {
-				return p, err
-			}
+			var v []byte
+			v, err = d.bytes("piece")
 			p.piece = string(v)
 		case 2:
-			if err := expect("score", wt, wireFixed32); err != nil {
-				return p, err
-			}
-			v, err := d.fixed32()
-			if err != nil {
-				return p, err
-			}
-			p.score = math.Float32frombits(v)
+			p.score, err = d.float32("score")
 		case 3:
-			if p.typ, err = d.int32Field("type", wt); err != nil {
-				return p, err
-			}
-		default:
-			if err := d.skip(num, wt); err != nil {
-				return p, err
-			}
+			p.typ, err = d.int32("type")
 		}
-	}
-	return p, nil
+		return err
+	})
+	return p, err
 }
 
 func parseTrainerSpec(b []byte, t *trainerSpec) error {
-	d := &decoder{b: b}
-	for !d.done() {
-		num, wt, err := d.field()
-		if err != nil {
-			return err
-		}
+	return fields(b, func(num protowire.Number, d fieldValue) (err error) {
 		switch num {
 		case 3:
-			t.modelType, err = d.int32Field("model_type", wt)
+			t.modelType, err = d.int32("model_type")
 		case 24:
-			t.treatWhitespaceAsSuffix, err = d.boolField("treat_whitespace_as_suffix", wt)
+			t.treatWhitespaceAsSuffix, err = d.bool("treat_whitespace_as_suffix")
 		case 35:
-			t.byteFallback, err = d.boolField("byte_fallback", wt)
+			t.byteFallback, err = d.bool("byte_fallback")
 		case 40:
-			t.unkID, err = d.int32Field("unk_id", wt)
+			t.unkID, err = d.int32("unk_id")
 		case 41:
-			t.bosID, err = d.int32Field("bos_id", wt)
+			t.bosID, err = d.int32("bos_id")
 		case 42:
-			t.eosID, err = d.int32Field("eos_id", wt)
+			t.eosID, err = d.int32("eos_id")
 		case 43:
-			t.padID, err = d.int32Field("pad_id", wt)
+			t.padID, err = d.int32("pad_id")
 		case 44:
 			var v []byte
-			v, err = d.bytesField("unk_surface", wt)
+			v, err = d.bytes("unk_surface")
 			t.unkSurface = string(v)
-		default:
-			err = d.skip(num, wt)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return err
+	})
 }
 
 func parseNormalizerSpec(b []byte, n *normalizerSpec) error {
-	d := &decoder{b: b}
-	for !d.done() {
-		num, wt, err := d.field()
-		if err != nil {
-			return err
-		}
+	return fields(b, func(num protowire.Number, d fieldValue) (err error) {
 		switch num {
 		case 1:
 			var v []byte
-			v, err = d.bytesField("name", wt)
+			v, err = d.bytes("name")
 			n.name = string(v)
 		case 2:
-			n.charsmap, err = d.bytesField("precompiled_charsmap", wt)
+			n.charsmap, err = d.bytes("precompiled_charsmap")
 		case 3:
-			n.addDummyPrefix, err = d.boolField("add_dummy_prefix", wt)
+			n.addDummyPrefix, err = d.bool("add_dummy_prefix")
 		case 4:
-			n.removeExtraWhitespaces, err = d.boolField("remove_extra_whitespaces", wt)
+			n.removeExtraWhitespaces, err = d.bool("remove_extra_whitespaces")
 		case 5:
-			n.escapeWhitespaces, err = d.boolField("escape_whitespaces", wt)
-		default:
-			err = d.skip(num, wt)
+			n.escapeWhitespaces, err = d.bool("escape_whitespaces")
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return err
+	})
 }
