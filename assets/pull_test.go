@@ -63,6 +63,15 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
+// pullAndCheck pulls m, which must succeed and leave want in the cache.
+func pullAndCheck(t *testing.T, p *Puller, m Model, want []byte) {
+	t.Helper()
+	if err := p.Pull(testCtx(t), m); err != nil {
+		t.Fatal(err)
+	}
+	checkFile(t, p, m, want)
+}
+
 func checkFile(t *testing.T, p *Puller, m Model, want []byte) {
 	t.Helper()
 	path := filepath.Join(Path(p.Dir, m), "sub", "model.bin")
@@ -111,10 +120,7 @@ func TestPullProgress(t *testing.T) {
 		mu.Unlock()
 	}
 	m := testModel(srv.URL, data, true)
-	if err := p.Pull(testCtx(t), m); err != nil {
-		t.Fatal(err)
-	}
-	checkFile(t, p, m, data)
+	pullAndCheck(t, p, m, data)
 	if len(seen) < 2 {
 		t.Fatalf("got %d progress reports", len(seen))
 	}
@@ -171,10 +177,7 @@ func TestPullResumesAfterCut(t *testing.T) {
 	defer srv.Close()
 	p := testPuller(t, srv)
 	m := testModel(srv.URL, data, true)
-	if err := p.Pull(testCtx(t), m); err != nil {
-		t.Fatal(err)
-	}
-	checkFile(t, p, m, data)
+	pullAndCheck(t, p, m, data)
 	mu.Lock()
 	defer mu.Unlock()
 	if len(ranges) != 2 || ranges[0] != "" || ranges[1] != "bytes=100000-" {
@@ -193,10 +196,7 @@ func TestPullServerIgnoresRange(t *testing.T) {
 	dir := filepath.Join(Path(p.Dir, m), "sub")
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "model.bin.part"), []byte("garbage from elsewhere"), 0o644)
-	if err := p.Pull(testCtx(t), m); err != nil {
-		t.Fatal(err)
-	}
-	checkFile(t, p, m, data)
+	pullAndCheck(t, p, m, data)
 }
 
 func TestPullSHA256Mismatch(t *testing.T) {
@@ -310,10 +310,7 @@ func TestPullRetries5xx(t *testing.T) {
 	defer srv.Close()
 	p := testPuller(t, srv)
 	m := testModel(srv.URL, data, true)
-	if err := p.Pull(testCtx(t), m); err != nil {
-		t.Fatal(err)
-	}
-	checkFile(t, p, m, data)
+	pullAndCheck(t, p, m, data)
 	if n.Load() != 3 {
 		t.Errorf("%d requests", n.Load())
 	}
@@ -333,10 +330,7 @@ func TestPullSourcesInOrder(t *testing.T) {
 	m := testModel(srv.URL, data, true)
 	p.NPMRegistry = srv.URL + "/gone"
 	m.Files[0].Sources = []string{"npm:pkg@1#x", srv.URL + "/gone/model.bin", srv.URL + "/ok/model.bin"}
-	if err := p.Pull(testCtx(t), m); err != nil {
-		t.Fatal(err)
-	}
-	checkFile(t, p, m, data)
+	pullAndCheck(t, p, m, data)
 }
 
 func TestPullConcurrent(t *testing.T) {
@@ -390,10 +384,7 @@ func TestPullMirror(t *testing.T) {
 	p := testPuller(t, srv)
 	p.Mirror = srv.URL
 	m := testModel("https://models.invalid", data, true)
-	if err := p.Pull(testCtx(t), m); err != nil {
-		t.Fatal(err)
-	}
-	checkFile(t, p, m, data)
+	pullAndCheck(t, p, m, data)
 	mu.Lock()
 	defer mu.Unlock()
 	if len(paths) != 1 || paths[0] != "/files/model.bin" {
@@ -424,10 +415,7 @@ func TestPullLockFile(t *testing.T) {
 	if st, err := p.Verify(m); err != nil || st[0].Present || st[0].Verified || st[0].Problem == "" {
 		t.Fatalf("before pull: %+v %v", st, err)
 	}
-	if err := p.Pull(testCtx(t), m); err != nil {
-		t.Fatal(err)
-	}
-	checkFile(t, p, m, data)
+	pullAndCheck(t, p, m, data)
 	b, err := os.ReadFile(filepath.Join(p.Dir, "models.lock"))
 	if err != nil {
 		t.Fatal(err)
@@ -457,10 +445,7 @@ func TestPullLockFile(t *testing.T) {
 	}
 
 	// Pull repairs it from the source, checked against the lock file.
-	if err := p.Pull(testCtx(t), m); err != nil {
-		t.Fatal(err)
-	}
-	checkFile(t, p, m, data)
+	pullAndCheck(t, p, m, data)
 
 	// A source that now serves different bytes is rejected.
 	os.Remove(path)

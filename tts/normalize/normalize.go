@@ -243,18 +243,21 @@ func (n *norm) lang(a, b int) lang {
 	}
 	s := n.s
 	han, latin := false, false
-	// The whitespace-delimited run around the expression.
-	for k, c := a, 0; k > 0 && c < 32; c++ {
-		r, size := utf8.DecodeLastRuneInString(s[:k])
-		if unicode.IsSpace(r) {
-			break
-		}
+	mark := func(r rune) {
 		switch classify(r) {
 		case clsHan:
 			han = true
 		case clsLatin:
 			latin = true
 		}
+	}
+	// The whitespace-delimited run around the expression.
+	for k, c := a, 0; k > 0 && c < 32; c++ {
+		r, size := utf8.DecodeLastRuneInString(s[:k])
+		if unicode.IsSpace(r) {
+			break
+		}
+		mark(r)
 		k -= size
 	}
 	for k, c := b, 0; k < len(s) && c < 32; c++ {
@@ -262,12 +265,7 @@ func (n *norm) lang(a, b int) lang {
 		if unicode.IsSpace(r) {
 			break
 		}
-		switch classify(r) {
-		case clsHan:
-			han = true
-		case clsLatin:
-			latin = true
-		}
+		mark(r)
 		k += size
 	}
 	if han {
