@@ -2,6 +2,7 @@ package audio
 
 import (
 	"context"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,11 +20,20 @@ type Sleeper interface {
 // absolute sample counts in the queue (Written/Consumed), so the pipeline can
 // tell which reply and which chunk the listener has heard, and Flush drops
 // everything queued at once instead of letting it drain, which is what
-// makes barge-in go silent within one device period.
+// makes barge-in go silent within one device period. Pause holds the queue
+// where it is (Resume plays on from there) and Duck lowers the level: what
+// the assistant does while it decides whether the user is interrupting.
 type Player struct {
 	format Format
 	ring   *Ring
 	sleep  Sleeper
+	ramp   int // sample frames a gain change takes (no click)
+
+	// gain is the level asked for, as float32 bits: 1 plays normally, 0
+	// pauses. level is the level the callback has reached; only Fill
+	// touches it.
+	gain  atomic.Uint32
+	level float32
 
 	// mu orders producer-side operations (Write against Flush); the
 	// callback never takes it.
@@ -36,23 +46,33 @@ type Player struct {
 	active    atomic.Bool
 	underruns atomic.Uint64
 
-	// last is the most recent Fill period, published with a sequence lock
-	// so readers get a consistent snapshot without the callback blocking.
-	seq            atomic.Uint64
-	lastC0, lastC1 atomic.Uint64 // queue positions consumed in the period
-	lastD0         atomic.Int64  // device position (sample frames) where it began
-	devicePos      atomic.Int64  // sample frames output so far, silence included
+	// soundC is the queue position just past the newest sample played and
+	// soundD the device position (sample frames, silence included) it
+	// ended at, published with a sequence lock so readers get a consistent
+	// pair without the callback blocking.
+	seq       atomic.Uint64
+	soundC    atomic.Uint64
+	soundD    atomic.Int64
+	devicePos atomic.Int64 // sample frames output so far, silence included
 }
 
 // NewPlayer returns a queue for the given playback format holding up to
 // capacity of audio; Write waits on sleeper for room beyond that.
 func NewPlayer(f Format, capacity time.Duration, sleeper Sleeper) *Player {
-	return &Player{
+	p := &Player{
 		format: f,
 		ring:   NewRing(int(f.Samples(capacity)) * f.Channels),
 		sleep:  sleeper,
+		ramp:   max(1, int(f.Samples(rampTime))),
+		level:  1,
 	}
+	p.gain.Store(math.Float32bits(1))
+	return p
 }
+
+// rampTime is how long a change of level takes: a few milliseconds fade
+// instead of a click, well inside one device period.
+const rampTime = 2500 * time.Microsecond
 
 // Format is the playback format Write expects and Fill produces.
 func (p *Player) Format() Format { return p.format }
@@ -95,15 +115,30 @@ func (p *Player) EndOfReply() {
 	p.mu.Unlock()
 }
 
-// Flush drops everything queued; the next Fill plays silence. It returns
-// the queue position the listener had heard up to.
+// Flush drops everything queued and ends a pause or ducking; the next
+// Fill plays silence. It returns the queue position the listener had heard
+// up to.
 func (p *Player) Flush() (heard uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.active.Store(false)
 	p.flushTo.Store(p.ring.Written())
+	p.gain.Store(math.Float32bits(1))
 	return p.ring.Consumed()
 }
+
+// Pause holds playback: after a fade of a few milliseconds the queue stops
+// being consumed, and what is left waits for Resume (or Flush).
+func (p *Player) Pause() { p.gain.Store(math.Float32bits(0)) }
+
+// Duck plays on at a lower level, gain in (0, 1).
+func (p *Player) Duck(gain float32) { p.gain.Store(math.Float32bits(min(max(gain, 0.001), 1))) }
+
+// Resume plays on at full level from where Pause held the queue.
+func (p *Player) Resume() { p.gain.Store(math.Float32bits(1)) }
+
+// Paused reports whether playback is paused or ducked.
+func (p *Player) Paused() bool { return math.Float32frombits(p.gain.Load()) < 1 }
 
 // Fill writes the next period of playback into out (interleaved, in the
 // player's format), padding with silence. Called from the device callback.
@@ -111,19 +146,48 @@ func (p *Player) Fill(out []float32) {
 	p.ring.SkipTo(p.flushTo.Load())
 	c0 := p.ring.Consumed()
 	d0 := p.devicePos.Load()
-	got := p.ring.Read(out)
+	gain := math.Float32frombits(p.gain.Load())
+	want := len(out)
+	if gain == 0 {
+		// Pausing: only the fade-out is played; the rest stays queued.
+		want = min(want, (p.ramp-1)*p.format.Channels)
+		if p.level == 0 {
+			want = 0
+		}
+	}
+	got := p.ring.Read(out[:want])
 	clear(out[got:])
-	if got < len(out) && p.active.Load() {
+	p.applyGain(out[:got], gain)
+	if got < len(out) && gain != 0 && p.active.Load() {
 		p.underruns.Add(1)
 	}
-	d1 := d0 + int64(len(out)/p.format.Channels)
-	p.devicePos.Store(d1)
+	p.devicePos.Store(d0 + int64(len(out)/p.format.Channels))
+	if got > 0 {
+		p.seq.Add(1) // odd: writing
+		p.soundC.Store(c0 + uint64(got))
+		p.soundD.Store(d0 + int64(got/p.format.Channels))
+		p.seq.Add(1)
+	}
+}
 
-	p.seq.Add(1) // odd: writing
-	p.lastC0.Store(c0)
-	p.lastC1.Store(c0 + uint64(got))
-	p.lastD0.Store(d0)
-	p.seq.Add(1)
+// applyGain ramps the level from where the last period left it to gain
+// over the first few milliseconds of samples, then holds it.
+func (p *Player) applyGain(samples []float32, gain float32) {
+	from := p.level
+	p.level = gain
+	if from == 1 && gain == 1 {
+		return
+	}
+	ch := p.format.Channels
+	for i := 0; i < len(samples)/ch; i++ {
+		g := gain
+		if i < p.ramp {
+			g = from + (gain-from)*float32(i+1)/float32(p.ramp)
+		}
+		for c := range ch {
+			samples[i*ch+c] *= g
+		}
+	}
 }
 
 // Written is the queue position just past the last sample queued.
@@ -143,27 +207,22 @@ func (p *Player) Underruns() uint64 { return p.underruns.Load() }
 
 // DeviceTime is the audio time at which the sample at queue position q
 // was (or started being) played, and false if it has not been played yet.
-// Exact for any q in the last Fill period; for earlier positions it assumes
-// playback was continuous from q to the start of that period.
+// Exact for any q in the last period that played something; for earlier
+// positions it assumes playback was continuous from q to that period.
 func (p *Player) DeviceTime(q uint64) (time.Duration, bool) {
 	for {
 		s := p.seq.Load()
 		if s&1 == 1 {
 			continue
 		}
-		c0, c1 := p.lastC0.Load(), p.lastC1.Load()
-		d0 := p.lastD0.Load()
+		soundC, soundD := p.soundC.Load(), p.soundD.Load()
 		if p.seq.Load() != s {
 			continue
 		}
-		ch := uint64(p.format.Channels)
-		switch {
-		case q >= c1:
+		if q >= soundC {
 			return 0, false
-		case q >= c0:
-			return p.format.Duration(d0 + int64((q-c0)/ch)), true
-		default:
-			return p.format.Duration(d0 - int64((c0-q)/ch)), true
 		}
+		ch := uint64(p.format.Channels)
+		return p.format.Duration(soundD - int64((soundC-q+ch-1)/ch)), true
 	}
 }

@@ -24,10 +24,24 @@ type FrontEnd interface {
 	Near(frame []float32) ([]float32, error)
 }
 
+// CaptureSource produces a capture signal piece by piece, so a long
+// session need not be held in memory.
+type CaptureSource interface {
+	// Len is the signal's length in samples.
+	Len() int64
+	// Read fills out with the samples from stream position pos on.
+	Read(pos int64, out []float32)
+}
+
 // VirtualConfig configures a replay device.
 type VirtualConfig struct {
 	// Input is the capture signal, 16 kHz mono.
 	Input []float32
+	// Source, if set, produces the capture signal instead of Input.
+	Source CaptureSource
+	// NoRecording drops what is played instead of keeping it for
+	// Recording (long sessions).
+	NoRecording bool
 	// Playback is the format the player takes (default 16 kHz mono).
 	Playback Format
 	// Period is the device period (default 10 ms).
@@ -105,15 +119,21 @@ func NewVirtual(clk *clock.Virtual, cfg VirtualConfig) (*Virtual, error) {
 	if v.period == 0 || v.period*int(time.Second) != int(cfg.Period)*ProcessingRate {
 		return nil, fmt.Errorf("virtual device: period %v is not a whole number of 16 kHz samples", cfg.Period)
 	}
+	if cfg.Source == nil {
+		cfg.Source = sliceSource(cfg.Input)
+		v.cfg.Source = cfg.Source
+	}
 	// The recording usually spans the input and the minimum tail; sizing it
 	// up front keeps long replays from copying it over and over.
-	expect := cfg.Playback.Samples(Mono16k.Duration(int64(len(cfg.Input)))+cfg.MinTail) * int64(cfg.Playback.Channels)
-	v.recorded = make([]float32, 0, expect+int64(len(v.outBuf)))
+	if !cfg.NoRecording {
+		expect := cfg.Playback.Samples(Mono16k.Duration(cfg.Source.Len())+cfg.MinTail) * int64(cfg.Playback.Channels)
+		v.recorded = make([]float32, 0, expect+int64(len(v.outBuf)))
+	}
 	if cfg.FrontEnd != nil && cfg.Period != 10*time.Millisecond {
 		return nil, fmt.Errorf("virtual device: the front-end works on 10 ms frames, not %v", cfg.Period)
 	}
 	if cfg.Echo != nil || cfg.FrontEnd != nil {
-		v.echo = make([]float32, 0, int64(len(cfg.Input))+Mono16k.Samples(cfg.MinTail))
+		v.echo = make([]float32, 0, cfg.Source.Len()+Mono16k.Samples(cfg.MinTail))
 		conv, err := NewConverter(cfg.Playback, Mono16k)
 		if err != nil {
 			return nil, err
@@ -152,7 +172,7 @@ func (v *Virtual) Run(ctx context.Context) (err error) {
 	}()
 	v.render() // the period playing while the first frame is captured
 	start := time.Now()
-	inputEnd := int64(len(v.cfg.Input))
+	inputEnd := v.cfg.Source.Len()
 	minEnd := inputEnd + Mono16k.Samples(v.cfg.MinTail)
 	maxEnd := inputEnd + Mono16k.Samples(v.cfg.MaxTail)
 	for pos := int64(0); ; pos += int64(v.period) {
@@ -205,9 +225,11 @@ func (v *Virtual) idle() bool {
 // render plays one period into the recording and the echo path.
 func (v *Virtual) render() {
 	v.player.Fill(v.outBuf)
-	v.mu.Lock()
-	v.recorded = append(v.recorded, v.outBuf...)
-	v.mu.Unlock()
+	if !v.cfg.NoRecording {
+		v.mu.Lock()
+		v.recorded = append(v.recorded, v.outBuf...)
+		v.mu.Unlock()
+	}
 	if v.echoConv != nil {
 		v.echo = append(v.echo, v.echoConv.Process(v.outBuf)...)
 	}
@@ -232,8 +254,8 @@ func (v *Virtual) clean(pos int64, capture []float32) ([]float32, error) {
 // capture builds the frame at pos: input (silence past its end) plus echo.
 func (v *Virtual) capture(pos int64) []float32 {
 	out := make([]float32, v.period)
-	if pos < int64(len(v.cfg.Input)) {
-		copy(out, v.cfg.Input[pos:])
+	if pos < v.cfg.Source.Len() {
+		v.cfg.Source.Read(pos, out)
 	}
 	if v.cfg.Echo != nil {
 		delay := Mono16k.Samples(v.cfg.Echo.Delay)
@@ -246,3 +268,10 @@ func (v *Virtual) capture(pos int64) []float32 {
 	}
 	return out
 }
+
+// sliceSource is a capture signal held in memory.
+type sliceSource []float32
+
+func (s sliceSource) Len() int64 { return int64(len(s)) }
+
+func (s sliceSource) Read(pos int64, out []float32) { copy(out, s[pos:]) }
