@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // WAV format tags (the wFormatTag field, and the first two bytes of an
@@ -139,30 +140,47 @@ type wavFmt struct {
 // [-1, 1]. The file's own rate and channel count are returned unchanged;
 // use Convert to bring it to the processing format.
 func ReadWAV(path string) (Format, []float32, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Format{}, nil, fmt.Errorf("audio: read WAV: %w", err)
+	var c collected
+	if err := readWAVFile(path, &c); err != nil {
+		return Format{}, nil, err
 	}
-	defer f.Close()
-	size := int64(-1)
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-		size = st.Size()
-	}
-	return decodeWAV(f, path, size)
+	return c.format, c.samples, nil
 }
 
+// Recorded speech given to the assistant (replay, the vad, turn and asr
+// commands, VoiceBench samples) must lie within these limits, checked from
+// the header before any audio is decoded: below 8 kHz no speech band is
+// left to hear, above 384 kHz no recorder writes speech, and an hour in
+// the processing format is 230 MB of samples.
+const (
+	MinInputRate     = 8000
+	MaxInputRate     = 384000
+	MaxInputDuration = time.Hour
+)
+
+// ErrInputLimits is matched (errors.Is) by errors for recordings outside
+// the input limits.
+var ErrInputLimits = errors.New("recording outside the input limits")
+
 // ReadWAVMono16k reads a WAV file of any format in the processing format
-// (16 kHz mono), as every command that takes recorded audio needs it.
+// (16 kHz mono), as every command that takes recorded audio needs it. The
+// recording must lie within the input limits; it is converted block by
+// block, so memory holds little more than the 16 kHz result.
 func ReadWAVMono16k(path string) ([]float32, error) {
-	format, pcm, err := ReadWAV(path)
-	if err != nil {
+	var m mono16k
+	if err := readWAVFile(path, &m); err != nil {
 		return nil, err
 	}
-	out, err := Convert(pcm, format, Mono16k)
-	if err != nil {
-		return nil, fmt.Errorf("audio: %s: %w", path, err)
+	return m.samples, nil
+}
+
+// DecodeWAVMono16k is ReadWAVMono16k for a stream; name labels errors.
+func DecodeWAVMono16k(r io.Reader, name string) ([]float32, error) {
+	var m mono16k
+	if err := decodeWAVTo(r, name, readerLen(r), &m); err != nil {
+		return nil, err
 	}
-	return out, nil
+	return m.samples, nil
 }
 
 // DecodeWAV decodes a WAV stream. name only labels errors (use the file
@@ -171,11 +189,95 @@ func ReadWAVMono16k(path string) ([]float32, error) {
 // claims more bytes than exist is rejected before anything is allocated;
 // otherwise memory grows only as data actually arrives.
 func DecodeWAV(r io.Reader, name string) (Format, []float32, error) {
-	size := int64(-1)
-	if l, ok := r.(interface{ Len() int }); ok {
-		size = int64(l.Len())
+	var c collected
+	if err := decodeWAVTo(r, name, readerLen(r), &c); err != nil {
+		return Format{}, nil, err
 	}
-	return decodeWAV(r, name, size)
+	return c.format, c.samples, nil
+}
+
+func readerLen(r io.Reader) int64 {
+	if l, ok := r.(interface{ Len() int }); ok {
+		return int64(l.Len())
+	}
+	return -1
+}
+
+func readWAVFile(path string, to wavTarget) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("audio: read WAV: %w", err)
+	}
+	defer f.Close()
+	size := int64(-1)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		size = st.Size()
+	}
+	return decodeWAVTo(f, path, size, to)
+}
+
+// wavTarget takes a file's audio as it is decoded.
+type wavTarget interface {
+	// start gets the format and the sample frames the data chunk
+	// declares (present: checked against the input's size when known),
+	// before any sample; an error stops decoding.
+	start(d *wavDecoder, f Format, frames int64, present bool) error
+	// write takes the next block of samples, which it must not keep.
+	write(block []float32)
+	// finish ends the audio; it is not called after an error.
+	finish() error
+}
+
+// collected keeps the samples as they are.
+type collected struct {
+	format  Format
+	samples []float32
+}
+
+func (c *collected) start(_ *wavDecoder, f Format, frames int64, present bool) error {
+	c.format = f
+	n := frames * int64(f.Channels)
+	if !present {
+		// A hostile header can claim 4 GiB: grow only as bytes arrive.
+		n = min(n, wavUnknownSizePrealloc)
+	}
+	c.samples = make([]float32, 0, n)
+	return nil
+}
+
+func (c *collected) write(block []float32) { c.samples = append(c.samples, block...) }
+
+func (c *collected) finish() error { return nil }
+
+// mono16k converts to the processing format as it goes.
+type mono16k struct {
+	conv    *Converter
+	samples []float32
+}
+
+func (m *mono16k) start(d *wavDecoder, f Format, frames int64, _ bool) error {
+	if f.Rate < MinInputRate || f.Rate > MaxInputRate {
+		return d.fail(ErrInputLimits, "sample rate %d Hz is outside what speech is recorded at (%d to %d Hz); resample it, e.g. sox IN.wav -r 16000 OUT.wav",
+			f.Rate, MinInputRate, MaxInputRate)
+	}
+	if length := f.Duration(frames); length > MaxInputDuration {
+		return d.fail(ErrInputLimits, "%v of audio is more than the %v taken at once; split it, e.g. sox IN.wav OUT.wav trim 0 %d : newfile : restart",
+			length.Round(time.Second), MaxInputDuration, int(MaxInputDuration.Seconds()))
+	}
+	conv, err := NewConverter(f, Mono16k)
+	if err != nil {
+		return d.fail(nil, "%v", err)
+	}
+	m.conv = conv
+	m.samples = make([]float32, 0, Mono16k.Samples(f.Duration(frames))+1)
+	return nil
+}
+
+func (m *mono16k) write(block []float32) { m.samples = append(m.samples, m.conv.Process(block)...) }
+
+func (m *mono16k) finish() error {
+	m.samples = append(m.samples, m.conv.Flush()...)
+	return nil
 }
 
 // wavDecoder tracks the read offset so truncation errors can say how much
@@ -210,29 +312,29 @@ func (d *wavDecoder) skip(n int64) (int64, error) {
 
 func isEOF(err error) bool { return err == io.EOF || err == io.ErrUnexpectedEOF }
 
-func decodeWAV(r io.Reader, name string, size int64) (Format, []float32, error) {
+func decodeWAVTo(r io.Reader, name string, size int64, to wavTarget) error {
 	d := &wavDecoder{r: r, name: name, size: size}
 
 	var hdr [12]byte
 	if n, err := d.readFull(hdr[:]); err != nil {
 		switch {
 		case n == 0 && err == io.EOF:
-			return Format{}, nil, d.fail(ErrMalformedWAV, "empty file")
+			return d.fail(ErrMalformedWAV, "empty file")
 		case isEOF(err):
-			return Format{}, nil, d.fail(ErrMalformedWAV, "not a WAV file (only %d bytes)", n)
+			return d.fail(ErrMalformedWAV, "not a WAV file (only %d bytes)", n)
 		default:
-			return Format{}, nil, d.ioFail(err, "reading RIFF header")
+			return d.ioFail(err, "reading RIFF header")
 		}
 	}
 	switch string(hdr[0:4]) {
 	case "RIFF":
 	case "RF64", "RIFX":
-		return Format{}, nil, d.fail(ErrUnsupportedWAV, "unsupported container %q (only little-endian RIFF WAV)", hdr[0:4])
+		return d.fail(ErrUnsupportedWAV, "unsupported container %q (only little-endian RIFF WAV)", hdr[0:4])
 	default:
-		return Format{}, nil, d.fail(ErrMalformedWAV, "not a WAV file (missing RIFF header)")
+		return d.fail(ErrMalformedWAV, "not a WAV file (missing RIFF header)")
 	}
 	if string(hdr[8:12]) != "WAVE" {
-		return Format{}, nil, d.fail(ErrMalformedWAV, "not a WAV file (RIFF type %q, want \"WAVE\")", hdr[8:12])
+		return d.fail(ErrMalformedWAV, "not a WAV file (RIFF type %q, want \"WAVE\")", hdr[8:12])
 	}
 	// The RIFF size field is ignored: writers get it wrong often enough
 	// (streamed files, >4 GiB dumps) that the chunk sizes are more
@@ -243,49 +345,45 @@ func decodeWAV(r io.Reader, name string, size int64) (Format, []float32, error) 
 		var ch [8]byte
 		if _, err := d.readFull(ch[:]); err != nil {
 			if !isEOF(err) {
-				return Format{}, nil, d.ioFail(err, "reading chunk header")
+				return d.ioFail(err, "reading chunk header")
 			}
 			if format == nil {
-				return Format{}, nil, d.fail(ErrMalformedWAV, "no fmt or data chunk")
+				return d.fail(ErrMalformedWAV, "no fmt or data chunk")
 			}
-			return Format{}, nil, d.fail(ErrMalformedWAV, "no data chunk")
+			return d.fail(ErrMalformedWAV, "no data chunk")
 		}
 		id := string(ch[0:4])
 		size := int64(binary.LittleEndian.Uint32(ch[4:8]))
 		switch id {
 		case "fmt ":
 			if format != nil {
-				return Format{}, nil, d.fail(ErrMalformedWAV, "duplicate fmt chunk")
+				return d.fail(ErrMalformedWAV, "duplicate fmt chunk")
 			}
 			f, err := d.readFmt(size)
 			if err != nil {
-				return Format{}, nil, err
+				return err
 			}
 			format = f
 		case "data":
 			if format == nil {
-				return Format{}, nil, d.fail(ErrMalformedWAV, "data chunk before fmt chunk")
-			}
-			samples, err := d.readData(format, size)
-			if err != nil {
-				return Format{}, nil, err
+				return d.fail(ErrMalformedWAV, "data chunk before fmt chunk")
 			}
 			// Anything after the data chunk (LIST, id3, cue) is metadata
 			// we have no use for, so it is not read at all.
-			return format.format, samples, nil
+			return d.readData(format, size, to)
 		default:
 			if k, err := d.skip(size); err != nil {
 				if isEOF(err) {
-					return Format{}, nil, d.fail(ErrMalformedWAV, "truncated %q chunk: header says %d bytes, file has %d", id, size, k)
+					return d.fail(ErrMalformedWAV, "truncated %q chunk: header says %d bytes, file has %d", id, size, k)
 				}
-				return Format{}, nil, d.ioFail(err, "skipping %q chunk", id)
+				return d.ioFail(err, "skipping %q chunk", id)
 			}
 			// RIFF chunks are word aligned: an odd-sized chunk is followed
 			// by a pad byte that is not counted in its size. A missing pad
 			// at EOF just means there is no data chunk, reported above.
 			if size&1 == 1 {
 				if _, err := d.skip(1); err != nil && !isEOF(err) {
-					return Format{}, nil, d.ioFail(err, "skipping %q chunk", id)
+					return d.ioFail(err, "skipping %q chunk", id)
 				}
 			}
 		}
@@ -410,28 +508,25 @@ func wavTagName(tag int) string {
 	return fmt.Sprintf("format tag 0x%04X", tag)
 }
 
-func (d *wavDecoder) readData(f *wavFmt, size int64) ([]float32, error) {
+func (d *wavDecoder) readData(f *wavFmt, size int64, to wavTarget) error {
 	if size == 0 {
-		return nil, d.fail(ErrMalformedWAV, "zero-length audio (empty data chunk)")
+		return d.fail(ErrMalformedWAV, "zero-length audio (empty data chunk)")
 	}
 	if size%int64(f.blockAlign) != 0 {
-		return nil, d.fail(ErrMalformedWAV, "data chunk size %d is not a whole number of %d-byte sample frames", size, f.blockAlign)
+		return d.fail(ErrMalformedWAV, "data chunk size %d is not a whole number of %d-byte sample frames", size, f.blockAlign)
 	}
 	if d.size >= 0 {
 		if left := d.size - d.off; size > left {
-			return nil, d.fail(ErrMalformedWAV, "truncated data chunk: header says %d bytes, file has %d", size, max(left, 0))
+			return d.fail(ErrMalformedWAV, "truncated data chunk: header says %d bytes, file has %d", size, max(left, 0))
 		}
 	}
-
-	n := size / int64(f.sampleSize)
-	prealloc := n
-	if d.size < 0 {
-		prealloc = min(n, wavUnknownSizePrealloc)
+	if err := to.start(d, f.format, size/int64(f.blockAlign), d.size >= 0); err != nil {
+		return err
 	}
-	out := make([]float32, 0, prealloc)
 
 	block := wavBlockBytes - wavBlockBytes%f.blockAlign
 	buf := make([]byte, min(int64(block), size))
+	samples := make([]float32, 0, len(buf)/f.sampleSize)
 	for read := int64(0); read < size; {
 		want := min(int64(len(buf)), size-read)
 		k, err := d.readFull(buf[:want])
@@ -440,13 +535,14 @@ func (d *wavDecoder) readData(f *wavFmt, size int64) ([]float32, error) {
 			// Partial audio is never returned: a cut-off recording would
 			// silently skew anything measured on it.
 			if isEOF(err) {
-				return nil, d.fail(ErrMalformedWAV, "truncated data chunk: header says %d bytes, file has %d", size, read)
+				return d.fail(ErrMalformedWAV, "truncated data chunk: header says %d bytes, file has %d", size, read)
 			}
-			return nil, d.ioFail(err, "reading data chunk")
+			return d.ioFail(err, "reading data chunk")
 		}
-		out = decodeSamples(out, buf[:k], f.kind)
+		samples = decodeSamples(samples[:0], buf[:k], f.kind)
+		to.write(samples)
 	}
-	return out, nil
+	return to.finish()
 }
 
 // decodeSamples appends the samples in b (a whole number of samples of

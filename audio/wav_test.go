@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"testing/iotest"
 
@@ -506,4 +508,68 @@ func FuzzDecodeWAV(f *testing.F) {
 			require.True(t, v >= -1 && v <= 1, "sample %v out of range", v)
 		}
 	})
+}
+
+// Recordings given to the assistant are bounded, checked from the header
+// before any audio is decoded (bug: a 64 KB file declaring 1 Hz was
+// resampled 16,000-fold, for minutes and gigabytes).
+func TestReadWAVMono16kInputLimits(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, data, 0o644))
+		return p
+	}
+	for _, tc := range []struct {
+		rate int
+		err  string
+	}{
+		{1, "sample rate 1 Hz is outside what speech is recorded at (8000 to 384000 Hz); resample it, e.g. sox"},
+		{7999, "sample rate 7999 Hz"},
+		{8000, ""},
+		{384000, ""},
+		{384001, "sample rate 384001 Hz"},
+	} {
+		path := write(fmt.Sprintf("r%d.wav", tc.rate), riff(fmtPCM(1, tc.rate, 16), chunk("data", make([]byte, 64<<10))))
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		pcm, err := ReadWAVMono16k(path)
+		runtime.ReadMemStats(&after)
+		if tc.err == "" {
+			require.NoError(t, err, "%d Hz", tc.rate)
+			assert.InDelta(t, 32768*16000/float64(tc.rate), len(pcm), 2)
+			continue
+		}
+		require.ErrorIs(t, err, ErrInputLimits)
+		assert.ErrorContains(t, err, path)
+		assert.ErrorContains(t, err, tc.err)
+		assert.Nil(t, pcm)
+		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "refused before decoding")
+	}
+
+	// Over an hour, declared by a stream of unknown length: refused before
+	// its data arrives.
+	hour := riff(fmtPCM(1, 8000, 16), chunkSized("data", uint32(2*8000*3601), nil, false))
+	_, err := DecodeWAVMono16k(io.MultiReader(bytes.NewReader(hour)), "long.wav")
+	require.ErrorIs(t, err, ErrInputLimits)
+	assert.ErrorContains(t, err, "1h0m1s of audio is more than the 1h0m0s taken at once; split it")
+}
+
+// Converting block by block gives what converting the whole does.
+func TestReadWAVMono16kMatchesConvert(t *testing.T) {
+	in := Format{Rate: 44100, Channels: 2}
+	samples := make([]float32, 2*44100*3) // longer than a decode block
+	for i := range samples {
+		samples[i] = float32(math.Sin(float64(i) * 0.01))
+	}
+	path := filepath.Join(t.TempDir(), "in.wav")
+	require.NoError(t, WriteWAV(path, in, samples, Float32))
+	got, err := ReadWAVMono16k(path)
+	require.NoError(t, err)
+	want, err := Convert(samples, in, Mono16k)
+	require.NoError(t, err)
+	require.Len(t, got, len(want))
+	for i := range want {
+		require.InDelta(t, want[i], got[i], 1e-6, "sample %d", i)
+	}
 }

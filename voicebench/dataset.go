@@ -52,28 +52,19 @@ func (s Sample) Prompt() string {
 }
 
 // PCM decodes the sample's audio as 16 kHz mono, whatever its rate and
-// channel count.
+// channel count, within the audio package's input limits.
 func (s Sample) PCM() ([]float32, error) {
 	if s.audioErr != nil {
 		return nil, s.audioErr
 	}
-	var (
-		format audio.Format
-		pcm    []float32
-		err    error
-	)
 	if s.audioPath != "" {
-		format, pcm, err = audio.ReadWAV(s.audioPath)
-	} else {
-		format, pcm, err = audio.DecodeWAV(bytes.NewReader(s.audio), "from the "+AudioColumn+" column")
-		if codec := otherCodec(s.audio); err != nil && codec != "" {
-			err = fmt.Errorf("the audio is %s; only WAV is decoded here (convert the shard's audio to WAV): %w", codec, err)
-		}
+		return audio.ReadWAVMono16k(s.audioPath)
 	}
-	if err != nil {
-		return nil, err
+	pcm, err := audio.DecodeWAVMono16k(bytes.NewReader(s.audio), "from the "+AudioColumn+" column")
+	if codec := otherCodec(s.audio); err != nil && codec != "" {
+		err = fmt.Errorf("the audio is %s; only WAV is decoded here (convert the shard's audio to WAV): %w", codec, err)
 	}
-	return audio.Convert(pcm, format, audio.Mono16k)
+	return pcm, err
 }
 
 // Dataset is one subset of the benchmark, opened for reading.
@@ -209,15 +200,26 @@ func openShard(split, path string) (parquetShard, error) {
 	}
 	st, err := f.Stat()
 	if err == nil {
-		err = checkFooter(f, st.Size())
-	}
-	if err == nil {
 		var pq *parquet.File
-		if pq, err = parquet.OpenFile(f, st.Size()); err == nil {
+		if pq, err = parquetFile(f, st.Size()); err == nil {
 			return parquetShard{split: split, path: path, file: f, pq: pq}, nil
 		}
 	}
 	return parquetShard{}, errors.Join(fmt.Errorf("voicebench: %s: %w", path, err), f.Close())
+}
+
+// parquetFile reads the footer of a Parquet file of size bytes, guarding
+// the decoder against what a damaged file claims.
+func parquetFile(r io.ReaderAt, size int64) (pq *parquet.File, err error) {
+	if err := checkFooter(r, size); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			pq, err = nil, fmt.Errorf("corrupt Parquet file: %v", p)
+		}
+	}()
+	return parquet.OpenFile(r, size)
 }
 
 // checkFooter checks the footer length a Parquet file ends with against
