@@ -76,7 +76,7 @@ func demoInput(t testing.TB) []float32 {
 }
 
 const demoTranscript = "You: what is the weather like today\n" +
-	"Assistant: It is sunny and warm today, with a light [interrupted]\n" +
+	"Assistant: It is sunny and warm today, with a [interrupted]\n" +
 	"You: and tomorrow\n" +
 	"Assistant: Tomorrow it will rain, so take an umbrella.\n"
 

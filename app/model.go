@@ -82,6 +82,10 @@ type Model struct {
 	Missing *Problem
 	// Download is the progress of a model download, nil when none runs.
 	Download *DownloadProgress
+
+	// held is whether a reply was sounding when the user's voice paused
+	// it, so resuming it sounds again.
+	held bool
 }
 
 // Problem is what keeps a session from starting: the message says what is
@@ -128,8 +132,14 @@ func (m *Model) Apply(e pipeline.Event) {
 		m.AssistantVoice = true
 	case pipeline.EvPlaybackStop:
 		m.AssistantVoice = false
-	case pipeline.EvBargeIn:
+	case pipeline.EvBargeInPending:
+		// Paused (or ducked) while the pipeline decides.
+		m.held = m.AssistantVoice
 		m.AssistantVoice = false
+	case pipeline.EvBargeInResumed:
+		m.AssistantVoice, m.held = m.held, false
+	case pipeline.EvBargeIn:
+		m.AssistantVoice, m.held = false, false
 		if r := m.reply(e.Turn, true); r != nil {
 			r.Text, r.Streaming, r.Interrupted = e.Text, false, true
 		}

@@ -94,6 +94,27 @@ func TestModelApply(t *testing.T) {
 	}
 }
 
+// A sound that pauses the reply silences the assistant's indicator until
+// the reply resumes.
+func TestModelPauseAndResume(t *testing.T) {
+	var m Model
+	for _, tc := range []struct {
+		e     pipeline.Event
+		voice bool
+	}{
+		{pipeline.Event{Type: pipeline.EvPlaybackStart, Turn: 1}, true},
+		{pipeline.Event{Type: pipeline.EvBargeInPending, Turn: 1}, false},
+		{pipeline.Event{Type: pipeline.EvBargeInResumed, Turn: 1}, true},
+		{pipeline.Event{Type: pipeline.EvBargeInPending, Turn: 1}, false},
+		{pipeline.Event{Type: pipeline.EvBargeIn, Turn: 1, Text: "Hi"}, false},
+		{pipeline.Event{Type: pipeline.EvBargeInPending, Turn: 2}, false}, // before any audio
+		{pipeline.Event{Type: pipeline.EvBargeInResumed, Turn: 2}, false},
+	} {
+		m.Apply(tc.e)
+		assert.Equal(t, tc.voice, m.AssistantVoice, "after %s", tc.e.Type)
+	}
+}
+
 func TestModelLateDoneKeepsInterruption(t *testing.T) {
 	// The generator may finish after the barge-in; its full text must not
 	// replace what the user heard.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/voiceassistant/voice/audio/device"
 	"github.com/voiceassistant/voice/internal/wiring"
+	"github.com/voiceassistant/voice/pipeline"
 )
 
 // Settings are what the user can change in the window; they are kept in
@@ -14,8 +15,7 @@ import (
 type Settings struct {
 	CaptureDevice, PlaybackDevice string
 	ModelDir                      string
-	BargeIn                       bool
-	BargeInMin                    time.Duration
+	BargeIn                       pipeline.BargeIn
 	AEC                           bool
 	SystemPrompt                  string
 	PushToTalk                    bool
@@ -23,35 +23,51 @@ type Settings struct {
 
 // Preference keys.
 const (
-	prefCapture    = "capture_device"
-	prefPlayback   = "playback_device"
-	prefModelDir   = "model_dir"
-	prefBargeIn    = "barge_in"
-	prefBargeInMin = "barge_in_min_ms"
-	prefAEC        = "aec"
-	prefPrompt     = "system_prompt"
-	prefPTT        = "push_to_talk"
+	prefCapture      = "capture_device"
+	prefPlayback     = "playback_device"
+	prefModelDir     = "model_dir"
+	prefBargeIn      = "barge_in_mode"
+	prefMinSpeech    = "barge_in_min_speech_ms"
+	prefMinWords     = "barge_in_min_words"
+	prefResumeAfter  = "barge_in_resume_after_ms"
+	prefBackchannels = "barge_in_backchannels"
+	prefAEC          = "aec"
+	prefPrompt       = "system_prompt"
+	prefPTT          = "push_to_talk"
 )
 
 // DefaultSettings are the headless agent's defaults.
 func DefaultSettings() Settings {
 	d := wiring.DefaultStages()
-	return Settings{BargeIn: d.BargeIn, BargeInMin: d.BargeInMin, AEC: d.FrontEnd.AEC, SystemPrompt: d.SystemPrompt}
+	return Settings{BargeIn: d.BargeIn, AEC: d.FrontEnd.AEC, SystemPrompt: d.SystemPrompt}
 }
 
-// LoadSettings reads the settings, defaults where nothing was saved.
+// LoadSettings reads the settings, defaults where nothing was saved (or
+// what was saved no longer makes sense).
 func LoadSettings(p fyne.Preferences) Settings {
 	d := DefaultSettings()
-	return Settings{
+	ms := func(key string, def time.Duration) time.Duration {
+		return time.Duration(p.IntWithFallback(key, int(def.Milliseconds()))) * time.Millisecond
+	}
+	s := Settings{
 		CaptureDevice:  p.String(prefCapture),
 		PlaybackDevice: p.String(prefPlayback),
 		ModelDir:       p.String(prefModelDir),
-		BargeIn:        p.BoolWithFallback(prefBargeIn, d.BargeIn),
-		BargeInMin:     time.Duration(p.IntWithFallback(prefBargeInMin, int(d.BargeInMin.Milliseconds()))) * time.Millisecond,
-		AEC:            p.BoolWithFallback(prefAEC, d.AEC),
-		SystemPrompt:   p.StringWithFallback(prefPrompt, d.SystemPrompt),
-		PushToTalk:     p.Bool(prefPTT),
+		BargeIn: pipeline.BargeIn{
+			Mode:         pipeline.InterruptMode(p.StringWithFallback(prefBargeIn, string(d.BargeIn.Mode))),
+			MinSpeech:    ms(prefMinSpeech, d.BargeIn.MinSpeech),
+			MinWords:     p.IntWithFallback(prefMinWords, d.BargeIn.MinWords),
+			Backchannels: p.StringListWithFallback(prefBackchannels, d.BargeIn.Backchannels),
+			ResumeAfter:  ms(prefResumeAfter, d.BargeIn.ResumeAfter),
+		},
+		AEC:          p.BoolWithFallback(prefAEC, d.AEC),
+		SystemPrompt: p.StringWithFallback(prefPrompt, d.SystemPrompt),
+		PushToTalk:   p.Bool(prefPTT),
 	}
+	if s.BargeIn.Validate() != nil {
+		s.BargeIn = d.BargeIn
+	}
+	return s
 }
 
 // Save writes the settings.
@@ -59,8 +75,11 @@ func (s Settings) Save(p fyne.Preferences) {
 	p.SetString(prefCapture, s.CaptureDevice)
 	p.SetString(prefPlayback, s.PlaybackDevice)
 	p.SetString(prefModelDir, s.ModelDir)
-	p.SetBool(prefBargeIn, s.BargeIn)
-	p.SetInt(prefBargeInMin, int(s.BargeInMin.Milliseconds()))
+	p.SetString(prefBargeIn, string(s.BargeIn.Mode))
+	p.SetInt(prefMinSpeech, int(s.BargeIn.MinSpeech.Milliseconds()))
+	p.SetInt(prefMinWords, s.BargeIn.MinWords)
+	p.SetStringList(prefBackchannels, s.BargeIn.Backchannels)
+	p.SetInt(prefResumeAfter, int(s.BargeIn.ResumeAfter.Milliseconds()))
 	p.SetBool(prefAEC, s.AEC)
 	p.SetString(prefPrompt, s.SystemPrompt)
 	p.SetBool(prefPTT, s.PushToTalk)
@@ -69,7 +88,7 @@ func (s Settings) Save(p fyne.Preferences) {
 // Apply puts the settings into a session's stages and live device.
 func (s Settings) Apply(st *wiring.Stages, dev *device.Config) {
 	st.ModelDir = s.ModelDir
-	st.BargeIn, st.BargeInMin = s.BargeIn, s.BargeInMin
+	st.BargeIn = s.BargeIn
 	st.FrontEnd.AEC = s.AEC
 	st.SystemPrompt = s.SystemPrompt
 	dev.Capture, dev.Playback = s.CaptureDevice, s.PlaybackDevice

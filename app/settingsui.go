@@ -2,6 +2,8 @@ package app
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -12,26 +14,54 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/voiceassistant/voice/audio/device"
+	"github.com/voiceassistant/voice/pipeline"
 )
 
 // settingsForm is the settings dialog's fields.
 type settingsForm struct {
 	capture, playback *widget.SelectEntry
 	modelDir          *widget.Entry
-	bargeIn, aec      *widget.Check
-	bargeInMin        *widget.Entry
+	bargeIn           *widget.RadioGroup
+	minSpeech         *widget.Entry
+	minWords          *widget.Entry
+	resumeAfter       *widget.Entry
+	backchannels      *widget.Entry
+	aec               *widget.Check
 	prompt            *widget.Entry
+}
+
+// Barge-in modes as the dialog names them.
+var bargeInModes = []struct {
+	mode  pipeline.InterruptMode
+	label string
+}{
+	{pipeline.InterruptPause, "Pause, then stop or go on"},
+	{pipeline.InterruptDuck, "Lower the voice, then stop or go on"},
+	{pipeline.InterruptOff, "Never: let replies finish"},
 }
 
 func newSettingsForm(s Settings) *settingsForm {
 	f := &settingsForm{
-		capture:    widget.NewSelectEntry(nil),
-		playback:   widget.NewSelectEntry(nil),
-		modelDir:   widget.NewEntry(),
-		bargeIn:    widget.NewCheck("Let me interrupt by speaking", nil),
-		aec:        widget.NewCheck("Echo cancellation", nil),
-		bargeInMin: widget.NewEntry(),
-		prompt:     widget.NewMultiLineEntry(),
+		capture:      widget.NewSelectEntry(nil),
+		playback:     widget.NewSelectEntry(nil),
+		modelDir:     widget.NewEntry(),
+		minSpeech:    widget.NewEntry(),
+		minWords:     widget.NewEntry(),
+		resumeAfter:  widget.NewEntry(),
+		backchannels: widget.NewMultiLineEntry(),
+		aec:          widget.NewCheck("Echo cancellation", nil),
+		prompt:       widget.NewMultiLineEntry(),
+	}
+	var labels []string
+	for _, m := range bargeInModes {
+		labels = append(labels, m.label)
+	}
+	f.bargeIn = widget.NewRadioGroup(labels, nil)
+	f.bargeIn.Required = true
+	for _, m := range bargeInModes {
+		if m.mode == s.BargeIn.Mode {
+			f.bargeIn.SetSelected(m.label)
+		}
 	}
 	f.capture.SetText(s.CaptureDevice)
 	f.capture.PlaceHolder = "system default"
@@ -39,36 +69,66 @@ func newSettingsForm(s Settings) *settingsForm {
 	f.playback.PlaceHolder = "system default"
 	f.modelDir.SetText(s.ModelDir)
 	f.modelDir.PlaceHolder = "model cache"
-	f.bargeIn.SetChecked(s.BargeIn)
 	f.aec.SetChecked(s.AEC)
-	f.bargeInMin.SetText(s.BargeInMin.String())
-	f.bargeInMin.Validator = func(v string) error {
-		_, err := parseMinSpeech(v)
-		return err
-	}
+	f.minSpeech.SetText(s.BargeIn.MinSpeech.String())
+	f.minSpeech.Validator = func(v string) error { _, err := parseDuration(v, 10*time.Second); return err }
+	f.minWords.SetText(strconv.Itoa(s.BargeIn.MinWords))
+	f.minWords.Validator = func(v string) error { _, err := parseWords(v); return err }
+	f.resumeAfter.SetText(s.BargeIn.ResumeAfter.String())
+	f.resumeAfter.Validator = func(v string) error { _, err := parseDuration(v, 10*time.Second); return err }
+	f.backchannels.SetText(strings.Join(s.BargeIn.Backchannels, ", "))
+	f.backchannels.Wrapping = fyne.TextWrapWord
 	f.prompt.SetText(s.SystemPrompt)
 	f.prompt.Wrapping = fyne.TextWrapWord
 	f.prompt.SetMinRowsVisible(3)
 	return f
 }
 
-func parseMinSpeech(v string) (time.Duration, error) {
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 || d > 5*time.Second {
-		return 0, fmt.Errorf("a duration from 0s to 5s, such as 250ms")
+func parseDuration(v string, most time.Duration) (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	if err != nil || d < 0 || d > most {
+		return 0, fmt.Errorf("a duration from 0s to %v, such as 500ms", most)
 	}
 	return d, nil
 }
 
+func parseWords(v string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 0 || n > 10 {
+		return 0, fmt.Errorf("a number of words from 0 to 10")
+	}
+	return n, nil
+}
+
 // settings reads the form over base (which keeps what the form lacks).
 func (f *settingsForm) settings(base Settings) (Settings, error) {
-	minSpeech, err := parseMinSpeech(f.bargeInMin.Text)
-	if err != nil {
-		return base, fmt.Errorf("barge-in minimum: %w", err)
+	b := pipeline.BargeIn{Mode: pipeline.InterruptPause}
+	for _, m := range bargeInModes {
+		if m.label == f.bargeIn.Selected {
+			b.Mode = m.mode
+		}
+	}
+	var err error
+	if b.MinSpeech, err = parseDuration(f.minSpeech.Text, 10*time.Second); err != nil {
+		return base, fmt.Errorf("interrupt after speaking: %w", err)
+	}
+	if b.MinWords, err = parseWords(f.minWords.Text); err != nil {
+		return base, fmt.Errorf("interrupt after words: %w", err)
+	}
+	if b.ResumeAfter, err = parseDuration(f.resumeAfter.Text, 10*time.Second); err != nil {
+		return base, fmt.Errorf("go on after: %w", err)
+	}
+	for _, w := range strings.FieldsFunc(f.backchannels.Text, func(r rune) bool { return r == ',' || r == '，' || r == '\n' }) {
+		if w = strings.TrimSpace(w); w != "" {
+			b.Backchannels = append(b.Backchannels, w)
+		}
+	}
+	if err := b.Validate(); err != nil {
+		return base, err
 	}
 	base.CaptureDevice, base.PlaybackDevice = f.capture.Text, f.playback.Text
 	base.ModelDir = f.modelDir.Text
-	base.BargeIn, base.BargeInMin = f.bargeIn.Checked, minSpeech
+	base.BargeIn = b
 	base.AEC = f.aec.Checked
 	base.SystemPrompt = f.prompt.Text
 	return base, nil
@@ -87,8 +147,11 @@ func (u *UI) showSettings() {
 		widget.NewFormItem("Input device", f.capture),
 		widget.NewFormItem("Output device", f.playback),
 		widget.NewFormItem("Model directory", container.NewBorder(nil, nil, nil, browse, f.modelDir)),
-		widget.NewFormItem("Barge-in", f.bargeIn),
-		widget.NewFormItem("Barge-in minimum", f.bargeInMin),
+		widget.NewFormItem("When I speak over it", f.bargeIn),
+		withHint(widget.NewFormItem("Stop after speaking", f.minSpeech), "even before any word is recognized; 0s stops at once"),
+		withHint(widget.NewFormItem("Stop after words", f.minWords), "words that are not backchannels; 0: time alone decides"),
+		withHint(widget.NewFormItem("Go on after", f.resumeAfter), "of silence after a cough or a backchannel"),
+		withHint(widget.NewFormItem("Backchannels", f.backchannels), "comma-separated; these never stop a reply"),
 		widget.NewFormItem("AEC", f.aec),
 		widget.NewFormItem("System prompt", f.prompt),
 	}
@@ -103,7 +166,7 @@ func (u *UI) showSettings() {
 		}
 		u.saveSettings(s)
 	}, u.win)
-	d.Resize(fyne.NewSize(560, 480))
+	d.Resize(fyne.NewSize(600, 720))
 	d.Show()
 	// Listing devices asks the audio backend, which may be slow: not on
 	// the UI thread.
@@ -125,6 +188,11 @@ func (u *UI) showSettings() {
 			f.playback.SetOptions(plays)
 		})
 	}()
+}
+
+func withHint(item *widget.FormItem, hint string) *widget.FormItem {
+	item.HintText = hint
+	return item
 }
 
 // saveSettings keeps s and restarts a running session so it takes effect.

@@ -161,8 +161,12 @@ func TestUISettingsSaved(t *testing.T) {
 	f := newSettingsForm(u.settings)
 	f.capture.SetText("USB mic")
 	f.modelDir.SetText("/models")
-	f.bargeIn.SetChecked(false)
-	f.bargeInMin.SetText("400ms")
+	assert.Equal(t, bargeInModes[0].label, f.bargeIn.Selected, "the default, pause")
+	f.bargeIn.SetSelected(bargeInModes[1].label)
+	f.minSpeech.SetText("400ms")
+	f.minWords.SetText("2")
+	f.resumeAfter.SetText("0s")
+	f.backchannels.SetText("yeah, 嗯，uh-huh")
 	f.aec.SetChecked(false)
 	f.prompt.SetText("Be terse.")
 	s, err := f.settings(u.settings)
@@ -171,14 +175,25 @@ func TestUISettingsSaved(t *testing.T) {
 	u.mode.SetSelected(pushToTalk)
 
 	again := New(a, Options{})
-	want := Settings{CaptureDevice: "USB mic", ModelDir: "/models", BargeInMin: 400 * time.Millisecond, SystemPrompt: "Be terse.", PushToTalk: true}
+	want := Settings{CaptureDevice: "USB mic", ModelDir: "/models", SystemPrompt: "Be terse.", PushToTalk: true,
+		BargeIn: pipeline.BargeIn{Mode: pipeline.InterruptDuck, MinSpeech: 400 * time.Millisecond, MinWords: 2,
+			Backchannels: []string{"yeah", "嗯", "uh-huh"}}}
 	assert.Equal(t, want, again.settings)
 	assert.Equal(t, pushToTalk, again.mode.Selected)
+	assert.Equal(t, bargeInModes[1].label, newSettingsForm(again.settings).bargeIn.Selected)
 
-	for _, bad := range []string{"", "soon", "-1s", "10s"} {
-		f.bargeInMin.SetText(bad)
+	for _, bad := range []struct {
+		field *widget.Entry
+		text  string
+	}{
+		{f.minSpeech, ""}, {f.minSpeech, "soon"}, {f.minSpeech, "-1s"}, {f.minSpeech, "11s"},
+		{f.minWords, "-1"}, {f.minWords, "many"}, {f.resumeAfter, "1h"}, {f.backchannels, "yeah, ..."},
+	} {
+		old := bad.field.Text
+		bad.field.SetText(bad.text)
 		_, err := f.settings(u.settings)
-		assert.Error(t, err, "%q", bad)
+		assert.Error(t, err, "%q", bad.text)
+		bad.field.SetText(old)
 	}
 }
 

@@ -21,11 +21,17 @@ func NewHistory(system string, maxChars int) *History {
 	return &History{system: system, maxChars: maxChars}
 }
 
-// AddUser appends a committed user turn.
+// AddUser appends a committed user turn. A user turn that follows one
+// never answered (its reply failed, or was interrupted before a word was
+// heard) joins it, so the conversation alternates as chat templates expect.
 func (h *History) AddUser(text string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.msgs = append(h.msgs, Message{Role: User, Content: text})
+	if n := len(h.msgs); n > 0 && h.msgs[n-1].Role == User {
+		h.msgs[n-1].Content += "\n" + text
+	} else {
+		h.msgs = append(h.msgs, Message{Role: User, Content: text})
+	}
 	h.trimLocked()
 }
 

@@ -46,9 +46,9 @@ func TestHistoryMessages(t *testing.T) {
 			[]llm.Message{system("be brief"), user("hi"), assistant("hello"), user("how are you?"), assistant("fine")},
 		},
 		{
-			"an empty reply is not remembered", "sys",
+			"an empty reply is not remembered, and the unanswered question joins the next", "sys",
 			[]llm.Message{user("hi"), assistant(""), cut(""), user("again")},
-			[]llm.Message{system("sys"), user("hi"), user("again")},
+			[]llm.Message{system("sys"), user("hi\nagain")},
 		},
 		{
 			"the interrupted flag is kept", "sys",
@@ -154,7 +154,11 @@ func TestHistoryBudgetInvariants(t *testing.T) {
 	for i := range 40 {
 		u := user(strings.Repeat("u", 1+i*7%23))
 		h.AddUser(u.Content)
-		all = append(all, u)
+		if n := len(all); n > 0 && all[n-1].Role == llm.User {
+			all[n-1].Content += "\n" + u.Content // unanswered: joined
+		} else {
+			all = append(all, u)
+		}
 		check(t, h, all, budget)
 		for j := range i % 3 {
 			a := assistant(strings.Repeat("a", 1+(i+j)*11%47))

@@ -34,10 +34,20 @@ const (
 	EvTTSChunk      EventType = "tts_chunk"
 	EvPlaybackStart EventType = "playback_start"
 	EvPlaybackStop  EventType = "playback_stop"
-	EvBargeIn       EventType = "barge_in"
+	// EvBargeInPending: the user's voice started during a reply, which
+	// is paused (or ducked) while the pipeline decides.
+	EvBargeInPending EventType = "barge_in_pending"
+	// EvBargeIn: a confirmed interruption; the reply is cancelled and Text
+	// is what the user heard of it.
+	EvBargeIn EventType = "barge_in"
+	// EvBargeInResumed: the sound was not an interruption; the reply plays
+	// on from where it paused.
+	EvBargeInResumed EventType = "barge_in_resumed"
+	// EvSpeechIgnored: a sound over a reply that ended without words that
+	// make it a turn (barge-in off, or a reply that ended meanwhile).
+	EvSpeechIgnored EventType = "speech_ignored"
 	EvTurnMetrics   EventType = "turn_metrics"
 	EvError         EventType = "error"
-	EvFalseBargeIn  EventType = "speech_ignored"
 )
 
 // Event is one entry of the session's event stream, consumed by the GUI,

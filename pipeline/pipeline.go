@@ -15,17 +15,6 @@ import (
 	"github.com/voiceassistant/voice/vad"
 )
 
-// BargeIn configures interruptions of the assistant by the user.
-type BargeIn struct {
-	Enabled bool
-	// MinSpeech is how long user speech must last during a reply before it
-	// interrupts; shorter sounds (a cough, a door) are ignored.
-	MinSpeech time.Duration
-	// OnPartial interrupts as soon as the recognizer hears words, even
-	// before MinSpeech.
-	OnPartial bool
-}
-
 // Config assembles a pipeline. Clock, Device, VAD, ASR, LLM, History and
 // NewChunker are required; Turn and TTS are optional (without a turn model
 // the endpointer commits on silence, without TTS replies are text only).
@@ -51,7 +40,9 @@ type Config struct {
 	// HalfDuplex closes the microphone while the assistant responds and
 	// for HalfDuplex.Tail after its last sample (the room's echo tail),
 	// for setups without echo cancellation: no self-interruption, but no
-	// barge-in either.
+	// barge-in either. Speech still going on when the microphone opens is
+	// the next turn, with what it captured since the last sample played
+	// as pre-roll.
 	HalfDuplex HalfDuplex
 }
 
@@ -65,7 +56,7 @@ type HalfDuplex struct {
 func DefaultConfig() Config {
 	return Config{
 		Endpoint:   turn.DefaultConfig(),
-		BargeIn:    BargeIn{Enabled: true, MinSpeech: 250 * time.Millisecond, OnPartial: true},
+		BargeIn:    DefaultBargeIn(),
 		HalfDuplex: HalfDuplex{Tail: 300 * time.Millisecond},
 		PreRoll:    700 * time.Millisecond,
 		TurnWindow: 8 * time.Second,
@@ -87,8 +78,23 @@ func (c Config) validate() error {
 		slices.Sort(missing)
 		return fmt.Errorf("pipeline: config lacks %v", missing)
 	}
+	if err := c.Endpoint.Validate(); err != nil {
+		return fmt.Errorf("pipeline: %w", err)
+	}
+	if err := c.BargeIn.Validate(); err != nil {
+		return fmt.Errorf("pipeline: %w", err)
+	}
+	for name, d := range map[string]time.Duration{"pre-roll": c.PreRoll, "turn window": c.TurnWindow, "half-duplex tail": c.HalfDuplex.Tail} {
+		if d < 0 || d > time.Minute {
+			return fmt.Errorf("pipeline: %s %v is not between 0 and 1m", name, d)
+		}
+	}
 	return nil
 }
+
+// duckGain is the level of a reply ducked under the user's voice (-12 dB):
+// still followable, no longer competing.
+const duckGain = 0.25
 
 // Pipeline is one conversation session.
 type Pipeline struct {
@@ -98,15 +104,19 @@ type Pipeline struct {
 	events *eventQueue
 
 	// Everything below is owned by Run's goroutine.
-	ctx      context.Context // the session's; responses derive from it
-	micOpen  time.Duration   // half duplex: audio before this is not listened to
-	state    State
-	turnNo   int
-	history  recentAudio
-	turn     *userTurn
-	resp     *response // the response being generated or played
-	stopping int       // cancelled responses whose goroutines have not ended
-	done     chan *response
+	ctx     context.Context // the session's; responses derive from it
+	listen  listener
+	micOpen time.Duration // half duplex: audio before this is not listened to
+	// playedUntil is when the assistant last went quiet: in half duplex,
+	// capture before it holds the assistant's voice and is no pre-roll.
+	playedUntil time.Duration
+	state       State
+	turnNo      int
+	history     recentAudio
+	turn        *userTurn
+	resp        *response // the response being generated or played
+	stopping    int       // cancelled responses whose goroutines have not ended
+	done        chan *response
 
 	mu      sync.Mutex
 	metrics []TurnMetrics
@@ -118,11 +128,13 @@ type userTurn struct {
 	audio       []float32 // the latest turn audio, for the turn model
 	speechStart int64     // VAD start of the speech that opened the turn
 	voiced      int       // samples the VAD called speech since then
+	speaking    bool      // between the VAD's speech start and end
 	speechEnd   time.Duration
 	partial     string
-	// barging is true for speech that began while the assistant was
-	// responding and has not yet been confirmed as an interruption.
-	barging bool
+	// over is set while the turn's speech overlaps a response it has not
+	// interrupted: it is a turn of its own only once the barge-in is
+	// confirmed or the response is over. It implies Pipeline.resp != nil.
+	over bool
 }
 
 // keepAudio appends to the turn's audio, keeping at least the last window
@@ -144,6 +156,7 @@ func New(cfg Config) (*Pipeline, error) {
 		clk:     cfg.Clock,
 		player:  cfg.Device.Player(),
 		events:  newEventQueue(),
+		listen:  newListener(cfg.BargeIn),
 		history: newRecentAudio(cfg.PreRoll + time.Second),
 		done:    make(chan *response, 4),
 	}, nil
@@ -205,12 +218,13 @@ func (p *Pipeline) shutdown() {
 
 // frame runs the listening side on one capture frame.
 func (p *Pipeline) frame(ctx context.Context, f audio.Frame) error {
+	p.history.add(f)
 	if p.cfg.HalfDuplex.Enabled && (p.resp != nil || f.Start() < p.micOpen) {
-		// The microphone hears the assistant now: let none of it in, not
-		// even into the pre-roll.
+		// The microphone hears the assistant now: let none of it reach the
+		// VAD. (The pre-roll kept in history reaches back only to when the
+		// assistant went quiet.)
 		f.Samples = make([]float32, len(f.Samples))
 	}
-	p.history.add(f)
 	heard, err := p.cfg.VAD.Process(f)
 	if err != nil {
 		return fmt.Errorf("vad: %w", err)
@@ -234,10 +248,10 @@ func (p *Pipeline) frame(ctx context.Context, f audio.Frame) error {
 			p.emit(Event{Type: EvPartial, At: f.Stop(), Text: partial})
 		}
 		t.ep.Transcript(partial, f.Stop())
-		if t.barging && p.shouldBargeIn(t) {
-			p.bargeIn()
+		if t.over {
+			p.arbitrate(t, f.Stop())
 		}
-		if !t.barging {
+		if p.turn == t && !t.over {
 			if err := p.endpoint(ctx, f.Stop()); err != nil {
 				return err
 			}
@@ -253,16 +267,17 @@ func (p *Pipeline) vadEvent(ev vad.Event, f audio.Frame) error {
 	case vad.SpeechStart:
 		p.emit(Event{Type: EvSpeechStart, At: at, Pos: ev.Pos})
 		if p.turn == nil {
-			responding := p.resp != nil
-			if responding && !p.cfg.BargeIn.Enabled {
-				return nil // the assistant has the floor
-			}
-			if err := p.openTurn(ev.Pos, f.Pos, responding); err != nil {
+			if err := p.openTurn(ev.Pos, f.Pos); err != nil {
 				return err
 			}
+			if p.resp != nil {
+				p.speechOverReply(p.turn)
+			}
 		}
-		p.turn.ep.SpeechStart()
-		if !p.turn.barging {
+		t := p.turn
+		t.speaking = true
+		t.ep.SpeechStart()
+		if !t.over {
 			p.setState(StateUserSpeaking, at)
 		}
 	case vad.SpeechEnd:
@@ -271,16 +286,12 @@ func (p *Pipeline) vadEvent(ev vad.Event, f audio.Frame) error {
 		if t == nil {
 			return nil
 		}
-		if t.barging {
-			// Too short to be an interruption: the reply goes on, and the
-			// sound is not a turn.
-			p.emit(Event{Type: EvFalseBargeIn, At: at, Text: t.partial})
-			p.closeTurn()
-			return nil
-		}
+		t.speaking = false
 		t.speechEnd = at
 		t.ep.SpeechEnd(at)
-		p.setState(StateListening, at)
+		if !t.over {
+			p.setState(StateListening, at)
+		}
 	}
 	return nil
 }
@@ -288,13 +299,15 @@ func (p *Pipeline) vadEvent(ev vad.Event, f audio.Frame) error {
 // openTurn starts listening to a user turn whose speech began at start,
 // giving the recognizer the pre-roll and everything up to the current
 // frame (at), which frame() then feeds.
-func (p *Pipeline) openTurn(start, at int64, barging bool) error {
-	from := start - audio.Mono16k.Samples(p.cfg.PreRoll)
+func (p *Pipeline) openTurn(start, at int64) error {
+	from := max(start-audio.Mono16k.Samples(p.cfg.PreRoll), p.preRollFloor())
 	p.cfg.ASR.Reset()
 	t := &userTurn{
 		ep:          turn.NewEndpointer(p.cfg.Endpoint, p.cfg.Turn != nil),
 		speechStart: start,
-		barging:     barging,
+		// The VAD confirms speech some time after it began; that much has
+		// been spoken already.
+		voiced: int(max(at-start, 0)),
 	}
 	p.turn = t
 	if pre := p.history.since(from, at); pre.Len() > 0 {
@@ -308,14 +321,68 @@ func (p *Pipeline) openTurn(start, at int64, barging bool) error {
 	return nil
 }
 
+// preRollFloor is the earliest capture a turn may start from: in half
+// duplex, nothing from before the assistant went quiet, which would give
+// the recognizer its voice.
+func (p *Pipeline) preRollFloor() int64 {
+	if !p.cfg.HalfDuplex.Enabled {
+		return 0
+	}
+	return audio.Mono16k.Samples(p.playedUntil)
+}
+
 func (p *Pipeline) closeTurn() {
 	p.cfg.ASR.Reset()
 	p.turn = nil
 }
 
-func (p *Pipeline) shouldBargeIn(t *userTurn) bool {
+// speechOverReply starts deciding whether speech that began during a
+// response interrupts it: playback pauses (or ducks) at once, while
+// generation and synthesis go on filling the queue.
+func (p *Pipeline) speechOverReply(t *userTurn) {
+	t.over = true
+	switch p.cfg.BargeIn.Mode {
+	case InterruptOff:
+		return // the reply plays on; the speech waits for its end
+	case InterruptDuck:
+		p.player.Duck(duckGain)
+	default:
+		p.player.Pause()
+	}
+	at := p.clk.Now()
+	p.emit(Event{Type: EvBargeInPending, At: at, Turn: p.resp.turn, Text: t.partial})
+	p.setState(StateUserSpeaking, at)
+}
+
+// arbitrate decides, frame by frame, about speech over a response: a
+// confirmed interruption cancels the reply; a sound that ended without
+// confirming lets it play on.
+func (p *Pipeline) arbitrate(t *userTurn, now time.Duration) {
+	if p.cfg.BargeIn.Mode == InterruptOff {
+		return // settled when the reply ends (endResponse)
+	}
 	speech := audio.Mono16k.Duration(int64(t.voiced))
-	return speech >= p.cfg.BargeIn.MinSpeech || p.cfg.BargeIn.OnPartial && t.partial != ""
+	switch {
+	case p.listen.confirms(t.partial, speech):
+		p.bargeIn(t)
+	case !t.speaking && now-t.speechEnd >= p.cfg.BargeIn.ResumeAfter:
+		p.resumeReply(t)
+	}
+}
+
+// resumeReply plays on a reply paused for a sound that was not an
+// interruption; the sound is no turn.
+func (p *Pipeline) resumeReply(t *userTurn) {
+	at := p.clk.Now()
+	r := p.resp
+	p.player.Resume()
+	p.emit(Event{Type: EvBargeInResumed, At: at, Turn: r.turn, Text: t.partial})
+	p.closeTurn()
+	if r.metrics.PlaybackStart > 0 {
+		p.setState(StateSpeaking, at)
+	} else {
+		p.setState(StateThinking, at)
+	}
 }
 
 // endpoint runs the endpointing policy for the open turn.
@@ -362,15 +429,21 @@ func (p *Pipeline) commit(reason turn.Reason) error {
 }
 
 // bargeIn interrupts the current response: cancel first so no more audio
-// can be queued, then flush so the next device period is silent.
-func (p *Pipeline) bargeIn() {
+// can be queued, then flush so the next device period is silent. The
+// speech that interrupted is a turn of its own from here on, with all it
+// has been heard to say.
+func (p *Pipeline) bargeIn(t *userTurn) {
 	at := p.clk.Now()
 	r := p.resp
+	t.over = false // the user's turn now, whatever it turns out to hold
 	heard := p.cancelResponse()
 	p.emit(Event{Type: EvBargeIn, At: at, Turn: r.turn, Text: heard})
 	p.setState(StateInterrupted, at)
-	p.turn.barging = false
-	p.setState(StateUserSpeaking, at)
+	if t.speaking {
+		p.setState(StateUserSpeaking, at)
+	} else {
+		p.setState(StateListening, at)
+	}
 }
 
 // cancelResponse stops the current response and remembers what the user
@@ -386,8 +459,27 @@ func (p *Pipeline) cancelResponse() string {
 	if !r.ended {
 		p.stopping++
 	}
-	p.resp = nil
+	p.endResponse(p.clk.Now())
 	return heard
+}
+
+// endResponse forgets the current response once it is over (played out,
+// failed or cancelled). Speech that overlapped it becomes a turn of its
+// own, unless it has ended as a sound without words that count (a cough, a
+// backchannel), which was a reaction to the reply, not a request.
+func (p *Pipeline) endResponse(quietAt time.Duration) {
+	p.resp = nil
+	p.playedUntil = max(p.playedUntil, quietAt)
+	t := p.turn
+	if t == nil || !t.over {
+		return
+	}
+	t.over = false
+	if t.speaking || p.listen.keeps(t.partial) {
+		return
+	}
+	p.emit(Event{Type: EvSpeechIgnored, At: p.clk.Now(), Text: t.partial})
+	p.closeTurn()
 }
 
 // responseEnded handles a response whose goroutines have all returned.
@@ -435,10 +527,16 @@ func (p *Pipeline) trackPlayback() {
 	}
 	if r.err == nil {
 		p.cfg.History.AddAssistant(r.text(), false)
+	} else {
+		// Cut short by a failure: remember what was played, as after a
+		// barge-in, so the next user message does not follow the last.
+		p.cfg.History.AddAssistant(r.heard(p.player.Consumed()), true)
 	}
 	p.finishTurn(r)
-	p.resp = nil
-	if p.turn == nil {
+	p.endResponse(at)
+	if t := p.turn; t != nil && t.speaking {
+		p.setState(StateUserSpeaking, at)
+	} else {
 		p.setState(StateListening, at)
 	}
 }

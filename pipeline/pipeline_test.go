@@ -26,8 +26,11 @@ type scenario struct {
 	length  time.Duration
 	user    []pipelinetest.Utterance
 	replies []string
-	bargeIn bool
-	echo    *audio.Echo
+	// interrupt is the barge-in mode (default: the pipeline's, pause).
+	interrupt pipeline.InterruptMode
+	// tune adjusts the configuration further.
+	tune func(*pipeline.Config)
+	echo *audio.Echo
 	// noTTS makes replies text only.
 	noTTS bool
 	// input is the capture audio, made from user if nil.
@@ -45,7 +48,9 @@ type outcome struct {
 
 func (s scenario) config(clk clock.Clock) (pipeline.Config, *pipelinetest.ScriptedLLM) {
 	cfg := pipeline.DefaultConfig()
-	cfg.BargeIn.Enabled = s.bargeIn
+	if s.interrupt != "" {
+		cfg.BargeIn.Mode = s.interrupt
+	}
 	rate := s.tokensPerSecond
 	if rate == 0 {
 		rate = 50
@@ -63,6 +68,9 @@ func (s scenario) config(clk clock.Clock) (pipeline.Config, *pipelinetest.Script
 		cfg.TTS = pipelinetest.NewToneTTS()
 	}
 	cfg.History = llm.NewHistory("You are a helpful assistant.", 0)
+	if s.tune != nil {
+		s.tune(&cfg)
+	}
 	return cfg, gen
 }
 
@@ -117,7 +125,6 @@ func TestTwoTurnConversation(t *testing.T) {
 			{Start: 6 * time.Second, End: 7500 * time.Millisecond, Text: "and tomorrow"},
 		},
 		replies: []string{"It is sunny today.", "Tomorrow it will rain, so take an umbrella."},
-		bargeIn: true,
 	}
 	o := s.run(t)
 
@@ -188,7 +195,6 @@ func TestReplayIsDeterministic(t *testing.T) {
 		length:  6 * time.Second,
 		user:    []pipelinetest.Utterance{{Start: 300 * time.Millisecond, End: 1500 * time.Millisecond, Text: "hello there"}},
 		replies: []string{"Hi, how can I help you today?"},
-		bargeIn: true,
 	}
 	a, b := s.run(t), s.run(t)
 	assert.Equal(t, a.events, b.events)
@@ -206,26 +212,33 @@ func TestBargeIn(t *testing.T) {
 			{Start: 5 * time.Second, End: 6 * time.Second, Text: "stop please"},
 		},
 		replies: []string{story, "Okay."},
-		bargeIn: true,
 		// Slower than speech, so generation is still running at barge-in.
 		tokensPerSecond: 10,
 	}
 	o := s.run(t)
 
+	// The voice pauses the reply as soon as the VAD hears it (the energy
+	// VAD double confirms speech after 100 ms) ...
+	pending := o.of(pipeline.EvBargeInPending)
+	require.Len(t, pending, 1)
+	paused := pending[0].At
+	assert.Equal(t, s.user[1].Start+100*time.Millisecond, paused)
+	// ... and the first word ("stop", the first half of the utterance)
+	// confirms the interruption.
 	barge := o.of(pipeline.EvBargeIn)
 	require.Len(t, barge, 1)
 	at := barge[0].At
 	assert.Equal(t, 1, barge[0].Turn)
-	// Confirmed after the minimum speech duration, not before.
-	assert.GreaterOrEqual(t, at, s.user[1].Start+250*time.Millisecond)
-	assert.Less(t, at, s.user[1].Start+400*time.Millisecond)
+	assert.Equal(t, s.user[1].Start+500*time.Millisecond, at)
+	assert.Empty(t, o.of(pipeline.EvBargeInResumed))
 
-	// Playback is silent within one device period of the decision, and
-	// stays silent until the next reply.
+	// Playback fades out in the device period after the pause (the one
+	// playing meanwhile was rendered already), and stays silent until the
+	// next reply.
 	starts := o.of(pipeline.EvPlaybackStart)
 	require.Len(t, starts, 2)
-	assert.Greater(t, o.rms(at-100*time.Millisecond, at), 0.1, "the reply was playing")
-	assert.Zero(t, o.rms(at+10*time.Millisecond, starts[1].At))
+	assert.Greater(t, o.rms(paused-100*time.Millisecond, paused), 0.1, "the reply was playing")
+	assert.Zero(t, o.rms(paused+13*time.Millisecond, starts[1].At))
 
 	// Generation and synthesis of the interrupted reply ended at once: its
 	// done event carries the barge-in instant, with the reply unfinished.
@@ -253,7 +266,7 @@ func TestBargeIn(t *testing.T) {
 	assert.NotEmpty(t, heard.Content)
 	assert.True(t, strings.HasPrefix(story, heard.Content), "history %q is not a prefix of the reply", heard.Content)
 	assert.Less(t, len(heard.Content), len(story))
-	played := at - starts[0].At
+	played := paused - starts[0].At
 	spoken := time.Duration(len(heard.Content)) * 66 * time.Millisecond
 	assert.InDelta(t, played.Seconds(), spoken.Seconds(), 0.6, "heard text %q vs %v played", heard.Content, played)
 	assert.Equal(t, barge[0].Text, heard.Content)
@@ -264,56 +277,48 @@ func TestBargeIn(t *testing.T) {
 	assert.False(t, o.result.Metrics[1].Interrupted)
 }
 
-func TestShortNoiseDuringReplyIsNotABargeIn(t *testing.T) {
+// With barge-in off the reply plays to its end, and what the user said
+// over it is the next turn.
+func TestBargeInOffLetsTheReplyFinish(t *testing.T) {
 	s := scenario{
-		length: 8 * time.Second,
+		length: 14 * time.Second,
 		user: []pipelinetest.Utterance{
 			{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: "tell me a story"},
-			{Start: 3 * time.Second, End: 3150 * time.Millisecond, Text: ""},
+			{Start: 3 * time.Second, End: 4 * time.Second, Text: "and a song"},
 		},
-		replies: []string{"Once upon a time, there was a small robot who loved to sing every single day."},
-		bargeIn: true,
-	}
-	s.user[1].Text = "" // a cough: loud, but no words
-	o := s.run(t)
-	assert.Empty(t, o.of(pipeline.EvBargeIn))
-	assert.Len(t, o.of(pipeline.EvFalseBargeIn), 1)
-	assert.Len(t, o.of(pipeline.EvTurnCommit), 1)
-	assert.Len(t, o.of(pipeline.EvPlaybackStop), 1)
-}
-
-func TestBargeInDisabledLetsTheReplyFinish(t *testing.T) {
-	s := scenario{
-		length: 10 * time.Second,
-		user: []pipelinetest.Utterance{
-			{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: "tell me a story"},
-			{Start: 3 * time.Second, End: 4 * time.Second, Text: "stop please"},
-		},
-		replies: []string{"Once upon a time, there was a small robot who loved to sing every single day."},
+		replies:   []string{"Once upon a time, there was a small robot who loved to sing every single day.", "La la la."},
+		interrupt: pipeline.InterruptOff,
 	}
 	o := s.run(t)
 	assert.Empty(t, o.of(pipeline.EvBargeIn))
-	assert.Len(t, o.of(pipeline.EvTurnCommit), 1)
-	assert.Len(t, o.of(pipeline.EvPlaybackStop), 1)
+	assert.Empty(t, o.of(pipeline.EvBargeInPending))
+	stops, commits := o.of(pipeline.EvPlaybackStop), o.of(pipeline.EvTurnCommit)
+	require.Len(t, stops, 2)
+	require.Len(t, commits, 2)
+	assert.Equal(t, "and a song", commits[1].Text)
+	assert.Greater(t, commits[1].At, stops[0].At, "committed once the reply was over")
+	assert.False(t, o.result.Metrics[0].Interrupted)
+	// The whole reply was played at full level.
+	starts := o.of(pipeline.EvPlaybackStart)
+	assert.InDelta(t, 0.3/math.Sqrt2, o.rms(starts[0].At, stops[0].At), 0.01)
 }
 
-// Without echo cancellation (a later stage), a loud echo path makes the
-// assistant interrupt itself; a faint one does not. This is what the
-// echo-cancellation tests will build on.
+// Without echo cancellation, a loud echo path makes the assistant pause
+// for its own voice; a faint one does not. This is what the
+// echo-cancellation tests build on.
 func TestEchoPathReachesTheMicrophone(t *testing.T) {
 	for _, tc := range []struct {
-		gain      float64
-		selfBarge bool
+		gain       float64
+		selfPauses bool
 	}{{0.5, true}, {0.01, false}} {
 		s := scenario{
 			length:  6 * time.Second,
 			user:    []pipelinetest.Utterance{{Start: 300 * time.Millisecond, End: 1200 * time.Millisecond, Text: "tell me a story"}},
 			replies: []string{"Once upon a time, there was a small robot who loved to sing every single day."},
-			bargeIn: true,
 			echo:    &audio.Echo{Delay: 60 * time.Millisecond, Gain: tc.gain},
 		}
 		o := s.run(t)
-		assert.Equal(t, tc.selfBarge, len(o.of(pipeline.EvBargeIn)) > 0, "echo gain %v", tc.gain)
+		assert.Equal(t, tc.selfPauses, len(o.of(pipeline.EvBargeInPending)) > 0, "echo gain %v", tc.gain)
 	}
 }
 
@@ -338,7 +343,7 @@ func TestTurnDetectorDecides(t *testing.T) {
 		{"fallback", []float64{0.1}, []string{"I would like a cup of tea"}, "fallback", 6 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := scenario{length: 8 * time.Second, user: user, replies: []string{"Sure."}, bargeIn: true}
+			s := scenario{length: 8 * time.Second, user: user, replies: []string{"Sure."}}
 			clk := clock.NewVirtual()
 			cfg, _ := s.config(clk)
 			det := &pipelinetest.ScriptedTurn{Probs: tc.probs}
@@ -373,7 +378,6 @@ func TestHistoryBudgetDropsOldestExchanges(t *testing.T) {
 			{Start: 7 * time.Second, End: 7700 * time.Millisecond, Text: "third question"},
 		},
 		replies: []string{"First answer.", "Second answer.", "Third answer."},
-		bargeIn: true,
 	}
 	clk := clock.NewVirtual()
 	cfg, gen := s.config(clk)
@@ -400,7 +404,6 @@ func TestReplyLongerThanThePlayerBuffer(t *testing.T) {
 		length:          3 * time.Second,
 		user:            []pipelinetest.Utterance{{Start: 300 * time.Millisecond, End: 1 * time.Second, Text: "talk to me"}},
 		replies:         []string{reply},
-		bargeIn:         true,
 		tokensPerSecond: -1,
 	}
 	o := s.run(t)
@@ -422,7 +425,6 @@ func TestBargeInDuringAChunkLongerThanThePlayerBuffer(t *testing.T) {
 			{Start: 6 * time.Second, End: 6800 * time.Millisecond, Text: "stop"},
 		},
 		replies:         []string{reply, "Okay."},
-		bargeIn:         true,
 		tokensPerSecond: -1,
 	}
 	o := s.run(t)
@@ -443,10 +445,9 @@ func TestHeardChineseHasNoSpaces(t *testing.T) {
 		length: 8 * time.Second,
 		user: []pipelinetest.Utterance{
 			{Start: 300 * time.Millisecond, End: 1 * time.Second, Text: "天气"},
-			{Start: 3800 * time.Millisecond, End: 4600 * time.Millisecond, Text: "好的"},
+			{Start: 3800 * time.Millisecond, End: 4600 * time.Millisecond, Text: "等一下"},
 		},
 		replies:         []string{reply, "好。"},
-		bargeIn:         true,
 		tokensPerSecond: -1,
 	}
 	o := s.run(t)
@@ -468,7 +469,6 @@ func TestHalfDuplexIgnoresTheEcho(t *testing.T) {
 			{Start: 6500 * time.Millisecond, End: 7200 * time.Millisecond, Text: "thanks"},
 		},
 		replies: []string{"Once upon a time, there was a small robot who loved to sing.", "You are welcome."},
-		bargeIn: true,
 		echo:    &audio.Echo{Delay: 60 * time.Millisecond, Gain: 0.5},
 	}
 	run := func(halfDuplex bool) (barge, commits []pipeline.Event) {
@@ -478,7 +478,7 @@ func TestHalfDuplexIgnoresTheEcho(t *testing.T) {
 		_, err := pipeline.Replay(context.Background(), clk, cfg, audio.VirtualConfig{Input: pipelinetest.Voice(s.length, s.user...), Echo: s.echo},
 			func(e pipeline.Event) {
 				switch e.Type {
-				case pipeline.EvBargeIn:
+				case pipeline.EvBargeInPending:
 					barge = append(barge, e)
 				case pipeline.EvTurnCommit:
 					commits = append(commits, e)

@@ -138,14 +138,26 @@ func TestBadWAVNamesTheFile(t *testing.T) {
 		"empty.wav":     nil,
 		"garbage.wav":   []byte("this is not a wav file at all, not even close"),
 		"truncated.wav": truncatedWAV(t),
+		"1hz.wav":       wavAt(t, 1),
 	} {
 		path := filepath.Join(dir, name)
 		require.NoError(t, os.WriteFile(path, data, 0o644))
-		_, stderr, err := agent(t, append([]string{"replay", path}, doubles...)...)
-		require.Error(t, err, name)
-		assert.Contains(t, stderr, name)
-		assert.NotContains(t, stderr, "panic")
+		for _, cmd := range [][]string{append([]string{"replay", path}, doubles...), {"vad", path, "--vad-model", "/nonexistent.onnx"}} {
+			_, stderr, err := agent(t, cmd...)
+			require.Error(t, err, name)
+			assert.Contains(t, stderr, name)
+			assert.NotContains(t, stderr, "panic")
+		}
 	}
+}
+
+// wavAt is 64 KB of 16-bit mono silence declared at rate Hz.
+func wavAt(t *testing.T, rate int) []byte {
+	path := filepath.Join(t.TempDir(), "rate.wav")
+	require.NoError(t, audio.WriteWAV(path, audio.Format{Rate: rate, Channels: 1}, make([]float32, 32<<10), audio.PCM16))
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return data
 }
 
 func truncatedWAV(t *testing.T) []byte {

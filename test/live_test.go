@@ -95,8 +95,8 @@ func (b *lockedBuffer) String() string {
 // TestLiveEchoCancellation closes the loop through a real audio server:
 // the agent listens to the very sink it plays into, so its reply comes
 // back at full level. With WebRTC echo cancellation (a build with -tags
-// webrtcapm) the reply plays to its end; without it, the agent
-// interrupts itself.
+// webrtcapm) the reply plays to its end; without it, the agent pauses for
+// its own voice.
 func TestLiveEchoCancellation(t *testing.T) {
 	if err := exec.Command("pactl", "info").Run(); err != nil {
 		t.Skip("no PulseAudio server answers (run scripts/pulse-test-server.sh)")
@@ -113,13 +113,15 @@ func TestLiveEchoCancellation(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, audio.WriteWAV(question, audio.Mono16k, pcm[:3*audio.ProcessingRate], audio.PCM16))
 	script := filepath.Join(t.TempDir(), "one.json")
-	require.NoError(t, os.WriteFile(script, []byte(`{"user":[{"start_ms":500,"end_ms":2295,"text":"what is the weather like today"}],
+	// The words early in the utterance, as in demo-live.json (see liveDoubles).
+	require.NoError(t, os.WriteFile(script, []byte(`{"user":[{"start_ms":500,"end_ms":2295,"text":"what is the weather like today",
+		"words":[{"text":"what is the weather like today","start_ms":500,"end_ms":800}]}],
 		"replies":["It is sunny and warm today, with a light breeze in the afternoon, and the evening will be calm and clear."],
 		"first_token_ms":120,"tokens_per_second":25}`), 0o644))
 
 	for _, tc := range []struct {
-		aec       bool
-		selfBarge bool
+		aec        bool
+		selfPauses bool
 	}{{true, false}, {false, true}} {
 		args := []string{"run", "--json", "--backend", "pulseaudio", fmt.Sprintf("--aec=%v", tc.aec), "--ns=false",
 			"--capture", "Monitor of va_test_sink", "--playback", "va_test_sink",
@@ -132,25 +134,25 @@ func TestLiveEchoCancellation(t *testing.T) {
 		events := eventStream(stdout)
 		waitFor(t, events, "state", 10*time.Second)
 		require.NoError(t, exec.Command("paplay", "-d", "va_test_sink", question).Run())
-		// The reply ends either by playing out or by an interruption.
+		// The reply either plays out or pauses for what the agent hears.
 		var ended string
 		deadline := time.After(30 * time.Second)
 		for ended == "" {
 			select {
 			case e := <-events:
-				if e["type"] == "playback_stop" || e["type"] == "barge_in" {
+				if e["type"] == "playback_stop" || e["type"] == "barge_in_pending" {
 					ended = e["type"].(string)
 				}
 			case <-deadline:
-				t.Fatal("the reply neither finished nor was interrupted")
+				t.Fatal("the reply neither finished nor paused")
 			}
 		}
 		require.NoError(t, agent.Process.Signal(syscall.SIGINT))
 		for range events {
 		}
 		require.NoError(t, agent.Wait())
-		if tc.selfBarge {
-			assert.Equal(t, "barge_in", ended, "without AEC the agent hears itself")
+		if tc.selfPauses {
+			assert.Equal(t, "barge_in_pending", ended, "without AEC the agent hears itself")
 		} else {
 			assert.Equal(t, "playback_stop", ended, "with AEC the reply plays to its end")
 		}

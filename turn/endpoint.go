@@ -2,7 +2,11 @@
 // endpointing policy here, Smart Turn v3 (Whisper features + ONNX) beside it.
 package turn
 
-import "time"
+import (
+	"fmt"
+	"math"
+	"time"
+)
 
 // Config holds the endpointing thresholds. Times are audio time.
 type Config struct {
@@ -37,6 +41,29 @@ func DefaultConfig() Config {
 		SilenceWithoutModel: 700 * time.Millisecond,
 		FallbackSilence:     3 * time.Second,
 	}
+}
+
+// Validate names the first threshold that makes no sense, by its config
+// key under endpoint.
+func (c Config) Validate() error {
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{
+		{"candidate_silence", c.CandidateSilence}, {"stable_for", c.StableFor},
+		{"silence_without_model", c.SilenceWithoutModel}, {"fallback_silence", c.FallbackSilence},
+	} {
+		if d.v < 0 || d.v > time.Minute {
+			return fmt.Errorf("endpoint.%s: %v is not between 0 and 1m", d.key, d.v)
+		}
+	}
+	switch {
+	case math.IsNaN(c.CompleteThreshold) || c.CompleteThreshold < 0 || c.CompleteThreshold > 1:
+		return fmt.Errorf("endpoint.complete_threshold: %v is not between 0 and 1", c.CompleteThreshold)
+	case c.FallbackSilence < c.CandidateSilence:
+		return fmt.Errorf("endpoint.fallback_silence: %v is shorter than candidate_silence %v, so the turn model would never be asked", c.FallbackSilence, c.CandidateSilence)
+	}
+	return nil
 }
 
 // Decision is what the endpointer wants next.

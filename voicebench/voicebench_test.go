@@ -75,7 +75,7 @@ func doubles(t testing.TB) wiring.Stages {
 	t.Helper()
 	script := filepath.Join(t.TempDir(), "script.json")
 	data, err := json.Marshal(map[string]any{
-		"user":              []map[string]any{{"start_ms": 0, "end_ms": 30000, "text": heard}},
+		"user":              []map[string]any{{"start_ms": 0, "end_ms": 300, "text": heard}}, // every sample speaks at once
 		"replies":           []string{reply},
 		"first_token_ms":    100,
 		"tokens_per_second": 50,

@@ -20,9 +20,9 @@ import (
 
 // replayWithEcho runs a conversation whose reply is played through a
 // simulated echo path back into the microphone, with or without the
-// echo canceller, and returns the barge-ins and the replies played to
-// their end.
-func replayWithEcho(t *testing.T, aec bool, user []pipelinetest.Utterance) (barge []pipeline.Event, finished int) {
+// echo canceller, and returns the pauses for what the assistant heard,
+// the confirmed barge-ins and the replies played to their end.
+func replayWithEcho(t *testing.T, aec bool, user []pipelinetest.Utterance) (paused, barge []pipeline.Event, finished int) {
 	t.Helper()
 	clk := clock.NewVirtual()
 	cfg := pipeline.DefaultConfig()
@@ -45,6 +45,8 @@ func replayWithEcho(t *testing.T, aec bool, user []pipelinetest.Utterance) (barg
 	}
 	_, err := pipeline.Replay(context.Background(), clk, cfg, dev, func(e pipeline.Event) {
 		switch e.Type {
+		case pipeline.EvBargeInPending:
+			paused = append(paused, e)
 		case pipeline.EvBargeIn:
 			barge = append(barge, e)
 		case pipeline.EvPlaybackStop:
@@ -52,28 +54,34 @@ func replayWithEcho(t *testing.T, aec bool, user []pipelinetest.Utterance) (barg
 		}
 	})
 	require.NoError(t, err)
-	return barge, finished
+	return paused, barge, finished
 }
 
 var question = pipelinetest.Utterance{Start: 300 * time.Millisecond, End: 1300 * time.Millisecond, Text: "tell me a story"}
 
 func TestEchoDoesNotInterruptWithAEC(t *testing.T) {
-	barge, finished := replayWithEcho(t, true, []pipelinetest.Utterance{question})
+	paused, barge, finished := replayWithEcho(t, true, []pipelinetest.Utterance{question})
+	assert.Empty(t, paused, "the assistant paused for its own echo")
 	assert.Empty(t, barge, "the assistant interrupted itself through its own echo")
 	assert.Equal(t, 1, finished, "the whole reply was played")
 }
 
 func TestEchoInterruptsWithoutAEC(t *testing.T) {
 	// Proves the test above can fail: the same replay without the echo
-	// canceller hears its own reply as the user.
-	barge, _ := replayWithEcho(t, false, []pipelinetest.Utterance{question})
-	assert.NotEmpty(t, barge)
+	// canceller hears its own reply as the user and pauses for it.
+	paused, _, _ := replayWithEcho(t, false, []pipelinetest.Utterance{question})
+	assert.NotEmpty(t, paused)
 }
 
 func TestUserStillInterruptsWithAEC(t *testing.T) {
 	stop := pipelinetest.Utterance{Start: 5 * time.Second, End: 6 * time.Second, Text: "stop please"}
-	barge, _ := replayWithEcho(t, true, []pipelinetest.Utterance{question, stop})
+	paused, barge, _ := replayWithEcho(t, true, []pipelinetest.Utterance{question, stop})
+	// Paused as soon as the voice is heard, cancelled at the first word
+	// ("stop", the first half of the utterance).
+	require.Len(t, paused, 1)
+	assert.GreaterOrEqual(t, paused[0].At, stop.Start)
+	assert.Less(t, paused[0].At, stop.Start+300*time.Millisecond)
 	require.Len(t, barge, 1)
-	assert.GreaterOrEqual(t, barge[0].At, stop.Start)
-	assert.Less(t, barge[0].At, stop.Start+500*time.Millisecond)
+	assert.GreaterOrEqual(t, barge[0].At, stop.Start+500*time.Millisecond)
+	assert.Less(t, barge[0].At, stop.Start+700*time.Millisecond)
 }

@@ -40,6 +40,10 @@ func (p *eventPrinter) print(e pipeline.Event) {
 		p.log.Info("assistant", at, "turn", e.Turn, "text", e.Text)
 	case pipeline.EvBargeIn:
 		p.log.Info("barge-in", at, "turn", e.Turn, "heard", e.Text)
+	case pipeline.EvBargeInPending:
+		p.log.Info("paused for the user", at, "turn", e.Turn)
+	case pipeline.EvBargeInResumed:
+		p.log.Info("resumed: not an interruption", at, "turn", e.Turn, "heard", e.Text)
 	case pipeline.EvTurnMetrics:
 		m := e.Metrics
 		p.log.Info("latency", "turn", e.Turn, "end_to_end_ms", m.EndToEndMS, "endpointing_ms", m.EndpointingMS,

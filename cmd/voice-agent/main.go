@@ -23,6 +23,7 @@ import (
 	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/audio/device"
 	"github.com/voiceassistant/voice/internal/wiring"
+	"github.com/voiceassistant/voice/pipeline"
 )
 
 // Config is the config file: every knob, overridable by flags.
@@ -103,12 +104,16 @@ func (a *app) root() *cobra.Command {
 	pf.StringVar(&st.Voice, "voice", "", "built-in voice of the synthesizer (default Junhao)")
 	pf.StringVar(&st.ASRModelDir, "asr-model-dir", "", "X-ASR model directory (default: <model dir>/xasr-zh-en-streaming-160ms, the model directory itself, then third_party/models)")
 	pf.StringVar(&st.SystemPrompt, "system-prompt", st.SystemPrompt, "system prompt")
-	pf.BoolVar(&st.BargeIn, "barge-in", st.BargeIn, "let the user interrupt the assistant by speaking")
+	pf.Var(&st.BargeIn.Mode, "barge-in", "when the user speaks over a reply: pause it and decide (cancel or resume), duck it and decide, or off (let it finish; the speech is the next turn)")
+	pf.Lookup("barge-in").NoOptDefVal = string(pipeline.InterruptPause)
+	pf.DurationVar(&st.BargeIn.MinSpeech, "barge-in-min-speech", st.BargeIn.MinSpeech, "speech this long interrupts even before it has words (0: at once)")
+	pf.IntVar(&st.BargeIn.MinWords, "barge-in-min-words", st.BargeIn.MinWords, "words, backchannels aside, that interrupt (0: only --barge-in-min-speech decides)")
+	pf.DurationVar(&st.BargeIn.ResumeAfter, "barge-in-resume-after", st.BargeIn.ResumeAfter, "after a sound that did not interrupt, play on once this much silence has passed")
+	pf.StringSliceVar(&st.BargeIn.Backchannels, "backchannels", st.BargeIn.Backchannels, "words and phrases that never interrupt (comma-separated)")
 	pf.BoolVar(&st.FrontEnd.AEC, "aec", st.FrontEnd.AEC, "echo cancellation (with a build with -tags webrtcapm)")
 	pf.BoolVar(&st.FrontEnd.NS, "ns", st.FrontEnd.NS, "noise suppression")
 	pf.BoolVar(&st.FrontEnd.AGC, "agc", st.FrontEnd.AGC, "automatic gain control")
 	pf.BoolVar(&st.FrontEnd.HalfDuplex, "half-duplex", st.FrontEnd.HalfDuplex, "close the microphone while the assistant speaks")
-	pf.DurationVar(&st.BargeInMin, "barge-in-min", st.BargeInMin, "speech needed to interrupt")
 	root.AddCommand(a.runCmd(), a.replayCmd(), a.devicesCmd(), a.vadCmd(), a.turnCmd(), a.asrCmd(), a.chatCmd(), a.benchCmd(), a.ttsCmd(), a.modelsCmd())
 	for _, c := range optionalCommands {
 		root.AddCommand(c(a))
@@ -121,6 +126,9 @@ func (a *app) root() *cobra.Command {
 func (a *app) setup(cmd *cobra.Command) error {
 	path, err := a.loadConfig(cmd)
 	if err != nil {
+		return err
+	}
+	if err := a.cfg.Stages.Validate(); err != nil {
 		return err
 	}
 	if a.log, err = newLogger(os.Stderr, a.cfg.LogLevel, a.cfg.LogFormat); err != nil {
@@ -162,14 +170,18 @@ func (a *app) loadConfig(cmd *cobra.Command) (string, error) {
 		return "", fmt.Errorf("config: %w", err)
 	}
 	// Flags win over the file: remember the ones given, load the file over
-	// everything, then give those flags again.
+	// everything, then give those flags again. (A list flag is put back
+	// whole: setting it again would append.)
 	given := map[string]string{}
-	cmd.Flags().Visit(func(f *pflag.Flag) { given[f.Name] = f.Value.String() })
-	// A misspelt knob is an error, not a silently ignored line: on a
-	// headless device nobody would notice the default still applies.
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&a.cfg); err != nil && !errors.Is(err, io.EOF) {
+	lists := map[pflag.SliceValue][]string{}
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if l, ok := f.Value.(pflag.SliceValue); ok {
+			lists[l] = l.GetSlice()
+		} else {
+			given[f.Name] = f.Value.String()
+		}
+	})
+	if err := decodeConfig(data, &a.cfg); err != nil {
 		return "", fmt.Errorf("config %s: %w", path, err)
 	}
 	for name, v := range given {
@@ -177,5 +189,23 @@ func (a *app) loadConfig(cmd *cobra.Command) (string, error) {
 			return "", err
 		}
 	}
+	for l, v := range lists {
+		if err := l.Replace(v); err != nil {
+			return "", err
+		}
+	}
 	return path, nil
+}
+
+// decodeConfig reads a config file over cfg: keys it has replace cfg's
+// values, the rest stay.
+func decodeConfig(data []byte, cfg *Config) error {
+	// A misspelt knob is an error, not a silently ignored line: on a
+	// headless device nobody would notice the default still applies.
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
 }

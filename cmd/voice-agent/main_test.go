@@ -10,9 +10,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
 
 	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/internal/wiring"
+	"github.com/voiceassistant/voice/pipeline"
 )
 
 func TestConfigFileUnderFlags(t *testing.T) {
@@ -22,7 +24,10 @@ stages:
   vad: energy
   llm: scripted
   tts: none
-  barge_in_min: 400ms
+  barge_in:
+    mode: duck
+    min_speech: 400ms
+    backchannels: [yeah, 嗯]
   endpoint:
     fallback_silence: 2s
   vad_tuning:
@@ -31,19 +36,57 @@ stages:
 	a := &app{cfg: Config{Stages: wiring.DefaultStages()}}
 	root := a.root()
 	root.SetOut(&bytes.Buffer{})
-	root.SetArgs([]string{"devices", "--backend", "null", "--config", path, "--llm", "mnn"})
+	root.SetArgs([]string{"devices", "--backend", "null", "--config", path, "--llm", "mnn", "--barge-in-min-words", "2", "--backchannels", "ok,sure"})
 	require.NoError(t, root.Execute())
 
 	st := a.cfg.Stages
 	assert.Equal(t, "energy", st.VAD, "from the file")
 	assert.Equal(t, "none", st.TTS, "from the file")
-	assert.Equal(t, 400*time.Millisecond, st.BargeInMin, "from the file")
+	assert.Equal(t, pipeline.InterruptDuck, st.BargeIn.Mode, "from the file")
+	assert.Equal(t, 400*time.Millisecond, st.BargeIn.MinSpeech, "from the file")
+	assert.Equal(t, 2, st.BargeIn.MinWords, "the flag")
+	assert.Equal(t, []string{"ok", "sure"}, st.BargeIn.Backchannels, "the flag wins over the file, whole")
+	assert.Equal(t, time.Second, st.BargeIn.ResumeAfter, "default")
 	assert.Equal(t, "mnn", st.LLM, "the flag wins over the file")
 	assert.Equal(t, 2*time.Second, st.Endpoint.FallbackSilence, "from the file")
 	assert.Equal(t, 200*time.Millisecond, st.Endpoint.CandidateSilence, "defaults kept beside the file's values")
 	assert.InDelta(t, 0.6, st.VADTuning.Threshold, 1e-6, "from the file")
 	assert.Equal(t, 250*time.Millisecond, st.VADTuning.MinSpeech, "defaults kept beside the file's values")
 	assert.Equal(t, wiring.ASRXASR, st.ASR, "default where neither says")
+}
+
+// Settings that make no sense are errors naming their key, whether they
+// come from the file or a flag; zero is a setting, not "the default".
+func TestConfigValuesAreChecked(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		args       []string
+		err        string
+	}{
+		{"negative min speech", "stages:\n  barge_in:\n    min_speech: -1s\n", nil, "stages.barge_in.min_speech: -1s"},
+		{"negative fallback", "stages:\n  endpoint:\n    fallback_silence: -1s\n", nil, "stages.endpoint.fallback_silence: -1s"},
+		{"unknown mode", "stages:\n  barge_in:\n    mode: sometimes\n", nil, `"sometimes" is not a barge-in mode`},
+		{"flag", "", []string{"--barge-in-resume-after", "-2s"}, "stages.barge_in.resume_after: -2s"},
+		{"old key", "stages:\n  barge_in_min: 250ms\n", nil, "field barge_in_min not found"},
+		{"zero is a setting", "stages:\n  barge_in:\n    min_speech: 0s\n    mode: off\n", nil, ""},
+		{"older true/false", "", []string{"--barge-in=false"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.yaml")
+			require.NoError(t, os.WriteFile(path, []byte(tc.yaml), 0o644))
+			a := &app{cfg: Config{Stages: wiring.DefaultStages()}}
+			root := a.root()
+			root.SetOut(&bytes.Buffer{})
+			root.SetArgs(append([]string{"devices", "--backend", "null", "--config", path}, tc.args...))
+			err := root.Execute()
+			if tc.err == "" {
+				require.NoError(t, err)
+				assert.Equal(t, pipeline.InterruptOff, a.cfg.Stages.BargeIn.Mode)
+				return
+			}
+			require.ErrorContains(t, err, tc.err)
+		})
+	}
 }
 
 func TestBadConfigFileIsAnError(t *testing.T) {
@@ -86,4 +129,31 @@ func TestModelsCacheFromFlagEnvOrConfigFile(t *testing.T) {
 			assert.Equal(t, filepath.Join(c.want, "silero-vad-v5"), strings.TrimSpace(out.String()))
 		})
 	}
+}
+
+// FuzzConfigFile: any file either is refused with an error or gives a
+// configuration whose settings are checked without a panic, and which
+// reads back the same once written out.
+func FuzzConfigFile(f *testing.F) {
+	example, err := os.ReadFile(filepath.Join("..", "..", "configs", "voice-agent.yaml"))
+	require.NoError(f, err)
+	f.Add(example)
+	f.Add([]byte("stages:\n  barge_in:\n    mode: duck\n    min_speech: 0s\n    backchannels: [yeah, 嗯]\n"))
+	f.Add([]byte("stages:\n  endpoint:\n    fallback_silence: -1s\n"))
+	f.Add([]byte("stages: [not, a, map"))
+	f.Add([]byte("device:\n  rate: 99999999999999999999\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg := Config{Stages: wiring.DefaultStages()}
+		if decodeConfig(data, &cfg) != nil {
+			return
+		}
+		if cfg.Stages.Validate() != nil {
+			return
+		}
+		out, err := yaml.Marshal(cfg)
+		require.NoError(t, err)
+		again := Config{Stages: wiring.DefaultStages()}
+		require.NoError(t, decodeConfig(out, &again), "%s", out)
+		require.Equal(t, cfg, again)
+	})
 }

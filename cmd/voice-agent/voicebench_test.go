@@ -66,7 +66,7 @@ func TestVoiceBenchRunResumeScore(t *testing.T) {
 	const heard, reply = "what is the capital of france", "Paris."
 	script := filepath.Join(t.TempDir(), "script.json")
 	raw, err := json.Marshal(map[string]any{
-		"user":    []map[string]any{{"start_ms": 0, "end_ms": 30000, "text": heard}},
+		"user":    []map[string]any{{"start_ms": 0, "end_ms": 200, "text": heard}}, // espeak starts at once
 		"replies": []string{reply},
 	})
 	require.NoError(t, err)

@@ -4,6 +4,7 @@
 package wiring
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -82,14 +83,14 @@ type Stages struct {
 	ONNXRuntime string `yaml:"onnxruntime"`
 
 	SystemPrompt string `yaml:"system_prompt"`
-	// HistoryChars bounds the conversation sent to the LLM.
-	HistoryChars int           `yaml:"history_chars"`
-	BargeIn      bool          `yaml:"barge_in"`
-	BargeInMin   time.Duration `yaml:"barge_in_min"`
+	// HistoryChars bounds the conversation sent to the LLM (0: no bound).
+	HistoryChars int `yaml:"history_chars"`
+	// BargeIn is what happens when the user speaks over a reply.
+	BargeIn pipeline.BargeIn `yaml:"barge_in"`
 
 	// Endpoint and VADTuning are the endpointing policy and the speech
 	// detector's thresholds (see turn.Config and vad.Config for what each
-	// default is and why); zero values mean the defaults.
+	// default is and why).
 	Endpoint  turn.Config `yaml:"endpoint"`
 	VADTuning vad.Config  `yaml:"vad_tuning"`
 
@@ -117,8 +118,7 @@ func DefaultStages() Stages {
 		VAD: VADSilero, ASR: ASRXASR, Turn: TurnSmart, LLM: LLMMNN, TTS: TTSMoss,
 		SystemPrompt: "You are a helpful voice assistant. Answer briefly, in plain spoken language.",
 		HistoryChars: 4000,
-		BargeIn:      true,
-		BargeInMin:   250 * time.Millisecond,
+		BargeIn:      pipeline.DefaultBargeIn(),
 		Endpoint:     turn.DefaultConfig(),
 		VADTuning:    vad.DefaultConfig(),
 		FrontEnd:     FrontEnd{AEC: true, NS: true, HalfDuplexTail: 300 * time.Millisecond},
@@ -132,10 +132,62 @@ type Script struct {
 		StartMS float64 `json:"start_ms"`
 		EndMS   float64 `json:"end_ms"`
 		Text    string  `json:"text"`
+		// Words optionally time each word; by default they share the
+		// utterance evenly.
+		Words []struct {
+			Text    string  `json:"text"`
+			StartMS float64 `json:"start_ms"`
+			EndMS   float64 `json:"end_ms"`
+		} `json:"words"`
 	} `json:"user"`
 	Replies         []string `json:"replies"`
 	FirstTokenMS    float64  `json:"first_token_ms"`
 	TokensPerSecond float64  `json:"tokens_per_second"`
+}
+
+// maxScriptMS bounds every time in a script (a day), so a typo cannot
+// overflow a duration.
+const maxScriptMS = 24 * 3600 * 1000
+
+// ParseScript reads a script; name labels errors.
+func ParseScript(data []byte, name string) (*Script, error) {
+	var s Script
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("script %s: %w", name, err)
+	}
+	inRange := func(ms float64) bool { return ms >= 0 && ms <= maxScriptMS }
+	for i, u := range s.User {
+		if !inRange(u.StartMS) || !inRange(u.EndMS) || u.EndMS < u.StartMS {
+			return nil, fmt.Errorf("script %s: user[%d]: start_ms %v and end_ms %v must satisfy 0 <= start <= end <= %d", name, i, u.StartMS, u.EndMS, maxScriptMS)
+		}
+		for j, w := range u.Words {
+			if w.StartMS < u.StartMS || w.EndMS > u.EndMS || w.EndMS < w.StartMS {
+				return nil, fmt.Errorf("script %s: user[%d].words[%d]: %v-%v ms lies outside its utterance %v-%v ms", name, i, j, w.StartMS, w.EndMS, u.StartMS, u.EndMS)
+			}
+		}
+	}
+	if !inRange(s.FirstTokenMS) {
+		return nil, fmt.Errorf("script %s: first_token_ms %v is not between 0 and %d", name, s.FirstTokenMS, maxScriptMS)
+	}
+	if s.TokensPerSecond < 0 || s.TokensPerSecond > 1e6 {
+		return nil, fmt.Errorf("script %s: tokens_per_second %v is not between 0 (all at once) and 1e6", name, s.TokensPerSecond)
+	}
+	return &s, nil
+}
+
+// Utterances are the script's user speech for the scripted recognizer.
+func (s *Script) Utterances() []pipelinetest.Utterance {
+	var out []pipelinetest.Utterance
+	for _, u := range s.User {
+		utt := pipelinetest.Utterance{Start: msDur(u.StartMS), End: msDur(u.EndMS), Text: u.Text}
+		for _, w := range u.Words {
+			utt.Words = append(utt.Words, pipelinetest.Word{Text: w.Text, Start: msDur(w.StartMS), End: msDur(w.EndMS)})
+		}
+		out = append(out, utt)
+	}
+	return out
 }
 
 // ErrUnavailable marks a backend that cannot be used on this build or
@@ -185,24 +237,47 @@ func (c *closeAll) close() error {
 	return errors.Join(errs...)
 }
 
-func build(s Stages, clk clock.Clock, closers *closeAll) (pipeline.Config, error) {
-	cfg := pipeline.DefaultConfig()
-	for name, n := range map[string]int{"llm": s.LLMThreads, "vad": s.VADThreads, "turn": s.TurnThreads, "asr": s.ASRThreads, "tts": s.TTSThreads} {
-		if n < 0 {
-			return cfg, fmt.Errorf("%s threads: %d is negative (0 means the default)", name, n)
+// Validate names the first setting that makes no sense by its key in the
+// config file (flags are named after the keys), so a typo on a headless
+// device is an error, not a silently different assistant.
+func (s Stages) Validate() error {
+	for _, n := range []struct {
+		key string
+		v   int
+	}{{"llm_threads", s.LLMThreads}, {"vad_threads", s.VADThreads}, {"turn_threads", s.TurnThreads}, {"asr_threads", s.ASRThreads}, {"tts_threads", s.TTSThreads}} {
+		if n.v < 0 || n.v > 256 {
+			return fmt.Errorf("config: stages.%s: %d is not between 0 (the default) and 256", n.key, n.v)
 		}
 	}
-	cfg.BargeIn.Enabled = s.BargeIn
-	if s.BargeInMin > 0 {
-		cfg.BargeIn.MinSpeech = s.BargeInMin
+	if s.HistoryChars < 0 {
+		return fmt.Errorf("config: stages.history_chars: %d is negative (0 means no bound)", s.HistoryChars)
 	}
-	if s.Endpoint != (turn.Config{}) {
-		cfg.Endpoint = s.Endpoint
+	if err := s.BargeIn.Validate(); err != nil {
+		return fmt.Errorf("config: stages.%w", err)
 	}
-	cfg.HalfDuplex.Enabled = s.FrontEnd.HalfDuplex
-	if s.FrontEnd.HalfDuplexTail > 0 {
-		cfg.HalfDuplex.Tail = s.FrontEnd.HalfDuplexTail
+	if err := s.Endpoint.Validate(); err != nil {
+		return fmt.Errorf("config: stages.%w", err)
 	}
+	if err := s.VADTuning.Validate(); err != nil {
+		return fmt.Errorf("config: stages.vad_tuning: %w", err)
+	}
+	if t := s.FrontEnd.HalfDuplexTail; t < 0 || t > 10*time.Second {
+		return fmt.Errorf("config: stages.frontend.half_duplex_tail: %v is not between 0 and 10s", t)
+	}
+	if d := s.FrontEnd.DelayMS; d < 0 || d > 1000 {
+		return fmt.Errorf("config: stages.frontend.delay_ms: %d is not between 0 (estimate it) and 1000", d)
+	}
+	return nil
+}
+
+func build(s Stages, clk clock.Clock, closers *closeAll) (pipeline.Config, error) {
+	cfg := pipeline.DefaultConfig()
+	if err := s.Validate(); err != nil {
+		return cfg, err
+	}
+	cfg.BargeIn = s.BargeIn
+	cfg.Endpoint = s.Endpoint
+	cfg.HalfDuplex = pipeline.HalfDuplex{Enabled: s.FrontEnd.HalfDuplex, Tail: s.FrontEnd.HalfDuplexTail}
 	cfg.History = llm.NewHistory(s.SystemPrompt, s.HistoryChars)
 	cfg.NewChunker = func() pipeline.Chunker { return chunk.New(chunk.DefaultConfig()) }
 
@@ -231,11 +306,7 @@ func build(s Stages, clk clock.Clock, closers *closeAll) (pipeline.Config, error
 	}
 	switch s.ASR {
 	case ASRScripted:
-		asr := &pipelinetest.ScriptedASR{}
-		for _, u := range script.User {
-			asr.Script = append(asr.Script, pipelinetest.Utterance{Start: msDur(u.StartMS), End: msDur(u.EndMS), Text: u.Text})
-		}
-		cfg.ASR = asr
+		cfg.ASR = &pipelinetest.ScriptedASR{Script: script.Utterances()}
 	case ASRXASR:
 		r, err := NewRecognizer(s)
 		if err != nil {
@@ -318,11 +389,7 @@ func loadScript(path string) (*Script, error) {
 	if err != nil {
 		return nil, fmt.Errorf("script: %w", err)
 	}
-	var s Script
-	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("script %s: %w", path, err)
-	}
-	return &s, nil
+	return ParseScript(data, path)
 }
 
 // NewVAD builds the Silero detector for s, and the function that closes
@@ -340,11 +407,7 @@ func NewVAD(s Stages) (*vad.Detector, func() error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	tuning := s.VADTuning
-	if tuning == (vad.Config{}) {
-		tuning = vad.DefaultConfig()
-	}
-	d, err := vad.NewDetector(m, tuning)
+	d, err := vad.NewDetector(m, s.VADTuning)
 	if err != nil {
 		return nil, nil, errors.Join(err, m.Close())
 	}

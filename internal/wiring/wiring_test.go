@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,7 +21,8 @@ func TestBuild(t *testing.T) {
 	require.NoError(t, os.WriteFile(script, []byte(`{"user":[{"start_ms":0,"end_ms":500,"text":"hi"}],"replies":["hello"]}`), 0o644))
 	noReplies := filepath.Join(t.TempDir(), "empty.json")
 	require.NoError(t, os.WriteFile(noReplies, []byte(`{"user":[]}`), 0o644))
-	doubles := Stages{VAD: VADEnergy, ASR: ASRScripted, Turn: TurnNone, LLM: LLMScripted, TTS: TTSTone, Script: script}
+	doubles := DefaultStages()
+	doubles.VAD, doubles.ASR, doubles.Turn, doubles.LLM, doubles.TTS, doubles.Script = VADEnergy, ASRScripted, TurnNone, LLMScripted, TTSTone, script
 
 	for _, tc := range []struct {
 		name        string
@@ -40,7 +42,14 @@ func TestBuild(t *testing.T) {
 		{name: "script missing", edit: func(s *Stages) { s.Script = "/nonexistent.json" }, errs: []string{"/nonexistent.json"}},
 		{name: "script without replies", edit: func(s *Stages) { s.Script = noReplies }, errs: []string{"no replies"}},
 		{name: "threads per model", edit: func(s *Stages) { s.Turn = TurnSmart; s.TurnModel = tinySmartTurn; s.TurnThreads = 2; s.VADThreads = 1 }},
-		{name: "negative threads", edit: func(s *Stages) { s.ASRThreads = -1 }, errs: []string{"asr threads: -1 is negative"}},
+		{name: "negative threads", edit: func(s *Stages) { s.ASRThreads = -1 }, errs: []string{"stages.asr_threads: -1 is not between 0"}},
+		{name: "negative min speech", edit: func(s *Stages) { s.BargeIn.MinSpeech = -time.Second }, errs: []string{"stages.barge_in.min_speech: -1s"}},
+		{name: "negative fallback silence", edit: func(s *Stages) { s.Endpoint.FallbackSilence = -time.Second }, errs: []string{"stages.endpoint.fallback_silence: -1s"}},
+		{name: "unknown barge-in mode", edit: func(s *Stages) { s.BargeIn.Mode = "sometimes" }, errs: []string{`stages.barge_in.mode: "sometimes"`}},
+		{name: "empty backchannel", edit: func(s *Stages) { s.BargeIn.Backchannels = []string{"yeah", "..."} }, errs: []string{`stages.barge_in.backchannels: "..."`}},
+		{name: "negative half-duplex tail", edit: func(s *Stages) { s.FrontEnd.HalfDuplexTail = -time.Millisecond }, errs: []string{"stages.frontend.half_duplex_tail"}},
+		{name: "VAD threshold", edit: func(s *Stages) { s.VADTuning.Threshold = 2 }, errs: []string{"stages.vad_tuning: vad: threshold 2"}},
+		{name: "zero min speech is allowed: interrupt at once", edit: func(s *Stages) { s.BargeIn.MinSpeech = 0 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := doubles
@@ -52,6 +61,8 @@ func TestBuild(t *testing.T) {
 				assert.NotNil(t, cfg.VAD)
 				assert.NotNil(t, cfg.LLM)
 				assert.Equal(t, s.TTS != TTSNone, cfg.TTS != nil)
+				assert.Equal(t, s.BargeIn, cfg.BargeIn, "the policy as configured, zeros included")
+				assert.Equal(t, s.Endpoint, cfg.Endpoint)
 				return
 			}
 			require.Error(t, err)
@@ -65,7 +76,8 @@ func TestBuild(t *testing.T) {
 
 func TestBuildWithSilero(t *testing.T) {
 	testenv.Model(t, SileroFile)
-	s := Stages{VAD: VADSilero, ASR: ASRScripted, Turn: TurnSmart, TurnModel: tinySmartTurn, LLM: LLMScripted, TTS: TTSNone}
+	s := DefaultStages()
+	s.VAD, s.ASR, s.Turn, s.TurnModel, s.LLM, s.TTS = VADSilero, ASRScripted, TurnSmart, tinySmartTurn, LLMScripted, TTSNone
 	s.Script = filepath.Join(t.TempDir(), "script.json")
 	require.NoError(t, os.WriteFile(s.Script, []byte(`{"replies":["hello"]}`), 0o644))
 	cfg, closeStages, err := Build(s, clock.NewVirtual())
@@ -73,4 +85,57 @@ func TestBuildWithSilero(t *testing.T) {
 	assert.NotNil(t, cfg.VAD)
 	assert.NotNil(t, cfg.Turn)
 	require.NoError(t, closeStages())
+}
+
+func TestParseScript(t *testing.T) {
+	for _, tc := range []struct {
+		name, json string
+		err        string
+	}{
+		{"words timed", `{"user":[{"start_ms":100,"end_ms":900,"text":"hi there","words":[{"text":"hi","start_ms":100,"end_ms":400},{"text":"there","start_ms":500,"end_ms":900}]}],"replies":["x"]}`, ""},
+		{"end before start", `{"user":[{"start_ms":900,"end_ms":100,"text":"hi"}]}`, "user[0]: start_ms 900 and end_ms 100"},
+		{"negative time", `{"user":[{"start_ms":-1,"end_ms":100,"text":"hi"}]}`, "user[0]"},
+		{"a time past a day", `{"user":[{"start_ms":0,"end_ms":1e300,"text":"hi"}]}`, "user[0]"},
+		{"word outside its utterance", `{"user":[{"start_ms":100,"end_ms":900,"text":"hi","words":[{"text":"hi","start_ms":0,"end_ms":400}]}]}`, "user[0].words[0]"},
+		{"negative rate", `{"replies":["x"],"tokens_per_second":-1}`, "tokens_per_second -1"},
+		{"misspelt key", `{"replys":["x"]}`, `unknown field "replys"`},
+		{"not JSON", `{"user":`, "script s.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := ParseScript([]byte(tc.json), "s.json")
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			u := s.Utterances()
+			require.Len(t, u, 1)
+			assert.Equal(t, 500*time.Millisecond, u[0].Words[1].Start)
+		})
+	}
+}
+
+// FuzzParseScript: a script either is refused with an error naming it, or
+// gives utterances whose times are in order and within a day.
+func FuzzParseScript(f *testing.F) {
+	f.Add([]byte(`{"user":[{"start_ms":500,"end_ms":2295,"text":"what is the weather like today"}],"replies":["Sunny."],"first_token_ms":120,"tokens_per_second":25}`))
+	f.Add([]byte(`{"user":[{"start_ms":100,"end_ms":900,"text":"hi there","words":[{"text":"hi","start_ms":100,"end_ms":400}]}]}`))
+	f.Add([]byte(`{"user":[{"start_ms":1e308,"end_ms":-0}]}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := ParseScript(data, "fuzz.json")
+		if err != nil {
+			require.Nil(t, s)
+			require.Contains(t, err.Error(), "fuzz.json")
+			return
+		}
+		for _, u := range s.Utterances() {
+			require.LessOrEqual(t, time.Duration(0), u.Start)
+			require.LessOrEqual(t, u.Start, u.End)
+			require.LessOrEqual(t, u.End, 24*time.Hour)
+			for _, w := range u.Words {
+				require.True(t, u.Start <= w.Start && w.Start <= w.End && w.End <= u.End, "%+v in %+v", w, u)
+			}
+		}
+	})
 }

@@ -5,8 +5,11 @@
 package pipelinetest
 
 import (
+	"cmp"
 	"context"
 	"math"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -77,48 +80,89 @@ func (v *EnergyVAD) Reset() {
 type Utterance struct {
 	Start, End time.Duration
 	Text       string
+	// Words, if set, are Text's words with their own times; otherwise the
+	// words share [Start, End) evenly.
+	Words []Word
 }
 
-// ScriptedASR is a recognizer double: audio it is given that overlaps an
-// utterance of the script reveals that utterance's words in proportion to
-// the audio time heard.
+// Word is one word of an utterance and the audio that carries it.
+type Word struct {
+	Text       string
+	Start, End time.Duration
+}
+
+// timedWords are u's words with their spans.
+func (u Utterance) timedWords() []Word {
+	if len(u.Words) > 0 {
+		return u.Words
+	}
+	fields := strings.Fields(u.Text)
+	out := make([]Word, len(fields))
+	step := (u.End - u.Start) / time.Duration(max(len(fields), 1))
+	for i, w := range fields {
+		out[i] = Word{Text: w, Start: u.Start + time.Duration(i)*step, End: u.Start + time.Duration(i+1)*step}
+	}
+	if len(out) > 0 {
+		out[len(out)-1].End = u.End
+	}
+	return out
+}
+
+// ScriptedASR is a recognizer double. A word of the script is recognized
+// once every frame that carries it (its span) has been fed since the last
+// Reset, as a real recognizer needs the whole word: a reset in the middle
+// of speech, or a turn started without the frames before the VAD's speech
+// start (the pre-roll), loses words here too.
 type ScriptedASR struct {
 	Script []Utterance
 
-	heard map[int]time.Duration // utterance index -> latest audio time heard
+	words []Word // the script's words in time order, built on first use
+	fed   []span // audio fed since Reset, merged, in order
 }
+
+type span struct{ from, to time.Duration }
 
 func (a *ScriptedASR) Accept(f audio.Frame) (string, error) {
-	if a.heard == nil {
-		a.heard = map[int]time.Duration{}
-	}
-	for i, u := range a.Script {
-		if f.Stop() > u.Start && f.Start() < u.End {
-			a.heard[i] = max(a.heard[i], min(f.Stop(), u.End))
-		}
-	}
-	return a.text(false), nil
+	a.feed(span{f.Start(), f.Stop()})
+	return a.text(), nil
 }
 
-func (a *ScriptedASR) Finalize() (string, error) { return a.text(true), nil }
+func (a *ScriptedASR) Finalize() (string, error) { return a.text(), nil }
 
-func (a *ScriptedASR) Reset() { a.heard = nil }
+func (a *ScriptedASR) Reset() { a.fed = a.fed[:0] }
 
-func (a *ScriptedASR) text(final bool) string {
-	var words []string
-	for i, u := range a.Script {
-		at, ok := a.heard[i]
-		if !ok {
-			continue
-		}
-		w := strings.Fields(u.Text)
-		n := len(w)
-		if !final {
-			n = int(float64(len(w)) * float64(at-u.Start) / float64(u.End-u.Start))
-		}
-		words = append(words, w[:n]...)
+// feed adds s to the fed spans, merging it with those it touches.
+func (a *ScriptedASR) feed(s span) {
+	if s.to <= s.from {
+		return
 	}
-	return strings.Join(words, " ")
+	i := sort.Search(len(a.fed), func(i int) bool { return a.fed[i].to >= s.from })
+	j := i
+	for j < len(a.fed) && a.fed[j].from <= s.to {
+		s.from, s.to = min(s.from, a.fed[j].from), max(s.to, a.fed[j].to)
+		j++
+	}
+	a.fed = slices.Replace(a.fed, i, j, s)
+}
+
+// text is the fed words, in order.
+func (a *ScriptedASR) text() string {
+	if a.words == nil {
+		for _, u := range a.Script {
+			a.words = append(a.words, u.timedWords()...)
+		}
+		slices.SortStableFunc(a.words, func(x, y Word) int { return cmp.Compare(x.Start, y.Start) })
+	}
+	var out []string
+	for _, s := range a.fed {
+		i := sort.Search(len(a.words), func(i int) bool { return a.words[i].Start >= s.from })
+		for ; i < len(a.words) && a.words[i].Start < s.to; i++ {
+			if w := a.words[i]; w.End <= s.to {
+				out = append(out, w.Text)
+			}
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // ScriptedLLM is a generator double: it streams the next of Replies word
