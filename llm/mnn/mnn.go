@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"os"
 	"runtime/cgo"
-	"sync"
 	"time"
 	"unsafe"
 
@@ -25,11 +24,32 @@ import (
 
 // Model is a loaded MNN LLM. One generation runs at a time.
 type Model struct {
-	mu  sync.Mutex
-	l   *C.voice_llm
-	cfg Config
-	tmp string
+	// engine is held by whoever drives the engine: a semaphore rather than
+	// a mutex, so a generation cancelled while it waits (the user barged
+	// in on a reply that had not started) gives up instead of queueing a
+	// prefill nobody will hear.
+	engine chan struct{}
+	l      *C.voice_llm
+	cfg    Config
+	tmp    string
 }
+
+// acquire takes the engine, or returns ctx's error once ctx is done.
+func (m *Model) acquire(ctx context.Context) error {
+	select {
+	case m.engine <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if err := ctx.Err(); err != nil {
+		// Cancelled just as the engine came free: no prefill either.
+		m.release()
+		return err
+	}
+	return nil
+}
+
+func (m *Model) release() { <-m.engine }
 
 // Open creates the engine from the model directory, applies cfg and loads
 // the weights.
@@ -42,7 +62,7 @@ func Open(cfg Config) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{cfg: cfg, tmp: tmp}
+	m := &Model{engine: make(chan struct{}, 1), cfg: cfg, tmp: tmp}
 	keepStdoutClean()
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
@@ -71,10 +91,14 @@ func Open(cfg Config) (*Model, error) {
 }
 
 // Generate streams the reply to conv. Decoding runs one token per engine
-// call so that a cancelled ctx stops it between two tokens.
+// call so that a cancelled ctx stops it between two tokens; a ctx
+// cancelled before the engine is free stops it before the prefill, which
+// the engine cannot interrupt.
 func (m *Model) Generate(ctx context.Context, conv []llm.Message, emit func(string) error) (llm.Stats, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	if err := m.acquire(ctx); err != nil {
+		return llm.Stats{}, err
+	}
+	defer m.release()
 	if m.l == nil {
 		return llm.Stats{}, errors.New("mnn: model closed")
 	}
@@ -143,8 +167,8 @@ func (m *Model) settle(conv []llm.Message, reply string, err error) {
 
 // Reset forgets the conversation held in the KV cache.
 func (m *Model) Reset() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	_ = m.acquire(context.Background())
+	defer m.release()
 	if m.l != nil {
 		C.voice_llm_reset(m.l)
 	}
@@ -152,8 +176,8 @@ func (m *Model) Reset() {
 
 // Close releases the engine; it is safe to call twice.
 func (m *Model) Close() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	_ = m.acquire(context.Background())
+	defer m.release()
 	if m.l != nil {
 		C.voice_llm_destroy(m.l)
 		m.l = nil

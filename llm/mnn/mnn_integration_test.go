@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -162,4 +163,56 @@ func TestTurnAfterAnInterruptedReply(t *testing.T) {
 	_, fresh, err := generate(t, openTiny(t, 32), context.Background(), conv, 0, nil)
 	require.NoError(t, err)
 	assert.Equal(t, fresh.PromptTokens, st.PromptTokens, "the whole conversation was prefilled again")
+}
+
+// A reply cancelled while an earlier one holds the engine gives up at
+// once, without a prefill (bug: it queued on a mutex and then ran its
+// whole, uninterruptible prefill after the earlier reply, delaying the
+// reply after it in turn).
+func TestCancelledWhileWaitingNeverPrefills(t *testing.T) {
+	m := openTiny(t, 64)
+	holding, release := make(chan struct{}), make(chan struct{})
+	var releaseOnce sync.Once
+	letGo := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(letGo) // before the model is closed, even when the test fails
+	first := make(chan error, 1)
+	go func() {
+		var once bool
+		_, err := m.Generate(context.Background(), hello, func(string) error {
+			if !once {
+				once = true
+				close(holding)
+				<-release
+			}
+			return nil
+		})
+		first <- err
+	}()
+	<-holding
+
+	ctx, cancel := context.WithCancel(context.Background())
+	type result struct {
+		st  llm.Stats
+		err error
+	}
+	second := make(chan result, 1)
+	go func() {
+		st, err := m.Generate(ctx, hello, func(string) error { return nil })
+		second <- result{st, err}
+	}()
+	cancel()
+	select {
+	case r := <-second:
+		require.ErrorIs(t, r.err, context.Canceled)
+		assert.Zero(t, r.st.PromptTokens, "no prefill for a cancelled reply")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled reply is still waiting for the engine")
+	}
+	letGo()
+	require.NoError(t, <-first)
+
+	// Cancelled before it was even asked: no prefill either.
+	st, err := m.Generate(ctx, hello, func(string) error { return nil })
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Zero(t, st.PromptTokens)
 }
