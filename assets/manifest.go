@@ -1,11 +1,15 @@
 package assets
 
 import (
+	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"path"
+	"path/filepath"
 	"runtime"
+	"strings"
 )
 
 // The manifest of every model the assistant uses: where each file comes
@@ -50,11 +54,19 @@ type File struct {
 
 // LoadManifest parses and checks the embedded manifest.
 func LoadManifest() (Manifest, error) {
+	return parseManifest(manifestJSON)
+}
+
+// parseManifest parses and checks a manifest.
+func parseManifest(data []byte) (Manifest, error) {
 	var m Manifest
-	if err := json.Unmarshal(manifestJSON, &m); err != nil {
-		return m, fmt.Errorf("assets: manifest: %w", err)
+	if err := json.Unmarshal(data, &m); err != nil {
+		return Manifest{}, fmt.Errorf("assets: manifest: %w", err)
 	}
-	return m, m.validate()
+	if err := m.validate(); err != nil {
+		return Manifest{}, err
+	}
+	return m, nil
 }
 
 // Model returns the model with the given name.
@@ -67,28 +79,55 @@ func (m Manifest) Model(name string) (Model, bool) {
 	return Model{}, false
 }
 
+// validate checks what the puller relies on: a model's files land in
+// <cache>/<name>/<path>, so a name is one path element and a path a
+// relative slash-separated path that stays inside the model's directory.
 func (m Manifest) validate() error {
 	seen := map[string]bool{}
 	for _, mod := range m.Models {
 		if mod.Name == "" || seen[mod.Name] {
 			return fmt.Errorf("assets: manifest: model name %q empty or repeated", mod.Name)
 		}
+		if strings.Contains(mod.Name, "/") || !localPath(mod.Name) {
+			return fmt.Errorf("assets: manifest: model name %q is not a plain directory name", mod.Name)
+		}
 		seen[mod.Name] = true
 		if len(mod.Files) == 0 {
 			return fmt.Errorf("assets: manifest: model %s has no files", mod.Name)
 		}
+		paths := map[string]bool{}
 		for _, f := range mod.Files {
 			if f.Path == "" || len(f.Sources) == 0 {
 				return fmt.Errorf("assets: manifest: model %s: file %q needs a path and a source", mod.Name, f.Path)
 			}
-			if f.SHA256 != "" {
-				if b, err := hex.DecodeString(f.SHA256); err != nil || len(b) != 32 {
-					return fmt.Errorf("assets: manifest: model %s: file %s: sha256 %q is not 64 hex digits", mod.Name, f.Path, f.SHA256)
-				}
+			if !localPath(f.Path) {
+				return fmt.Errorf("assets: manifest: model %s: file path %q is not a clean relative path inside the model's directory", mod.Name, f.Path)
+			}
+			if paths[f.Path] {
+				return fmt.Errorf("assets: manifest: model %s: file %s is listed twice", mod.Name, f.Path)
+			}
+			paths[f.Path] = true
+			if f.Size < 0 {
+				return fmt.Errorf("assets: manifest: model %s: file %s: negative size %d", mod.Name, f.Path, f.Size)
+			}
+			if f.SHA256 != "" && !isSHA256(f.SHA256) {
+				return fmt.Errorf("assets: manifest: model %s: file %s: sha256 %q is not 64 hex digits", mod.Name, f.Path, f.SHA256)
 			}
 		}
 	}
 	return nil
+}
+
+// localPath reports whether p is a clean relative slash-separated path
+// that names something inside the directory it is joined to.
+func localPath(p string) bool {
+	return p != "." && !strings.Contains(p, `\`) && path.Clean(p) == p && filepath.IsLocal(filepath.FromSlash(p))
+}
+
+// isSHA256 reports whether s is a sha256 in hex.
+func isSHA256(s string) bool {
+	b, err := hex.DecodeString(s)
+	return err == nil && len(b) == sha256.Size
 }
 
 // FormatSize writes a byte count for people: 1.5 MiB.

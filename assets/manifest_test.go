@@ -60,4 +60,31 @@ func TestManifestValidation(t *testing.T) {
 	} {
 		assert.Error(t, m.validate(), name)
 	}
+	// Files land in <cache>/<name>/<path>: nothing may point outside.
+	file := func(path string) []File { return []File{{Path: path, Sources: []string{"s"}}} }
+	for _, tc := range []struct {
+		name string
+		m    Model
+		want string
+	}{
+		{"name with a slash", Model{Name: "a/b", Files: file("x")}, `model name "a/b" is not a plain directory name`},
+		{"name ..", Model{Name: "..", Files: file("x")}, `model name ".." is not`},
+		{"name .", Model{Name: ".", Files: file("x")}, `model name "." is not`},
+		{"name with a backslash", Model{Name: `a\b`, Files: file("x")}, "is not a plain directory name"},
+		{"path escaping", Model{Name: "a", Files: file("../b")}, `file path "../b" is not a clean relative path`},
+		{"path escaping inside", Model{Name: "a", Files: file("x/../../b")}, `file path "x/../../b"`},
+		{"absolute path", Model{Name: "a", Files: file("/etc/passwd")}, `file path "/etc/passwd"`},
+		{"path .", Model{Name: "a", Files: file(".")}, `file path "."`},
+		{"unclean path", Model{Name: "a", Files: file("x//y")}, `file path "x//y"`},
+		{"backslash path", Model{Name: "a", Files: file(`..\x`)}, "is not a clean relative path"},
+		{"file twice", Model{Name: "a", Files: append(file("x"), file("x")...)}, "file x is listed twice"},
+		{"negative size", Model{Name: "a", Files: []File{{Path: "x", Size: -1, Sources: []string{"s"}}}}, "negative size -1"},
+	} {
+		err := Manifest{Models: []Model{tc.m}}.validate()
+		if assert.Error(t, err, tc.name) {
+			assert.Contains(t, err.Error(), tc.want, tc.name)
+		}
+	}
+	m := Manifest{Models: []Model{{Name: "a", Files: file("sub/x.onnx")}}}
+	assert.NoError(t, m.validate())
 }

@@ -1,6 +1,7 @@
 package assets
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -125,19 +126,36 @@ func lockKey(m Model, f File) string { return m.Name + "/" + f.Path }
 
 // readLock reads the lock file; a missing file is an empty map.
 func (p *Puller) readLock() (map[string]lockEntry, error) {
-	entries := map[string]lockEntry{}
 	b, err := os.ReadFile(p.lockPath())
 	if errors.Is(err, os.ErrNotExist) {
-		return entries, nil
+		return map[string]lockEntry{}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("assets: lock file: %w", err)
 	}
-	if len(b) == 0 {
+	return parseLock(p.lockPath(), b)
+}
+
+// parseLock parses the lock file at path, which holds b: a JSON object
+// from "MODEL/PATH" to the sha256 and size of the file's first download.
+// An empty file is an empty map, and so is JSON null (which would
+// otherwise leave a nil map for record to write to).
+func parseLock(path string, b []byte) (map[string]lockEntry, error) {
+	entries := map[string]lockEntry{}
+	if len(bytes.TrimSpace(b)) == 0 {
 		return entries, nil
 	}
 	if err := json.Unmarshal(b, &entries); err != nil {
-		return nil, fmt.Errorf("assets: lock file %s: %w", p.lockPath(), err)
+		return nil, fmt.Errorf("assets: lock file %s: %w", path, err)
+	}
+	if entries == nil {
+		entries = map[string]lockEntry{}
+	}
+	for key, e := range entries {
+		if !isSHA256(e.SHA256) || e.Size < 0 {
+			return nil, fmt.Errorf("assets: lock file %s: %q has sha256 %q and size %d; delete the entry (or the file) and pull again",
+				path, key, e.SHA256, e.Size)
+		}
 	}
 	return entries, nil
 }

@@ -83,7 +83,8 @@ type resultsFile struct {
 }
 
 // openResults opens (or creates) the results of subset in dir, drops a
-// partial last line, and notes which samples are finished.
+// partial last line, and notes which samples are finished. A file with a
+// bad line is left as it is.
 func openResults(dir, subset string) (*resultsFile, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("voicebench: %w", err)
@@ -93,33 +94,51 @@ func openResults(dir, subset string) (*resultsFile, error) {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("voicebench: %w", err)
 	}
-	complete := bytes.LastIndexByte(data, '\n') + 1
+	done, complete, err := parseDone(path, data)
+	if err != nil {
+		return nil, err
+	}
 	if complete < len(data) {
 		if err := os.Truncate(path, int64(complete)); err != nil {
 			return nil, fmt.Errorf("voicebench: dropping the partial last line of %s: %w", path, err)
 		}
-	}
-	done := map[string]bool{}
-	for i, line := range bytes.Split(data[:complete], []byte("\n")) {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		var rec struct {
-			ID *string `json:"sample_id"`
-		}
-		if err := json.Unmarshal(line, &rec); err != nil {
-			return nil, fmt.Errorf("voicebench: %s line %d: %w", path, i+1, err)
-		}
-		if rec.ID == nil {
-			return nil, fmt.Errorf("voicebench: %s line %d: no %q (not written by this harness?)", path, i+1, KeySampleID)
-		}
-		done[*rec.ID] = true
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("voicebench: %w", err)
 	}
 	return &resultsFile{f: f, done: done}, nil
+}
+
+// parseDone reads the results file at path, which holds data: the ids of
+// the samples it has results for, and the length of its complete lines
+// (what follows is a line cut short, to be dropped). A line that is not
+// a JSON object with a string sample_id is an error naming the file and
+// the line.
+func parseDone(path string, data []byte) (done map[string]bool, complete int, err error) {
+	complete = bytes.LastIndexByte(data, '\n') + 1
+	done = map[string]bool{}
+	for i, line := range bytes.Split(data[:complete], []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		// The key as written, not any spelling of it (as a struct field
+		// would match "Sample_ID").
+		var rec map[string]json.RawMessage
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return nil, 0, fmt.Errorf("voicebench: %s line %d: %w", path, i+1, err)
+		}
+		raw, ok := rec[KeySampleID]
+		var id string
+		if !ok || string(raw) == "null" {
+			return nil, 0, fmt.Errorf("voicebench: %s line %d: no %q (not written by this harness?)", path, i+1, KeySampleID)
+		}
+		if err := json.Unmarshal(raw, &id); err != nil {
+			return nil, 0, fmt.Errorf("voicebench: %s line %d: %q: %w", path, i+1, KeySampleID, err)
+		}
+		done[id] = true
+	}
+	return done, complete, nil
 }
 
 // finished reports whether id has a result already.

@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -69,9 +68,15 @@ type Synthesizer struct {
 	local   *onnx.Session
 	codec   *onnx.Session
 
+	// Tensor names, from the metadata's onnx sections.
+	prefillIn  []string // input_ids, attention_mask
 	prefillOut []string // global_hidden, present_*
 	decodeIn   []string // input_ids, past_valid_lengths, past_*
 	decodeOut  []string // global_hidden, present_*
+	localIn    []string // global_hidden, repetition_seen_mask, assistant_random_u, audio_random_u
+	localOut   []string // should_continue, frame_token_ids
+	codecIn    []string // audio_codes, audio_code_lengths, ...
+	codecOut   []string // audio, audio_lengths, ...
 	offsets    []offsetSpec
 	attns      []attnSpec
 
@@ -115,54 +120,9 @@ func Open(ttsDir, codecDir string, opts Options) (*Synthesizer, error) {
 		tokPath = filepath.Join(ttsDir, man.ModelFiles.TokenizerModel)
 	}
 
-	s := &Synthesizer{
-		prefix: man.PromptTemplates.UserPrefix,
-		after:  man.PromptTemplates.AfterReference,
-		assist: man.PromptTemplates.AssistantPref,
-		frames: opts.MaxFrames,
-		seed:   opts.Seed,
-	}
-	if s.frames <= 0 {
-		s.frames = man.GenerationDefaults.MaxNewFrames
-	}
-	if s.frames <= 0 {
-		return nil, fmt.Errorf("%w: moss: %s: generation_defaults.max_new_frames is missing", ErrModelMismatch, manPath)
-	}
-	if s.seed == 0 {
-		s.seed = 1234
-	}
-	if err := s.readConfig(ttsMetaPath, &tm, &man); err != nil {
+	s := &Synthesizer{}
+	if err := s.configure(metaPaths{man: manPath, tts: ttsMetaPath, codec: codecMetaPath}, &man, &tm, &cm, opts); err != nil {
 		return nil, err
-	}
-	if err := s.pickVoice(manPath, &man, opts.Voice); err != nil {
-		return nil, err
-	}
-	cc := cm.CodecConfig
-	if cc.SampleRate <= 0 || cc.Channels <= 0 {
-		return nil, fmt.Errorf("%w: moss: %s: codec_config has no sample_rate/channels", ErrModelMismatch, codecMetaPath)
-	}
-	if cc.NumQuantizers != s.cfg.nVQ {
-		return nil, fmt.Errorf("%w: moss: %s: codec_config.num_quantizers is %d, the TTS model has n_vq %d", ErrModelMismatch, codecMetaPath, cc.NumQuantizers, s.cfg.nVQ)
-	}
-	s.format = audio.Format{Rate: cc.SampleRate, Channels: cc.Channels}
-	if len(cm.StreamingDecode.TransformerOffsets) == 0 && len(cm.StreamingDecode.AttentionCaches) == 0 {
-		return nil, fmt.Errorf("%w: moss: %s: streaming_decode lists no state", ErrModelMismatch, codecMetaPath)
-	}
-	s.offsets, s.attns = cm.StreamingDecode.TransformerOffsets, cm.StreamingDecode.AttentionCaches
-	// Offsets are [1] when the meta gives no shape (the export omits offset_shape).
-	for i := range s.offsets {
-		if len(s.offsets[i].Shape) == 0 {
-			s.offsets[i].Shape = []int64{1}
-		}
-	}
-	for i, a := range s.attns {
-		if len(a.OffsetShape) == 0 {
-			s.attns[i].OffsetShape = []int64{1}
-		}
-		if len(a.CacheShape) != 4 || len(a.PositionsShape) != 2 {
-			return nil, fmt.Errorf("%w: moss: %s: attention_caches[%d] has cache_shape %v and positions_shape %v, expected 4 and 2 dimensions",
-				ErrModelMismatch, codecMetaPath, i, a.CacheShape, a.PositionsShape)
-		}
 	}
 
 	var err error
@@ -218,8 +178,29 @@ func (s *Synthesizer) readConfig(path string, tm *ttsMeta, man *manifest) error 
 			c.codebook = sizes[0]
 		}
 	}
-	if c.hidden <= 0 || c.layers <= 0 || c.heads <= 0 || c.headDim <= 0 || c.codebook <= 0 {
-		return fmt.Errorf("%w: moss: %s: model_config has non-positive sizes", ErrModelMismatch, path)
+	// The sizes shape the tensors and the tensor name lists Open makes, so
+	// a damaged file must not make them huge.
+	for _, f := range []struct {
+		key string
+		v   int
+	}{
+		{"hidden_size", c.hidden}, {"global_layers", c.layers}, {"global_heads", c.heads},
+		{"head_dim", c.headDim}, {"audio codebook size", c.codebook},
+	} {
+		if f.v <= 0 || f.v > maxSize {
+			return fmt.Errorf("%w: moss: %s: model_config %s is %d, expected 1..%d", ErrModelMismatch, path, f.key, f.v, maxSize)
+		}
+	}
+	for _, f := range []struct {
+		key string
+		v   int
+	}{
+		{"audio_pad_token_id", c.pad}, {"audio_start_token_id", c.audioStart}, {"audio_end_token_id", c.audioEnd},
+		{"audio_user_slot_token_id", c.userSlot}, {"audio_assistant_slot_token_id", c.assistantSlot},
+	} {
+		if !isID(f.v) {
+			return fmt.Errorf("%w: moss: %s: model_config %s is %d, not a token id", ErrModelMismatch, path, f.key, f.v)
+		}
 	}
 	return nil
 }
@@ -250,53 +231,21 @@ func (s *Synthesizer) pickVoice(path string, man *manifest, name string) error {
 		if len(f) != s.cfg.nVQ {
 			return fmt.Errorf("%w: moss: %s: voice %q frame %d has %d codes, expected %d", ErrModelMismatch, path, man.BuiltinVoices[idx].Voice, i, len(f), s.cfg.nVQ)
 		}
+		for _, code := range f {
+			if !isID(code) {
+				return fmt.Errorf("%w: moss: %s: voice %q frame %d has code %d", ErrModelMismatch, path, man.BuiltinVoices[idx].Voice, i, code)
+			}
+		}
 	}
 	s.voice = codes
 	return nil
 }
 
+// openGraphs opens the sessions, with the tensor names and shapes that
+// configure read from the metadata.
 func (s *Synthesizer) openGraphs(ttsDir, codecDir string, tm *ttsMeta, cm *codecMeta, opts onnx.Options) error {
 	c := s.cfg
-	var kv []string
-	for i := range c.layers {
-		kv = append(kv, fmt.Sprintf("present_key_%d", i), fmt.Sprintf("present_value_%d", i))
-	}
-	defPrefillOut := append([]string{"global_hidden"}, kv...)
-	var pastDef []string
-	for _, n := range kv {
-		pastDef = append(pastDef, strings.Replace(n, "present_", "past_", 1))
-	}
-	prefillIn := nameList(tm.ONNX, []string{"input_ids", "attention_mask"}, "prefill_input_names")
-	s.prefillOut = nameList(tm.ONNX, defPrefillOut, "prefill_output_names")
-	s.decodeIn = nameList(tm.ONNX, append([]string{"input_ids", "past_valid_lengths"}, pastDef...), "decode_input_names", "decode_step_input_names")
-	s.decodeOut = nameList(tm.ONNX, defPrefillOut, "decode_output_names", "decode_step_output_names")
-	localIn := nameList(tm.ONNX, []string{"global_hidden", "repetition_seen_mask", "assistant_random_u", "audio_random_u"},
-		"local_fixed_sampled_frame_input_names", "fixed_sampled_frame_input_names")
-	localOut := nameList(tm.ONNX, []string{"should_continue", "frame_token_ids"},
-		"local_fixed_sampled_frame_output_names", "fixed_sampled_frame_output_names")
-
-	metaPath := filepath.Join(ttsDir, TTSMetaFile)
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("%w: moss: %s: %s", ErrModelMismatch, metaPath, fmt.Sprintf(format, a...))
-	}
-	if len(prefillIn) != 2 || len(localIn) != 4 || len(localOut) != 2 {
-		return bad("onnx name lists have the wrong lengths (prefill inputs %d, local inputs %d, local outputs %d; expected 2, 4, 2)", len(prefillIn), len(localIn), len(localOut))
-	}
-	nKV := 2 * c.layers
-	if len(s.prefillOut) != 1+nKV || len(s.decodeOut) != 1+nKV || len(s.decodeIn) != 2+nKV {
-		return bad("onnx name lists do not have %d KV tensors for global_layers %d", nKV, c.layers)
-	}
-	// The decode step's past_* inputs must be fed from present_* outputs.
-	presents := map[string]bool{}
-	for _, n := range s.prefillOut[1:] {
-		presents[n] = true
-	}
-	for _, n := range s.decodeIn[2:] {
-		if !presents[strings.Replace(n, "past_", "present_", 1)] {
-			return bad("decode input %q has no matching prefill output %q", n, strings.Replace(n, "past_", "present_", 1))
-		}
-	}
-
+	prefillIn, localIn, localOut := s.prefillIn, s.localIn, s.localOut
 	kvDims := []int64{-1, -1, int64(c.heads), int64(c.headDim)}
 	tensors := func(names []string, typ ort.TensorElementDataType, dims []int64) []onnx.Tensor {
 		var ts []onnx.Tensor
@@ -360,11 +309,7 @@ func (s *Synthesizer) openGraphs(ttsDir, codecDir string, tm *ttsMeta, cm *codec
 	if p, err = file(codecDir, name, "codec decode_step"); err != nil {
 		return err
 	}
-	codecIn := nameList(cm.ONNX, []string{"audio_codes", "audio_code_lengths"}, "decode_step_input_names")
-	codecOut := nameList(cm.ONNX, []string{"audio", "audio_lengths"}, "decode_step_output_names")
-	if len(codecIn) < 2 || len(codecOut) < 2 {
-		return fmt.Errorf("%w: moss: %s: onnx.decode_step_*_names are too short", ErrModelMismatch, filepath.Join(codecDir, CodecMetaFile))
-	}
+	codecIn, codecOut := s.codecIn, s.codecOut
 	ins := []onnx.Tensor{{Name: codecIn[0], Type: onnx.Int32, Dims: []int64{-1, -1, nvq}}, {Name: codecIn[1], Type: onnx.Int32, Dims: []int64{-1}}}
 	outs := []onnx.Tensor{{Name: codecOut[0], Type: onnx.Float, Dims: []int64{-1, int64(s.format.Channels), -1}}, {Name: codecOut[1], Type: onnx.Int32, Dims: []int64{-1}}}
 	for _, o := range s.offsets {
@@ -382,11 +327,6 @@ func (s *Synthesizer) openGraphs(ttsDir, codecDir string, tm *ttsMeta, cm *codec
 			onnx.Tensor{Name: a.KeysOut, Type: onnx.Float, Dims: a.CacheShape},
 			onnx.Tensor{Name: a.ValuesOut, Type: onnx.Float, Dims: a.CacheShape},
 			onnx.Tensor{Name: a.PositionsOut, Type: onnx.Int32, Dims: a.PositionsShape})
-	}
-	for _, t := range append(append([]onnx.Tensor{}, ins...), outs...) {
-		if t.Name == "" {
-			return fmt.Errorf("%w: moss: %s: a streaming_decode spec has an empty tensor name", ErrModelMismatch, filepath.Join(codecDir, CodecMetaFile))
-		}
 	}
 	if s.codec, err = onnx.Open(p, ins, outs, opts, Hint); err != nil {
 		return fmt.Errorf("moss: %w", err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -170,9 +171,40 @@ func judgeValue(kind judgeKind, outs []string) (float64, error) {
 			}
 			v, _ = strconv.ParseFloat(m[1], 64)
 		}
+		// Not NaN, Inf or 17: the mean of ratings is a score out of 100.
+		if !(v >= 1 && v <= 5) {
+			return 0, fmt.Errorf("judge output %q is not a rating 1-5", o)
+		}
 		sum += v
 	}
 	return sum / float64(len(outs)), nil
+}
+
+// parseJudgeScores reads a judge/SUBSET.scores.jsonl file of the verdicts
+// on n exported samples: the value of each sample (nil for those it has
+// no line for). A malformed line is an error naming name:line.
+func parseJudgeScores(r io.Reader, name string, kind judgeKind, n int) ([]*float64, error) {
+	values := make([]*float64, n)
+	err := scanJSONL(r, name, func(_ int, line []byte) error {
+		var js judgeScore
+		if err := json.Unmarshal(line, &js); err != nil {
+			return err
+		}
+		if js.Index == nil || *js.Index < 0 || *js.Index >= n {
+			return fmt.Errorf("index missing or out of range 0..%d", n-1)
+		}
+		outs, err := judgeValues(js.Score)
+		if err != nil {
+			return err
+		}
+		v, err := judgeValue(kind, outs)
+		values[*js.Index] = &v
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return values, nil
 }
 
 // applyJudge marks sc as needing a judge or, when path exists, scores it from
@@ -196,24 +228,7 @@ func applyJudge(sc *SubsetScore, kind judgeKind, path string, samples []sample) 
 	}
 	defer f.Close()
 	name := filepath.Join("judge", filepath.Base(path))
-
-	values := make([]*float64, len(samples))
-	err = scanJSONL(f, name, func(_ int, line []byte) error {
-		var js judgeScore
-		if err := json.Unmarshal(line, &js); err != nil {
-			return err
-		}
-		if js.Index == nil || *js.Index < 0 || *js.Index >= len(samples) {
-			return fmt.Errorf("index missing or out of range 0..%d", len(samples)-1)
-		}
-		outs, err := judgeValues(js.Score)
-		if err != nil {
-			return err
-		}
-		v, err := judgeValue(kind, outs)
-		values[*js.Index] = &v
-		return err
-	})
+	values, err := parseJudgeScores(f, name, kind, len(samples))
 	if err != nil {
 		return err
 	}

@@ -283,6 +283,11 @@ func TestPercentile(t *testing.T) {
 		assert.InDelta(t, tt.p50, percentile(tt.values, 50), 1e-9, "%v", tt.values)
 		assert.InDelta(t, tt.p95, percentile(tt.values, 95), 1e-9, "%v", tt.values)
 	}
+	// Found by FuzzParseResults: the difference of these values overflowed,
+	// making both percentiles +Inf, which the JSON report cannot hold.
+	huge := []float64{-1.5e308, 1.7e308}
+	assert.InEpsilon(t, 0.1e308, percentile(huge, 50), 1e-9)
+	assert.InEpsilon(t, 1.54e308, percentile(huge, 95), 1e-9)
 }
 
 func TestJudgeValue(t *testing.T) {
@@ -308,6 +313,12 @@ func TestJudgeValue(t *testing.T) {
 	}
 	_, err := judgeValue(judgeOpen, nil)
 	assert.Error(t, err)
+	// A rating is 1-5: NaN or infinity would make the report's score NaN
+	// (which JSON cannot hold), and 7 a score over 100.
+	for _, out := range []string{"NaN", "nan", "Infinity", "-Inf", "0", "7", "5.5", "[[9]] great", "-1"} {
+		_, err := judgeValue(judgeOpen, []string{"4", out})
+		assert.ErrorContains(t, err, "is not a rating 1-5", out)
+	}
 }
 
 func TestFlexString(t *testing.T) {

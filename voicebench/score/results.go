@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -142,7 +143,11 @@ func percentile(sorted []float64, p float64) float64 {
 		return sorted[len(sorted)-1]
 	}
 	frac := pos - float64(lo)
-	return sorted[lo] + frac*(sorted[lo+1]-sorted[lo])
+	d := sorted[lo+1] - sorted[lo]
+	if math.IsInf(d, 0) { // finite values too far apart for their difference
+		return (1-frac)*sorted[lo] + frac*sorted[lo+1]
+	}
+	return sorted[lo] + frac*d
 }
 
 // Latency is the spread of one pipeline stage's latency over a subset.

@@ -1,0 +1,193 @@
+package moss
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// tinyMeta reads the tiny model set's three metadata files.
+func tinyMeta(tb testing.TB) (man, tts, codec []byte) {
+	tb.Helper()
+	read := func(path string) []byte {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return b
+	}
+	return read(filepath.Join(tinyDir, ManifestFile)), read(filepath.Join(tinyDir, TTSMetaFile)),
+		read(filepath.Join(codecDir, CodecMetaFile))
+}
+
+// editJSON returns a copy of the JSON object b changed by set.
+func editJSON(tb testing.TB, b []byte, set func(m map[string]any)) []byte {
+	tb.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		tb.Fatal(err)
+	}
+	set(m)
+	out, err := json.Marshal(m)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+func obj(m map[string]any, key string) map[string]any { return m[key].(map[string]any) }
+
+func firstAttn(m map[string]any) map[string]any {
+	return obj(m, "streaming_decode")["attention_caches"].([]any)[0].(map[string]any)
+}
+
+// metaDamage is metadata a damaged or foreign file might hold, and the
+// error parseMeta gives for it.
+var metaDamage = []struct {
+	name string
+	file string // "man", "tts" or "codec"
+	set  func(m map[string]any)
+	want string
+}{
+	{"a billion layers", "tts", func(m map[string]any) { obj(m, "model_config")["global_layers"] = 1e9 }, "global_layers is 1000000000, expected 1..65536"},
+	{"a fractional size", "tts", func(m map[string]any) { obj(m, "model_config")["hidden_size"] = 7.5 }, "hidden_size is 7.5, not an integer"},
+	{"a size past float precision", "tts", func(m map[string]any) { obj(m, "model_config")["n_vq"] = 1e300 }, "not an integer"},
+	{"a negative token id", "tts", func(m map[string]any) { obj(m, "model_config")["audio_start_token_id"] = -6 }, "audio_start_token_id is -6, not a token id"},
+	{"a huge codebook", "tts", func(m map[string]any) { obj(m, "model_config")["audio_codebook_sizes"] = []int{1 << 30} }, "audio codebook size is 1073741824"},
+	{"too few KV names", "tts", func(m map[string]any) { obj(m, "onnx")["prefill_output_names"] = []string{"global_hidden"} }, "do not have 24 KV tensors"},
+	{"an empty tensor name", "tts", func(m map[string]any) { obj(m, "onnx")["prefill_input_names"] = []string{"input_ids", ""} }, "empty tensor name"},
+	{"a negative voice code", "man", func(m map[string]any) {
+		m["builtin_voices"].([]any)[0].(map[string]any)["prompt_audio_codes"].([]any)[0].([]any)[0] = -3
+	}, `voice "Junhao" frame 0 has code -3`},
+	{"no frame limit", "man", func(m map[string]any) { obj(m, "generation_defaults")["max_new_frames"] = 0 }, "max_new_frames is missing"},
+	{"a prompt id past int32", "man", func(m map[string]any) { obj(m, "prompt_templates")["user_prompt_prefix_token_ids"] = []int64{1 << 40} }, "has 1099511627776, not a token id"},
+	{"no voices", "man", func(m map[string]any) { delete(m, "builtin_voices") }, "lists no builtin_voices"},
+	{"a huge codec cache", "codec", func(m map[string]any) { firstAttn(m)["cache_shape"] = []int{1, 4, 8000000, 64} }, "attention_caches[0]: state shape [1 4 8000000 64]"},
+	{"a dynamic codec cache", "codec", func(m map[string]any) { firstAttn(m)["cache_shape"] = []int{1, -1, 8, 64} }, "state shape [1 -1 8 64]"},
+	{"a 1-D positions shape", "codec", func(m map[string]any) { firstAttn(m)["positions_shape"] = []int{1} }, "expected 4 and 2 dimensions"},
+	{"an empty state name", "codec", func(m map[string]any) { firstAttn(m)["cached_keys_input_name"] = "" }, "empty tensor name"},
+	{"a huge sample rate", "codec", func(m map[string]any) { obj(m, "codec_config")["sample_rate"] = 4800000000 }, "sample rate 4800000000 out of range"},
+}
+
+func TestParseMeta(t *testing.T) {
+	man, tts, codec := tinyMeta(t)
+	s, err := parseMeta(metaFile{"man.json", man}, metaFile{"tts.json", tts}, metaFile{"codec.json", codec}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.cfg.layers != 12 || s.cfg.codebook != 1024 || len(s.voice) != 5 || len(s.attns) != 12 {
+		t.Fatalf("config %+v, %d voice frames, %d caches", s.cfg, len(s.voice), len(s.attns))
+	}
+	for _, tc := range metaDamage {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string][]byte{"man": man, "tts": tts, "codec": codec}
+			files[tc.file] = editJSON(t, files[tc.file], tc.set)
+			_, err := parseMeta(metaFile{"man.json", files["man"]}, metaFile{"tts.json", files["tts"]}, metaFile{"codec.json", files["codec"]}, Options{})
+			if !errors.Is(err, ErrModelMismatch) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.file+".json") {
+				t.Fatalf("err %v, want ErrModelMismatch naming %s.json and saying %q", err, tc.file, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzParseMeta feeds parseMeta (the three metadata files Open reads) with
+// damaged JSON. Every error must be ErrModelMismatch naming one of the
+// files; a model set that parses must be one Open could build on: sizes
+// and ids in range, voice frames of n_vq codes, name lists that fit the
+// layer count, codec state shapes that can be allocated, and prefill rows
+// that can be built.
+func FuzzParseMeta(f *testing.F) {
+	man, tts, codec := tinyMeta(f)
+	f.Add(man, tts, codec)
+	for _, tc := range metaDamage {
+		files := map[string][]byte{"man": man, "tts": tts, "codec": codec}
+		files[tc.file] = editJSON(f, files[tc.file], tc.set)
+		f.Add(files["man"], files["tts"], files["codec"])
+	}
+	f.Add([]byte(`{}`), []byte(`{"model_config": {}}`), []byte(`null`))
+
+	f.Fuzz(func(t *testing.T, man, tts, codec []byte) {
+		s, err := parseMeta(metaFile{"man.json", man}, metaFile{"tts.json", tts}, metaFile{"codec.json", codec}, Options{})
+		if err != nil {
+			if s != nil {
+				t.Fatal("a Synthesizer and an error")
+			}
+			if !errors.Is(err, ErrModelMismatch) {
+				t.Fatalf("error %v is not ErrModelMismatch", err)
+			}
+			if msg := err.Error(); !strings.Contains(msg, "man.json") && !strings.Contains(msg, "tts.json") && !strings.Contains(msg, "codec.json") {
+				t.Fatalf("error %v names no file", err)
+			}
+			return
+		}
+		c := s.cfg
+		if c.nVQ != 16 || c.rowWidth != 17 {
+			t.Fatalf("n_vq %d, row_width %d", c.nVQ, c.rowWidth)
+		}
+		for _, v := range []int{c.hidden, c.layers, c.heads, c.headDim, c.codebook} {
+			if v <= 0 || v > maxSize {
+				t.Fatalf("size %d out of range in %+v", v, c)
+			}
+		}
+		ids := [][]int{{c.pad, c.audioStart, c.audioEnd, c.userSlot, c.assistantSlot}, s.prefix, s.after, s.assist}
+		for _, frame := range s.voice {
+			if len(frame) != c.nVQ {
+				t.Fatalf("voice frame of %d codes", len(frame))
+			}
+			ids = append(ids, frame)
+		}
+		for _, group := range ids {
+			for _, id := range group {
+				if id < 0 || id > 1<<31-1 {
+					t.Fatalf("id %d does not fit an int32 tensor", id)
+				}
+			}
+		}
+		if s.frames <= 0 || s.seed == 0 {
+			t.Fatalf("frames %d, seed %d", s.frames, s.seed)
+		}
+		if err := s.format.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		nKV := 2 * c.layers
+		if len(s.prefillIn) != 2 || len(s.localIn) != 4 || len(s.localOut) != 2 ||
+			len(s.prefillOut) != 1+nKV || len(s.decodeOut) != 1+nKV || len(s.decodeIn) != 2+nKV ||
+			len(s.codecIn) < 2 || len(s.codecOut) < 2 {
+			t.Fatalf("name lists of the wrong lengths for %d layers", c.layers)
+		}
+		var shapes [][]int64
+		for _, o := range s.offsets {
+			shapes = append(shapes, o.Shape)
+		}
+		for _, a := range s.attns {
+			if len(a.CacheShape) != 4 || len(a.PositionsShape) != 2 {
+				t.Fatalf("attention cache shapes %v, %v", a.CacheShape, a.PositionsShape)
+			}
+			shapes = append(shapes, a.OffsetShape, a.CacheShape, a.PositionsShape)
+		}
+		if len(shapes) == 0 {
+			t.Fatal("no codec state")
+		}
+		for _, shape := range shapes {
+			n := int64(1)
+			for _, d := range shape {
+				if d < 1 || d > maxStateValues {
+					t.Fatalf("state shape %v", shape)
+				}
+				n *= d
+			}
+			if len(shape) == 0 || n > maxStateValues {
+				t.Fatalf("state shape %v: %d values", shape, n)
+			}
+		}
+		// The prefill rows of a chunk can be built.
+		rows := s.rows([]int{1, 2, 3})
+		want := len(s.prefix) + len(s.after) + len(s.assist) + len(s.voice) + 3 + 3
+		if len(rows) != want*c.rowWidth {
+			t.Fatalf("%d row values, want %d rows of %d", len(rows), want, c.rowWidth)
+		}
+	})
+}
