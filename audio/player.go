@@ -137,9 +137,6 @@ func (p *Player) Duck(gain float32) { p.gain.Store(math.Float32bits(min(max(gain
 // Resume plays on at full level from where Pause held the queue.
 func (p *Player) Resume() { p.gain.Store(math.Float32bits(1)) }
 
-// Paused reports whether playback is paused or ducked.
-func (p *Player) Paused() bool { return math.Float32frombits(p.gain.Load()) < 1 }
-
 // Fill writes the next period of playback into out (interleaved, in the
 // player's format), padding with silence. Called from the device callback.
 func (p *Player) Fill(out []float32) {

@@ -404,3 +404,80 @@ func TestPlayerFillDoesNotAllocate(t *testing.T) {
 	p.Flush()
 	assert.Zero(t, testing.AllocsPerRun(50, func() { p.Fill(out) }))
 }
+
+// Pause fades out within a few milliseconds and then holds the queue:
+// nothing more is consumed (nor counted as an underrun) until Resume,
+// which plays on from the held sample with a fade in; a sample played
+// before the pause keeps its device time.
+func TestPlayerPauseResume(t *testing.T) {
+	p := NewPlayer(Mono16k, time.Second, noSleep{t})
+	_, _, err := p.Write(context.Background(), ones(1000))
+	require.NoError(t, err)
+	assert.Equal(t, ones(160), fill(p, 160))
+
+	p.Pause()
+	out := fill(p, 160)
+	rampFrames := int(Mono16k.Samples(rampTime)) // 40 at 16 kHz
+	for i := range rampFrames - 1 {
+		assert.InDelta(t, 1-float32(i+1)/float32(rampFrames), out[i], 1e-6, "fade sample %d", i)
+	}
+	assert.Equal(t, silence(160-rampFrames+1), out[rampFrames-1:])
+	held := p.Consumed()
+	assert.Equal(t, uint64(160+rampFrames-1), held, "only the fade was consumed")
+	for range 5 {
+		assert.Equal(t, silence(160), fill(p, 160))
+	}
+	assert.Equal(t, held, p.Consumed(), "paused: the queue waits")
+	assert.Zero(t, p.Underruns(), "a pause is not an underrun")
+	at, ok := p.DeviceTime(100)
+	assert.True(t, ok)
+	assert.Equal(t, Mono16k.Duration(100), at, "played before the pause, dated then")
+
+	p.Resume()
+	out = fill(p, 160)
+	for i := range rampFrames {
+		assert.InDelta(t, float32(i+1)/float32(rampFrames), out[i], 1e-6, "fade-in sample %d", i)
+	}
+	assert.Equal(t, ones(160-rampFrames), out[rampFrames:])
+	assert.Equal(t, held+160, p.Consumed(), "played on from the held sample")
+	at, ok = p.DeviceTime(held)
+	assert.True(t, ok)
+	assert.Equal(t, Mono16k.Duration(7*160), at, "after one period and the six paused")
+}
+
+// Duck plays on at the lower level after the fade; Flush ends a pause or
+// ducking, so the next reply plays at full level.
+func TestPlayerDuckAndFlush(t *testing.T) {
+	p := NewPlayer(Format{Rate: 16000, Channels: 2}, time.Second, noSleep{t})
+	_, _, err := p.Write(context.Background(), ones(2000))
+	require.NoError(t, err)
+	p.Duck(0.25)
+	out := fill(p, 320)
+	assert.Equal(t, out[0], out[1], "both channels alike")
+	assert.Less(t, out[0], float32(1))
+	assert.Equal(t, []float32{0.25, 0.25}, out[318:])
+	assert.Equal(t, uint64(320), p.Consumed(), "ducked, not paused")
+
+	p.Pause()
+	fill(p, 320)
+	p.Flush()
+	assert.Equal(t, silence(320), fill(p, 320), "flushed")
+	_, _, err = p.Write(context.Background(), ones(320))
+	require.NoError(t, err)
+	out = fill(p, 320)
+	assert.Equal(t, ones(320), out, "the next reply: full level")
+	assert.Zero(t, testing.AllocsPerRun(20, func() {
+		p.Pause()
+		p.Fill(out)
+		p.Resume()
+		p.Fill(out)
+	}))
+}
+
+func ones(n int) []float32 {
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = 1
+	}
+	return out
+}
