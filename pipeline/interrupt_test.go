@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -165,6 +166,13 @@ func TestSpeechAroundTheEndOfTheReplyIsTheNextTurn(t *testing.T) {
 				require.Empty(t, o.of(pipeline.EvError), "offset %v", offset)
 				commits := texts(o.of(pipeline.EvTurnCommit))
 				require.Equal(t, []string{"what is the weather", "what about tomorrow"}, commits, "speech starting %v after the reply's end", offset)
+				// The next reply plays at full level, whatever state the
+				// first one left the player in.
+				starts, stops := o.of(pipeline.EvPlaybackStart), o.of(pipeline.EvPlaybackStop)
+				require.Len(t, starts, 2, "offset %v", offset)
+				next := stops[len(stops)-1]
+				require.Equal(t, 2, next.Turn, "offset %v: the next reply played out", offset)
+				require.InDelta(t, 0.3/math.Sqrt2, o.rms(starts[1].At+20*time.Millisecond, next.At), 0.01, "offset %v: the next reply's level", offset)
 				convs := o.llm.Conversations()
 				require.Len(t, convs, 2)
 				last := convs[1][len(convs[1])-2:]

@@ -470,6 +470,10 @@ func (p *Pipeline) cancelResponse() string {
 func (p *Pipeline) endResponse(quietAt time.Duration) {
 	p.resp = nil
 	p.playedUntil = max(p.playedUntil, quietAt)
+	// A reply can end while paused or ducked for the user (its last
+	// samples went in the fade, or it had none): the next one must not
+	// start that way.
+	p.player.Resume()
 	t := p.turn
 	if t == nil || !t.over {
 		return
