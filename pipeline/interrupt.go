@@ -99,9 +99,8 @@ func DefaultBargeIn() BargeIn {
 
 // Validate names the first setting that makes no sense, by its config key.
 func (b BargeIn) Validate() error {
-	var m InterruptMode
 	switch {
-	case m.Set(string(b.Mode)) != nil:
+	case b.Mode != InterruptPause && b.Mode != InterruptDuck && b.Mode != InterruptOff:
 		return fmt.Errorf("barge_in.mode: %q is not pause, duck or off", b.Mode)
 	case b.MinSpeech < 0 || b.MinSpeech > time.Hour:
 		return fmt.Errorf("barge_in.min_speech: %v is not between 0 and 1h", b.MinSpeech)

@@ -123,38 +123,8 @@ func decodeJSON(path string, data []byte, v any) error {
 	return nil
 }
 
-// metaFile is one metadata file: its path, for errors, and its contents.
-type metaFile struct {
-	path string
-	data []byte
-}
-
 // metaPaths are where the three metadata files were read from.
 type metaPaths struct{ man, tts, codec string }
-
-// parseMeta parses and checks the three metadata files of a model set
-// (the manifest, the TTS meta and the codec meta) into a Synthesizer
-// without a tokenizer or graphs: everything Open reads from JSON.
-func parseMeta(man, tts, codec metaFile, opts Options) (*Synthesizer, error) {
-	var (
-		m  manifest
-		tm ttsMeta
-		cm codecMeta
-	)
-	for _, f := range []struct {
-		metaFile
-		v any
-	}{{man, &m}, {tts, &tm}, {codec, &cm}} {
-		if err := decodeJSON(f.path, f.data, f.v); err != nil {
-			return nil, err
-		}
-	}
-	s := &Synthesizer{}
-	if err := s.configure(metaPaths{man: man.path, tts: tts.path, codec: codec.path}, &m, &tm, &cm, opts); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
 
 // configure sets s up from the decoded metadata, checking everything that
 // does not need the graphs: the model's sizes, the voice, the codec's

@@ -191,3 +191,33 @@ func FuzzParseMeta(f *testing.F) {
 		}
 	})
 }
+
+// metaFile is one metadata file: its path, for errors, and its contents.
+type metaFile struct {
+	path string
+	data []byte
+}
+
+// parseMeta parses and checks the three metadata files of a model set
+// (the manifest, the TTS meta and the codec meta) into a Synthesizer
+// without a tokenizer or graphs: everything Open reads from JSON.
+func parseMeta(man, tts, codec metaFile, opts Options) (*Synthesizer, error) {
+	var (
+		m  manifest
+		tm ttsMeta
+		cm codecMeta
+	)
+	for _, f := range []struct {
+		metaFile
+		v any
+	}{{man, &m}, {tts, &tm}, {codec, &cm}} {
+		if err := decodeJSON(f.path, f.data, f.v); err != nil {
+			return nil, err
+		}
+	}
+	s := &Synthesizer{}
+	if err := s.configure(metaPaths{man: man.path, tts: tts.path, codec: codec.path}, &m, &tm, &cm, opts); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
