@@ -43,7 +43,13 @@ var doubles = []string{"--vad", "energy", "--asr", "scripted", "--turn", "none",
 
 func agent(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	return run(t, binary, args...)
+}
+
+// run runs an agent binary with its own empty config directory.
+func run(t *testing.T, bin string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())

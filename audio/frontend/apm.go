@@ -24,6 +24,9 @@ type Processor struct {
 	out   []float32
 	aec   bool
 	delay int
+	// restarts counts the times the processor was started afresh because
+	// its output was not finite.
+	restarts int
 }
 
 const msgLen = 256
@@ -100,12 +103,25 @@ func (p *Processor) Near(frame []float32) ([]float32, error) {
 	var msg [msgLen]C.char
 	rc := C.fe_near(p.apm, (*C.float)(unsafe.Pointer(&frame[0])), (*C.float)(unsafe.Pointer(&p.out[0])),
 		C.int(len(frame)), nil, &msg[0], msgLen)
+	if rc == C.FE_RESTARTED {
+		p.restarts++
+		rc = 0
+	}
 	if rc != 0 {
 		return nil, shimErr("Near", rc, msg[:])
 	}
 	out := make([]float32, FrameSize)
 	copy(out, p.out)
 	return out, nil
+}
+
+// Restarts is how many times the processor produced a frame that was not
+// finite (NaN or infinite) and was started afresh; such a frame is passed
+// on as captured.
+func (p *Processor) Restarts() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.restarts
 }
 
 // SetDelay updates the render→capture delay in milliseconds (time from a

@@ -6,6 +6,7 @@
 
 #include "shim.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -18,7 +19,12 @@ struct fe_apm {
 	webrtc::StreamConfig cfg;
 	int delay_ms;
 	int aec;
+	int bypass; // frames still passed on as captured after a restart
 };
+
+// After a restart the capture is passed on unprocessed for this many
+// 10 ms frames: a freshly started canceller suppresses the talker too.
+static const int kBypassFrames = 50;
 
 static void setmsg(char *msg, int msglen, const char *s) {
 	if (msg && msglen > 0) {
@@ -62,6 +68,7 @@ static int fe_new_impl(const fe_config *c, fe_apm **out, char *msg, int msglen) 
 	a->cfg = webrtc::StreamConfig(c->sample_rate, 1, false);
 	a->delay_ms = c->delay_ms;
 	a->aec = c->aec;
+	a->bypass = 0;
 
 	webrtc::ProcessingConfig pc = {{a->cfg, a->cfg, a->cfg, a->cfg}};
 	int rc = apm->Initialize(pc);
@@ -163,6 +170,24 @@ extern "C" int fe_near(fe_apm *a, const float *in, float *out, int n, int *delay
 		const float *src[1] = {in};
 		float *dst[1] = {out};
 		CHECK(a->apm->ProcessStream(src, a->cfg, a->cfg, dst), "ProcessStream");
+		const size_t frames = a->cfg.num_frames();
+		for (size_t i = 0; i < frames; i++) {
+			if (!std::isfinite(out[i])) {
+				// Debian's arm64 build of this library (its NEON echo
+				// canceller) turns NaN when the user talks over the echo,
+				// and stays NaN. Start afresh, and pass the capture on as
+				// it is while the canceller converges again: the user who
+				// is talking must reach the VAD.
+				CHECK(a->apm->Initialize(), "Initialize after a non-finite frame");
+				std::memcpy(out, in, frames * sizeof(float));
+				a->bypass = kBypassFrames;
+				return FE_RESTARTED;
+			}
+		}
+		if (a->bypass > 0) {
+			a->bypass--;
+			std::memcpy(out, in, frames * sizeof(float));
+		}
 		if (delay_ms) {
 			*delay_ms = -1;
 			if (a->aec) {

@@ -25,6 +25,9 @@ typedef struct fe_config {
  * receives a short description of the failing step. */
 #define FE_ERR_EXCEPTION (-1000)
 #define FE_ERR_NULL (-1001)
+/* fe_near: the processed frame was not finite, so the processor was
+ * started afresh and out holds the frame as captured. */
+#define FE_RESTARTED 1
 
 int fe_new(const fe_config *cfg, fe_apm **out, char *msg, int msglen);
 int fe_far(fe_apm *a, const float *in, int n, char *msg, int msglen);

@@ -26,3 +26,6 @@ func (p *Processor) SetDelay(ms int) {}
 
 // Close is a no-op in this build.
 func (p *Processor) Close() {}
+
+// Restarts is always 0: there is no processor to restart.
+func (p *Processor) Restarts() int { return 0 }

@@ -104,8 +104,8 @@ func (a *app) benchCmd() *cobra.Command {
 	return cmd
 }
 
-// benchLLMCmd measures the language model like llama-bench: one warm-up,
-// then five runs of each test, reporting medians.
+// benchLLMCmd measures the language model like llama-bench and MNN's
+// llm_bench: one warm-up, then five runs of each test, reporting medians.
 func (a *app) benchLLMCmd() *cobra.Command {
 	var runs int
 	cmd := &cobra.Command{
@@ -113,12 +113,12 @@ func (a *app) benchLLMCmd() *cobra.Command {
 		Short: "Prefill and decode speed of the language model (512-token prompt, 128 and 256 tokens out)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			gen, closeGen, err := wiring.NewGenerator(a.cfg.Stages, clock.NewStream(audio.ProcessingRate), nil)
-			if err != nil {
-				return err
+			open := func(maxTokens int) (pipeline.Generator, func() error, error) {
+				st := a.cfg.Stages
+				st.LLMMaxTokens = maxTokens
+				return wiring.NewGenerator(st, clock.NewStream(audio.ProcessingRate), nil)
 			}
-			defer func() { err = errors.Join(err, closeGen()) }()
-			res, err := benchLLM(cmd.Context(), gen, runs)
+			res, err := benchLLM(cmd.Context(), open, runs)
 			if err != nil {
 				return err
 			}
@@ -126,8 +126,8 @@ func (a *app) benchLLMCmd() *cobra.Command {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
 			}
 			for _, t := range res.Tests {
-				fmt.Fprintf(cmd.OutOrStdout(), "%-6s prompt %4d tok  gen %4d tok  prefill %8.1f tok/s  decode %8.1f tok/s\n",
-					t.Name, t.PromptTokens, t.GeneratedTokens, t.PrefillTokS, t.DecodeTokS)
+				fmt.Fprintf(cmd.OutOrStdout(), "%-6s prompt %4d tok  gen %4d tok  prefill %8.1f tok/s  decode %8.1f tok/s  binding %.2f ms/reply\n",
+					t.Name, t.PromptTokens, t.GeneratedTokens, t.PrefillTokS, t.DecodeTokS, t.BindingMS)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "peak RSS %.1f MiB, %s/%s, %d CPUs\n", float64(res.PeakRSSBytes)/(1<<20), res.GOOS, res.GOARCH, res.CPUs)
 			return nil
@@ -138,12 +138,18 @@ func (a *app) benchLLMCmd() *cobra.Command {
 }
 
 type llmBenchTest struct {
-	Name            string  `json:"name"`
-	PromptTokens    int     `json:"prompt_tokens"`
-	GeneratedTokens int     `json:"generated_tokens"`
-	PrefillTokS     float64 `json:"prefill_tok_s"`
-	DecodeTokS      float64 `json:"decode_tok_s"`
-	Runs            int     `json:"runs"`
+	Name            string `json:"name"`
+	PromptTokens    int    `json:"prompt_tokens"`
+	GeneratedTokens int    `json:"generated_tokens"`
+	// PrefillTokS and DecodeTokS are timed by the engine, as llm_bench
+	// and llama-bench time theirs.
+	PrefillTokS float64 `json:"prefill_tok_s"`
+	DecodeTokS  float64 `json:"decode_tok_s"`
+	// BindingMS is what a reply costs beyond the engine's own prefill and
+	// decode, timed by the caller: the chat template, the prompt cache,
+	// the hand-over of text.
+	BindingMS float64 `json:"binding_ms"`
+	Runs      int     `json:"runs"`
 }
 
 type llmBenchResult struct {
@@ -163,7 +169,7 @@ var benchText = strings.Fields(strings.Repeat("The quick brown fox jumps over th
 func promptOf(ctx context.Context, gen pipeline.Generator, want int) (string, error) {
 	words := 400
 	for range 4 {
-		st, err := generateN(ctx, gen, strings.Join(benchText[:words], " "), 1)
+		st, _, err := generateOnce(ctx, gen, strings.Join(benchText[:words], " "))
 		if err != nil {
 			return "", err
 		}
@@ -177,17 +183,27 @@ func promptOf(ctx context.Context, gen pipeline.Generator, want int) (string, er
 
 func abs(n int) int { return max(n, -n) }
 
-func benchLLM(ctx context.Context, gen pipeline.Generator, runs int) (llmBenchResult, error) {
-	res := llmBenchResult{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU()}
-	prompt, err := promptOf(ctx, gen, 512)
-	if err != nil {
-		return res, err
-	}
-	for _, n := range []int{128, 256} {
+// benchLLM runs each test on a generator opened by open, which bounds its
+// replies to the test's length (as llm_bench does; the scripted double
+// ends its replies by itself).
+func benchLLM(ctx context.Context, open func(maxTokens int) (pipeline.Generator, func() error, error), runs int) (res llmBenchResult, err error) {
+	res = llmBenchResult{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU()}
+	var prompt string
+	for i, n := range []int{128, 256} {
+		gen, closeGen, err := open(n)
+		if err != nil {
+			return res, err
+		}
+		defer func() { err = errors.Join(err, closeGen()) }()
+		if i == 0 {
+			if prompt, err = promptOf(ctx, gen, 512); err != nil {
+				return res, err
+			}
+		}
 		t := llmBenchTest{Name: fmt.Sprintf("pp512+tg%d", n), Runs: runs}
-		var prefill, decode []float64
+		var prefill, decode, binding []float64
 		for i := -1; i < runs; i++ { // i = -1 is the warm-up
-			st, err := generateN(ctx, gen, prompt, n)
+			st, wall, err := generateOnce(ctx, gen, prompt)
 			if err != nil {
 				return res, err
 			}
@@ -197,33 +213,24 @@ func benchLLM(ctx context.Context, gen pipeline.Generator, runs int) (llmBenchRe
 			t.PromptTokens, t.GeneratedTokens = st.PromptTokens, st.GeneratedTokens
 			prefill = append(prefill, rate(st.PromptTokens, st.Prefill))
 			decode = append(decode, rate(st.GeneratedTokens, st.Decode))
+			binding = append(binding, float64(wall-st.Prefill-st.Decode)/float64(time.Millisecond))
 		}
-		t.PrefillTokS, t.DecodeTokS = median(prefill), median(decode)
+		t.PrefillTokS, t.DecodeTokS, t.BindingMS = median(prefill), median(decode), median(binding)
 		res.Tests = append(res.Tests, t)
 	}
 	res.PeakRSSBytes = peakRSS()
 	return res, nil
 }
 
-// generateN runs prompt as a fresh conversation (its first word changes
-// every time, so no KV reuse flatters the prefill figure) and stops after
-// n tokens.
-func generateN(ctx context.Context, gen pipeline.Generator, prompt string, n int) (llm.Stats, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+// generateOnce runs prompt as a fresh conversation (its first word changes
+// every time, so no KV reuse flatters the prefill figure) to the end of
+// the reply, and times the call.
+func generateOnce(ctx context.Context, gen pipeline.Generator, prompt string) (llm.Stats, time.Duration, error) {
 	benchRun++
 	conv := []llm.Message{{Role: llm.User, Content: fmt.Sprintf("%d %s", benchRun, prompt)}}
-	count := 0
-	st, err := gen.Generate(ctx, conv, func(string) error {
-		if count++; count >= n {
-			cancel()
-		}
-		return nil
-	})
-	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
-		err = nil
-	}
-	return st, err
+	start := time.Now()
+	st, err := gen.Generate(ctx, conv, func(string) error { return nil })
+	return st, time.Since(start), err
 }
 
 var benchRun int

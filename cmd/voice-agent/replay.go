@@ -23,6 +23,7 @@ func (a *app) replayCmd() *cobra.Command {
 		rate        int
 		echoDelay   time.Duration
 		echoGain    float64
+		compute     float64
 	)
 	cmd := &cobra.Command{
 		Use:   "replay IN.wav",
@@ -30,12 +31,16 @@ func (a *app) replayCmd() *cobra.Command {
 		Long: `Replays IN.wav (any rate or channel count) as the microphone, faster than
 real time by default, and writes what the assistant played, aligned with the
 input, plus every event as JSON lines. Latencies are in audio time and are the
-same on every run.`,
+same on every run, unless --compute-scale charges the LLM's measured compute
+to the replay clock.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			input, err := audio.ReadWAVMono16k(args[0])
 			if err != nil {
 				return err
+			}
+			if compute < 0 {
+				return fmt.Errorf("--compute-scale %v: want 0 (off) or more", compute)
 			}
 			clk := clock.NewVirtual()
 			cfg, closeStages, err := wiring.Build(a.cfg.Stages, clk)
@@ -43,12 +48,18 @@ same on every run.`,
 				return err
 			}
 			defer closeStages()
+			if compute > 0 {
+				cfg.LLM = pipeline.ChargeCompute(cfg.LLM, clk, compute)
+			}
+			var fe audio.FrontEnd
 			dev := audio.VirtualConfig{Input: input, Pace: pace, Playback: audio.Format{Rate: rate, Channels: 1}}
 			if echoGain > 0 {
 				// Only a simulated echo path puts the assistant's voice in
 				// the microphone, so only then does the front-end matter.
 				dev.Echo = &audio.Echo{Delay: echoDelay, Gain: echoGain}
-				fe, closeFE, halfDuplex, err := wiring.NewFrontEnd(a.cfg.Stages)
+				var closeFE func()
+				var halfDuplex bool
+				fe, closeFE, halfDuplex, err = wiring.NewFrontEnd(a.cfg.Stages)
 				if err != nil {
 					return err
 				}
@@ -75,7 +86,8 @@ same on every run.`,
 			if res != nil {
 				sum := pipeline.Summarize(res.Metrics)
 				a.log.Info("replay done", "turns", sum.Turns, "interrupted", sum.Interrupted,
-					"p50_ms", sum.P50["end_to_end"], "p95_ms", sum.P95["end_to_end"], "underruns", res.Underruns)
+					"p50_ms", sum.P50["end_to_end"], "p95_ms", sum.P95["end_to_end"], "underruns", res.Underruns,
+					"frontend_restarts", wiring.FrontEndRestarts(fe))
 			}
 			return err
 		},
@@ -87,6 +99,7 @@ same on every run.`,
 	f.IntVar(&rate, "playback-rate", audio.ProcessingRate, "playback sample rate")
 	f.DurationVar(&echoDelay, "echo-delay", 50*time.Millisecond, "simulated speaker-to-mic delay")
 	f.Float64Var(&echoGain, "echo-gain", 0, "simulated echo gain (0: no echo path)")
+	f.Float64Var(&compute, "compute-scale", 0, "charge the LLM's measured compute to the replay clock, times this (1: this machine; 50: a device 50x slower; 0: compute is free)")
 	return cmd
 }
 

@@ -7,6 +7,7 @@ package testenv
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/voiceassistant/voice/assets"
@@ -40,4 +41,27 @@ func Model(tb testing.TB, file string) string {
 		Missing(tb, "model "+file+" not found under third_party/models")
 	}
 	return p
+}
+
+// TinyLLM is the directory of the random-weight LLM in MNN's real format
+// that the MNN tests run on (llm/mnn/testdata/tiny-llm, README there).
+func TinyLLM(tb testing.TB) string {
+	tb.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		tb.Fatal("testenv: cannot locate the source tree")
+	}
+	return filepath.Join(filepath.Dir(file), "..", "..", "llm", "mnn", "testdata", "tiny-llm")
+}
+
+// MNN requires the MNN build that scripts/test exports as MNN_ROOT (its
+// install prefix, from scripts/build-mnn), with cgo pointed at it, so a
+// test can build the agent with -tags mnn.
+func MNN(tb testing.TB) string {
+	tb.Helper()
+	root := os.Getenv("MNN_ROOT")
+	if root == "" {
+		Missing(tb, "MNN is not built (scripts/test exports MNN_ROOT after scripts/setup builds it)")
+	}
+	return root
 }

@@ -3,6 +3,7 @@ package wiring
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/audio/device"
@@ -41,7 +42,12 @@ func (l Live) Run(ctx context.Context) (stats device.Stats, err error) {
 	if err != nil {
 		return stats, err
 	}
-	defer closeFE()
+	defer func() {
+		if n := FrontEndRestarts(fe); n > 0 && l.Warn != nil {
+			l.Warn(fmt.Sprintf("the echo canceller produced audio that was not finite and was restarted %d times; those frames were passed on as captured", n))
+		}
+		closeFE()
+	}()
 	if halfDuplex {
 		if l.Warn != nil {
 			l.Warn("echo cancellation is not in this build (see README): running half duplex, so no barge-in")

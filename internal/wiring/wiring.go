@@ -69,8 +69,11 @@ type Stages struct {
 	TTSModelDir string `yaml:"tts_model_dir"`
 	TTSCodecDir string `yaml:"tts_codec_dir"`
 	Voice       string `yaml:"voice"`
-	// LLMThreads is the LLM's CPU threads (0: the engine's default, 4).
+	// LLMThreads is the LLM's CPU threads (0: 4, or fewer on a machine
+	// with fewer cores).
 	LLMThreads int `yaml:"llm_threads"`
+	// LLMMaxTokens bounds a reply of the MNN LLM (0: 512).
+	LLMMaxTokens int `yaml:"llm_max_tokens"`
 	// VADThreads, TurnThreads, ASRThreads and TTSThreads are the ONNX
 	// models' intra-op threads (0: one). The stages run side by side, so
 	// on a 2-4 core SoC one each is usually fastest overall.
@@ -248,6 +251,9 @@ func (s Stages) Validate() error {
 		if n.v < 0 || n.v > 256 {
 			return fmt.Errorf("config: stages.%s: %d is not between 0 (the default) and 256", n.key, n.v)
 		}
+	}
+	if s.LLMMaxTokens < 0 {
+		return fmt.Errorf("config: stages.llm_max_tokens: %d is negative (0 means 512)", s.LLMMaxTokens)
 	}
 	if s.HistoryChars < 0 {
 		return fmt.Errorf("config: stages.history_chars: %d is negative (0 means no bound)", s.HistoryChars)
@@ -443,7 +449,7 @@ func NewGenerator(s Stages, clk clock.Clock, script *Script) (pipeline.Generator
 				dir = s.ModelDir
 			}
 		}
-		m, err := mnn.Open(mnn.Config{Dir: dir, Threads: s.LLMThreads})
+		m, err := mnn.Open(mnn.Config{Dir: dir, Threads: s.LLMThreads, MaxNewTokens: s.LLMMaxTokens})
 		switch {
 		case errors.Is(err, mnn.ErrNotBuilt):
 			return nil, noop, unavailableError(fmt.Sprintf("LLM backend %q: %v; for a demo use --llm scripted --script FILE", s.LLM, err))
@@ -476,6 +482,15 @@ func NewFrontEnd(s Stages) (fe audio.FrontEnd, closeFE func(), halfDuplex bool, 
 		return nil, func() {}, false, err
 	}
 	return p, p.Close, false, nil
+}
+
+// FrontEndRestarts is how many times fe started afresh after producing
+// audio that was not finite (see frontend.Processor.Restarts).
+func FrontEndRestarts(fe audio.FrontEnd) int {
+	if r, ok := fe.(interface{ Restarts() int }); ok {
+		return r.Restarts()
+	}
+	return 0
 }
 
 // NewRecognizer opens the X-ASR recognizer for s: the directory given by

@@ -33,7 +33,7 @@ func TestBuild(t *testing.T) {
 		{name: "doubles build", edit: func(*Stages) {}},
 		{name: "text only", edit: func(s *Stages) { s.TTS = TTSNone }},
 		{name: "missing real models are reported one by one", edit: func(s *Stages) { *s = DefaultStages() }, unavailable: true,
-			errs: []string{"X-ASR model directory not found", "Smart Turn v3.2 model not found", "--turn-model PATH", `LLM backend "mnn"`, "MOSS-TTS-Nano not found"}},
+			errs: []string{"X-ASR model directory not found", "Smart Turn v3.2 model not found", "--turn-model PATH", "MNN", "MOSS-TTS-Nano not found"}},
 		{name: "missing VAD model", edit: func(s *Stages) { s.VAD = VADSilero; s.ModelDir = t.TempDir(); s.VADModel = "/nonexistent/silero.onnx" },
 			errs: []string{"/nonexistent/silero.onnx", "scripts/setup"}},
 		{name: "Smart Turn from the model directory", edit: func(s *Stages) { s.Turn = TurnSmart; s.TurnModel = tinySmartTurn }},

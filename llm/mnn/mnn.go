@@ -11,11 +11,11 @@ package mnn
 import "C"
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"runtime/cgo"
 	"time"
 	"unsafe"
 
@@ -90,10 +90,11 @@ func Open(cfg Config) (*Model, error) {
 	return m, nil
 }
 
-// Generate streams the reply to conv. Decoding runs one token per engine
-// call so that a cancelled ctx stops it between two tokens; a ctx
-// cancelled before the engine is free stops it before the prefill, which
-// the engine cannot interrupt.
+// Generate streams the reply to conv. The engine decodes the whole reply
+// in one call on its own thread while this goroutine hands its text to
+// emit every takeInterval; a cancelled ctx stops the engine after the
+// token it is computing. A ctx cancelled before the engine is free stops
+// it before the prefill, which the engine cannot interrupt.
 func (m *Model) Generate(ctx context.Context, conv []llm.Message, emit func(string) error) (llm.Stats, error) {
 	if err := m.acquire(ctx); err != nil {
 		return llm.Stats{}, err
@@ -103,32 +104,17 @@ func (m *Model) Generate(ctx context.Context, conv []llm.Message, emit func(stri
 		return llm.Stats{}, errors.New("mnn: model closed")
 	}
 	s := &stream{emit: emit}
-	h := cgo.NewHandle(s)
-	defer h.Delete()
 	roles, contents, free := cMessages(conv)
 	defer free()
 
 	var cerr *C.char
-	if C.voice_llm_prefill(m.l, roles, contents, C.int(len(conv)), C.uintptr_t(h), &cerr) != 0 {
+	if C.voice_llm_prefill(m.l, roles, contents, C.int(len(conv)), &cerr) != 0 {
 		return m.stats(), fmt.Errorf("mnn: prefill: %w", takeErr(cerr, "failed"))
 	}
-	var err error
-	for n := 0; n < m.cfg.maxNewTokens(); n++ {
-		if err = ctx.Err(); err != nil {
-			break
-		}
-		var stopped C.int
-		if C.voice_llm_step(m.l, C.uintptr_t(h), &stopped, &cerr) != 0 {
-			err = fmt.Errorf("mnn: decode: %w", takeErr(cerr, "failed"))
-			break
-		}
-		if s.err != nil {
-			err = s.err
-			break
-		}
-		if stopped != 0 {
-			break
-		}
+	m.take(s)
+	err := ctx.Err()
+	if err == nil {
+		err = m.decode(ctx, s)
 	}
 	if err == nil {
 		err = s.flush()
@@ -139,6 +125,55 @@ func (m *Model) Generate(ctx context.Context, conv []llm.Message, emit func(stri
 	}
 	m.settle(conv, s.text.String(), err)
 	return stats, err
+}
+
+// takeInterval is how often text is taken from the engine while it
+// decodes: seldom enough that taking costs the engine nothing, often
+// enough that synthesis never waits on it (a spoken chunk is a clause).
+const takeInterval = 2 * time.Millisecond
+
+// decode runs the engine's decode loop on another goroutine and passes its
+// text on to s until the loop ends. When ctx is done or emit fails, the
+// engine is told to stop and the text it still writes is dropped.
+func (m *Model) decode(ctx context.Context, s *stream) error {
+	done := make(chan error, 1)
+	go func() {
+		var cerr *C.char
+		if C.voice_llm_decode(m.l, C.int(m.cfg.maxNewTokens()), &cerr) != 0 {
+			done <- fmt.Errorf("mnn: decode: %w", takeErr(cerr, "failed"))
+			return
+		}
+		done <- nil
+	}()
+	tick := time.NewTicker(takeInterval)
+	defer tick.Stop()
+	stopping := false
+	for {
+		select {
+		case err := <-done:
+			if !stopping { // else what it wrote since is not wanted
+				m.take(s)
+			}
+			return cmp.Or(err, s.err, ctx.Err())
+		case <-tick.C:
+			if !stopping {
+				m.take(s)
+			}
+		case <-ctx.Done():
+		}
+		if !stopping && (ctx.Err() != nil || s.err != nil) {
+			C.voice_llm_cancel(m.l)
+			stopping = true
+		}
+	}
+}
+
+// take passes the text the engine wrote since the last take on to s.
+func (m *Model) take(s *stream) {
+	var text *C.char
+	if n := C.voice_llm_take(m.l, &text); n > 0 {
+		s.write(unsafe.Slice((*byte)(unsafe.Pointer(text)), int(n)))
+	}
 }
 
 // settle leaves the engine's prompt cache describing what its KV cache
@@ -209,12 +244,6 @@ func (m *Model) raw() rawStats {
 func (m *Model) stats() llm.Stats {
 	r := m.raw()
 	return llm.Stats{PromptTokens: r.promptLen, GeneratedTokens: r.genLen, Prefill: r.prefill, Decode: r.decode}
-}
-
-//export voiceLLMPiece
-func voiceLLMPiece(handle C.uintptr_t, data *C.char, n C.size_t) {
-	s := cgo.Handle(handle).Value().(*stream)
-	s.write(C.GoBytes(unsafe.Pointer(data), C.int(n)))
 }
 
 func cMessages(conv []llm.Message) (roles, contents **C.char, free func()) {

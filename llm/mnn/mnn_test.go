@@ -52,7 +52,7 @@ func TestEngineSettings(t *testing.T) {
 	var got map[string]any
 	require.NoError(t, json.Unmarshal([]byte(js), &got))
 	assert.Equal(t, map[string]any{
-		"thread_num": 3.0, "max_new_tokens": 64.0, "reuse_kv": true, "prompt_cache": true, "tmp_path": "/tmp/x", "sampler_type": "greedy",
+		"thread_num": 3.0, "max_new_tokens": 64.0, "reuse_kv": true, "async": false, "prompt_cache": true, "tmp_path": "/tmp/x", "sampler_type": "greedy",
 	}, got, "explicit settings win over the defaults")
 	assert.Equal(t, 64, c.maxNewTokens())
 	assert.Equal(t, 512, Config{}.maxNewTokens())

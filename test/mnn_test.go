@@ -1,0 +1,100 @@
+package test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/voiceassistant/voice/internal/testenv"
+)
+
+// fullAgent is the agent as scripts/setup builds it, with the LLM (MNN)
+// and echo cancellation, built once for the tests that need it.
+var fullAgent = sync.OnceValues(func() (string, error) {
+	path := filepath.Join(filepath.Dir(binary), "voice-agent-full")
+	out, err := exec.Command("go", "build", "-tags", "mnn,webrtcapm", "-o", path, "../cmd/voice-agent").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build -tags mnn,webrtcapm: %w\n%s", err, out)
+	}
+	return path, nil
+})
+
+func buildFullAgent(t *testing.T) string {
+	t.Helper()
+	testenv.MNN(t)
+	path, err := fullAgent()
+	require.NoError(t, err)
+	return path
+}
+
+// greedyTinyLLM is a copy of the tiny MNN model that decodes greedily, so
+// a replay gives the same reply every time.
+func greedyTinyLLM(t *testing.T) string {
+	t.Helper()
+	src, dir := testenv.TinyLLM(t), t.TempDir()
+	entries, err := os.ReadDir(src)
+	require.NoError(t, err)
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644))
+	}
+	greedy, err := os.ReadFile(filepath.Join(src, "config_greedy.json"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), greedy, 0o644))
+	return dir
+}
+
+// mnnReplay is the spoken demo through the real engines where this
+// machine has them: Silero VAD, the tiny MNN LLM, and the echo canceller
+// on a simulated echo path; scripted ASR and tone TTS.
+func mnnReplay(t *testing.T, maxTokens int) []string {
+	return []string{"replay", "testdata/demo.wav", "--json", "--vad", "silero", "--asr", "scripted", "--turn", "none",
+		"--llm", "mnn", "--llm-model-dir", greedyTinyLLM(t), "--llm-max-tokens", fmt.Sprint(maxTokens), "--llm-threads", "1",
+		"--tts", "tone", "--script", "testdata/demo.json", "--echo-gain", "0.5", "--echo-delay", "60ms"}
+}
+
+// The user interrupts the first reply while MNN is still generating it:
+// the engine stops, and the next turn is answered by the same engine in
+// full. --compute-scale 20 puts the engine's measured compute on the
+// replay clock, twenty times slowed: the 3.3 s of audio between the first
+// turn and the barge-in then pass in about 160 ms of decoding, a few
+// hundred of the tiny model's 4096 tokens (whatever this machine's speed).
+func TestMNNReplayBargeInCancelsGeneration(t *testing.T) {
+	testenv.Model(t, "silero_vad_v5.onnx")
+	bin := buildFullAgent(t)
+	const maxTokens = 4096
+	out, stderr, err := run(t, bin, append(mnnReplay(t, maxTokens), "--compute-scale", "20")...)
+	require.NoError(t, err, stderr)
+	events := replayEvents(t, out)
+	assert.Equal(t, 2, count(events, "turn_commit"), "both questions are answered")
+	assert.Equal(t, 1, count(events, "barge_in"), "the second question interrupts the first reply")
+	assert.Zero(t, count(events, "error"), stderr)
+
+	var done []replayEvent
+	var bargeAt float64
+	for _, e := range events {
+		switch e.Type {
+		case "llm_done":
+			done = append(done, e)
+		case "barge_in":
+			bargeAt = e.AtMS
+		}
+	}
+	require.Len(t, done, 2)
+	require.NotNil(t, done[0].Stats)
+	require.NotNil(t, done[1].Stats)
+	assert.Equal(t, 1, done[0].Turn)
+	assert.InDelta(t, bargeAt, done[0].AtMS, 10, "generation stops at the barge-in")
+	assert.Less(t, done[0].Stats.GeneratedTokens, maxTokens/2, "the barge-in came while the reply was being generated")
+	// The tiny model never ends a reply by itself: the second one runs to
+	// the bound, on an engine that was cancelled a turn earlier.
+	assert.Equal(t, maxTokens, done[1].Stats.GeneratedTokens)
+	assert.NotEmpty(t, done[1].Text)
+}
