@@ -111,7 +111,7 @@ func (m *Model) Generate(ctx context.Context, conv []llm.Message, emit func(stri
 	if C.voice_llm_prefill(m.l, roles, contents, C.int(len(conv)), &cerr) != 0 {
 		return m.stats(), fmt.Errorf("mnn: prefill: %w", takeErr(cerr, "failed"))
 	}
-	m.take(s)
+	m.take(s, false)
 	err := ctx.Err()
 	if err == nil {
 		err = m.decode(ctx, s)
@@ -134,7 +134,8 @@ const takeInterval = 2 * time.Millisecond
 
 // decode runs the engine's decode loop on another goroutine and passes its
 // text on to s until the loop ends. When ctx is done or emit fails, the
-// engine is told to stop and the text it still writes is dropped.
+// engine is told to stop, and what it still writes is kept for settle but
+// not emitted.
 func (m *Model) decode(ctx context.Context, s *stream) error {
 	done := make(chan error, 1)
 	go func() {
@@ -151,14 +152,10 @@ func (m *Model) decode(ctx context.Context, s *stream) error {
 	for {
 		select {
 		case err := <-done:
-			if !stopping { // else what it wrote since is not wanted
-				m.take(s)
-			}
+			m.take(s, stopping)
 			return cmp.Or(err, s.err, ctx.Err())
 		case <-tick.C:
-			if !stopping {
-				m.take(s)
-			}
+			m.take(s, stopping)
 		case <-ctx.Done():
 		}
 		if !stopping && (ctx.Err() != nil || s.err != nil) {
@@ -168,11 +165,19 @@ func (m *Model) decode(ctx context.Context, s *stream) error {
 	}
 }
 
-// take passes the text the engine wrote since the last take on to s.
-func (m *Model) take(s *stream) {
+// take passes the text the engine wrote since the last take on to s, or
+// once the reply is stopping, only records it.
+func (m *Model) take(s *stream, stopping bool) {
 	var text *C.char
-	if n := C.voice_llm_take(m.l, &text); n > 0 {
-		s.write(unsafe.Slice((*byte)(unsafe.Pointer(text)), int(n)))
+	n := C.voice_llm_take(m.l, &text)
+	if n == 0 {
+		return
+	}
+	p := unsafe.Slice((*byte)(unsafe.Pointer(text)), int(n))
+	if stopping {
+		s.unsaid(p)
+	} else {
+		s.write(p)
 	}
 }
 

@@ -45,6 +45,18 @@ func TestStreamStopsOnEmitError(t *testing.T) {
 	assert.Equal(t, 1, calls)
 }
 
+// Text generated after a reply was stopped is not emitted, but it is part
+// of the text the engine is told its KV cache holds, with any half
+// character left before it.
+func TestStreamRecordsUnsaidText(t *testing.T) {
+	var emitted []string
+	s := &stream{emit: func(p string) error { emitted = append(emitted, p); return nil }}
+	s.write([]byte("ab\xe4\xbd"))
+	s.unsaid([]byte("\xa0cd"))
+	assert.Equal(t, []string{"ab"}, emitted)
+	assert.Equal(t, "ab你cd", s.text.String())
+}
+
 func TestEngineSettings(t *testing.T) {
 	c := Config{Threads: 2, MaxNewTokens: 64, Settings: map[string]any{"sampler_type": "greedy", "thread_num": 3}}
 	js, err := c.engineSettings("/tmp/x")
