@@ -15,9 +15,8 @@ import (
 // only after the wall time since the previous one, times scale, has passed
 // on clk (1: this machine's speed; 50: a device 50 times slower), and the
 // rest of the pipeline runs meanwhile: the user can interrupt a reply
-// while it is still being generated, as on a device. An engine that
-// decodes on while its text is handed over (MNN) keeps computing during
-// the wait; its pieces still arrive as late as its compute says.
+// while it is still being generated, as on a device. The engine waits
+// inside emit meanwhile (MNN decodes between two calls of emit).
 func ChargeCompute(gen Generator, clk clock.Clock, scale float64) Generator {
 	return &chargedGenerator{gen: gen, clk: clk, scale: scale}
 }

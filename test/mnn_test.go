@@ -52,13 +52,16 @@ func greedyTinyLLM(t *testing.T) string {
 }
 
 // mnnReplay is the spoken demo through the real engines where this
-// machine has them: Silero VAD, the tiny MNN LLM, and the echo canceller
-// on a simulated echo path; scripted ASR and tone TTS.
+// machine has them: Silero VAD and the tiny MNN LLM; scripted ASR and
+// tone TTS.
 func mnnReplay(t *testing.T, maxTokens int) []string {
 	return []string{"replay", "testdata/demo.wav", "--json", "--vad", "silero", "--asr", "scripted", "--turn", "none",
 		"--llm", "mnn", "--llm-model-dir", greedyTinyLLM(t), "--llm-max-tokens", fmt.Sprint(maxTokens), "--llm-threads", "1",
-		"--tts", "tone", "--script", "testdata/demo.json", "--echo-gain", "0.5", "--echo-delay", "60ms"}
+		"--tts", "tone", "--script", "testdata/demo.json"}
 }
+
+// echoPath adds the simulated echo path, so the echo canceller runs.
+var echoPath = []string{"--echo-gain", "0.5", "--echo-delay", "60ms"}
 
 // The user interrupts the first reply while MNN is still generating it:
 // the engine stops, and the next turn is answered by the same engine in
@@ -70,7 +73,8 @@ func TestMNNReplayBargeInCancelsGeneration(t *testing.T) {
 	testenv.Model(t, "silero_vad_v5.onnx")
 	bin := buildFullAgent(t)
 	const maxTokens = 4096
-	out, stderr, err := run(t, bin, append(mnnReplay(t, maxTokens), "--compute-scale", "20")...)
+	args := append(mnnReplay(t, maxTokens), echoPath...)
+	out, stderr, err := run(t, bin, append(args, "--compute-scale", "20")...)
 	require.NoError(t, err, stderr)
 	events := replayEvents(t, out)
 	assert.Equal(t, 2, count(events, "turn_commit"), "both questions are answered")

@@ -11,7 +11,6 @@ package mnn
 import "C"
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -90,11 +89,12 @@ func Open(cfg Config) (*Model, error) {
 	return m, nil
 }
 
-// Generate streams the reply to conv. The engine decodes the whole reply
-// in one call on its own thread while this goroutine hands its text to
-// emit every takeInterval; a cancelled ctx stops the engine after the
-// token it is computing. A ctx cancelled before the engine is free stops
-// it before the prefill, which the engine cannot interrupt.
+// Generate streams the reply to conv. Decoding runs in engine calls of a
+// few milliseconds each (one token, or as many as fit when tokens are
+// fast), so that a cancelled ctx stops it within one call while the cost
+// of calling in is spread over many tokens. A ctx cancelled before the
+// engine is free stops it before the prefill, which the engine cannot
+// interrupt.
 func (m *Model) Generate(ctx context.Context, conv []llm.Message, emit func(string) error) (llm.Stats, error) {
 	if err := m.acquire(ctx); err != nil {
 		return llm.Stats{}, err
@@ -107,14 +107,39 @@ func (m *Model) Generate(ctx context.Context, conv []llm.Message, emit func(stri
 	roles, contents, free := cMessages(conv)
 	defer free()
 
-	var cerr *C.char
-	if C.voice_llm_prefill(m.l, roles, contents, C.int(len(conv)), &cerr) != 0 {
+	var (
+		cerr *C.char
+		text *C.char
+		size C.size_t
+	)
+	if C.voice_llm_prefill(m.l, roles, contents, C.int(len(conv)), &text, &size, &cerr) != 0 {
 		return m.stats(), fmt.Errorf("mnn: prefill: %w", takeErr(cerr, "failed"))
 	}
-	m.take(s, false)
-	err := ctx.Err()
-	if err == nil {
-		err = m.decode(ctx, s)
+	s.write(cBytes(text, size))
+	var err error
+	limit := m.cfg.maxNewTokens()
+	for batch, done := 1, 0; done < limit; {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		batch = min(batch, limit-done)
+		var stopped C.int
+		start := time.Now()
+		if C.voice_llm_step(m.l, C.int(batch), &stopped, &text, &size, &cerr) != 0 {
+			err = fmt.Errorf("mnn: decode: %w", takeErr(cerr, "failed"))
+			break
+		}
+		took := time.Since(start)
+		s.write(cBytes(text, size))
+		if s.err != nil {
+			err = s.err
+			break
+		}
+		if stopped != 0 {
+			break
+		}
+		done += batch
+		batch = stepTokens(took, batch)
 	}
 	if err == nil {
 		err = s.flush()
@@ -127,58 +152,12 @@ func (m *Model) Generate(ctx context.Context, conv []llm.Message, emit func(stri
 	return stats, err
 }
 
-// takeInterval is how often text is taken from the engine while it
-// decodes: seldom enough that taking costs the engine nothing, often
-// enough that synthesis never waits on it (a spoken chunk is a clause).
-const takeInterval = 2 * time.Millisecond
-
-// decode runs the engine's decode loop on another goroutine and passes its
-// text on to s until the loop ends. When ctx is done or emit fails, the
-// engine is told to stop, and what it still writes is kept for settle but
-// not emitted.
-func (m *Model) decode(ctx context.Context, s *stream) error {
-	done := make(chan error, 1)
-	go func() {
-		var cerr *C.char
-		if C.voice_llm_decode(m.l, C.int(m.cfg.maxNewTokens()), &cerr) != 0 {
-			done <- fmt.Errorf("mnn: decode: %w", takeErr(cerr, "failed"))
-			return
-		}
-		done <- nil
-	}()
-	tick := time.NewTicker(takeInterval)
-	defer tick.Stop()
-	stopping := false
-	for {
-		select {
-		case err := <-done:
-			m.take(s, stopping)
-			return cmp.Or(err, s.err, ctx.Err())
-		case <-tick.C:
-			m.take(s, stopping)
-		case <-ctx.Done():
-		}
-		if !stopping && (ctx.Err() != nil || s.err != nil) {
-			C.voice_llm_cancel(m.l)
-			stopping = true
-		}
-	}
-}
-
-// take passes the text the engine wrote since the last take on to s, or
-// once the reply is stopping, only records it.
-func (m *Model) take(s *stream, stopping bool) {
-	var text *C.char
-	n := C.voice_llm_take(m.l, &text)
+// cBytes views the engine's text in place; stream.write copies it.
+func cBytes(text *C.char, n C.size_t) []byte {
 	if n == 0 {
-		return
+		return nil
 	}
-	p := unsafe.Slice((*byte)(unsafe.Pointer(text)), int(n))
-	if stopping {
-		s.unsaid(p)
-	} else {
-		s.write(p)
-	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(text)), int(n))
 }
 
 // settle leaves the engine's prompt cache describing what its KV cache

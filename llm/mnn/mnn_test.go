@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -45,16 +46,21 @@ func TestStreamStopsOnEmitError(t *testing.T) {
 	assert.Equal(t, 1, calls)
 }
 
-// Text generated after a reply was stopped is not emitted, but it is part
-// of the text the engine is told its KV cache holds, with any half
-// character left before it.
-func TestStreamRecordsUnsaidText(t *testing.T) {
-	var emitted []string
-	s := &stream{emit: func(p string) error { emitted = append(emitted, p); return nil }}
-	s.write([]byte("ab\xe4\xbd"))
-	s.unsaid([]byte("\xa0cd"))
-	assert.Equal(t, []string{"ab"}, emitted)
-	assert.Equal(t, "ab你cd", s.text.String())
+func TestStepTokensFitTheBudget(t *testing.T) {
+	for _, tc := range []struct {
+		took  time.Duration
+		batch int
+		want  int
+	}{
+		{30 * time.Millisecond, 1, 1},    // a real model on a device: one token a call
+		{time.Millisecond, 1, 5},         // 1 ms a token: five fit in 5 ms
+		{5 * time.Millisecond, 50, 50},   // 0.1 ms a token
+		{time.Millisecond, 100, maxStep}, // very fast: bounded
+		{0, 1, maxStep},                  // too fast to time
+		{200 * time.Millisecond, 64, 1},  // a slow batch goes back to one
+	} {
+		assert.Equal(t, tc.want, stepTokens(tc.took, tc.batch), "%v for %d", tc.took, tc.batch)
+	}
 }
 
 func TestEngineSettings(t *testing.T) {

@@ -2,11 +2,9 @@
 
 #include "shim.h"
 
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <mutex>
 #include <ostream>
 #include <streambuf>
 #include <string>
@@ -15,37 +13,21 @@
 
 using MNN::Transformer::ChatMessages;
 using MNN::Transformer::Llm;
-using MNN::Transformer::LlmContext;
-using MNN::Transformer::LlmStatus;
 
 namespace {
 
-// Sink collects what the engine writes to its ostream while it decodes,
-// for Go to take at its own pace (take), and carries the cancellation into
-// the engine's decode loop. The whole reply is decoded in one engine call:
-// calling into the engine once per token, or back into Go for every piece,
-// cost a third to a half of the decode speed on a 2-core machine (threads
-// woken per token competed with MNN's workers for the cores).
+// Sink keeps what the engine writes to its ostream during one call, for
+// the caller to copy out when the call returns. Handing text back this way
+// rather than calling into Go for every piece keeps the Go runtime out of
+// the decode loop: a callback per token woke threads that competed with
+// MNN's workers for the cores.
 class Sink : public std::streambuf {
 public:
-	std::mutex mu;
-	std::string text;           // written, not yet taken
-	std::string taken;          // what take last handed out
-	std::atomic<bool> cancel{false};
-	const LlmContext *ctx = nullptr;
+	std::string text;
 
 protected:
 	std::streamsize xsputn(const char *s, std::streamsize n) override {
-		{
-			std::lock_guard<std::mutex> lock(mu);
-			text.append(s, static_cast<size_t>(n));
-		}
-		// Runs on the engine's thread inside its decode loop, which stops
-		// at its next turn once the status says so. MNN has no other way
-		// in; the status is only touched from this thread.
-		if (cancel.load(std::memory_order_relaxed) && ctx != nullptr) {
-			const_cast<LlmContext *>(ctx)->status = LlmStatus::USER_CANCEL;
-		}
+		text.append(s, static_cast<size_t>(n));
 		return n;
 	}
 	int_type overflow(int_type c) override {
@@ -131,45 +113,31 @@ int voice_llm_load(voice_llm *l, char **err) {
 	});
 }
 
-int voice_llm_prefill(voice_llm *l, const char *const *roles, const char *const *contents, int n, char **err) {
-	l->sink.cancel = false;
-	l->sink.ctx = l->llm->getContext();
-	{
-		std::lock_guard<std::mutex> lock(l->sink.mu);
-		l->sink.text.clear();
-	}
-	return guard(err, [&] {
-		// max_new_tokens 0: prefill only, so that a cancellation before
-		// the first token costs no decoding.
+int voice_llm_prefill(voice_llm *l, const char *const *roles, const char *const *contents, int n, const char **text, size_t *len, char **err) {
+	l->sink.text.clear();
+	int rc = guard(err, [&] {
+		// max_new_tokens 0: prefill only; decoding is driven by step so
+		// that a cancellation lands between two calls.
 		l->llm->response(messages(roles, contents, n), &l->os, nullptr, 0);
 		l->os.flush();
 		return 0;
 	});
-}
-
-int voice_llm_decode(voice_llm *l, int max_tokens, char **err) {
-	int rc = guard(err, [&] {
-		l->llm->generate(max_tokens);
-		l->os.flush();
-		return 0;
-	});
-	// A cancelled engine refuses every later call until its status moves
-	// on; the conversation it holds is still good (settle syncs it).
-	auto *ctx = const_cast<LlmContext *>(l->sink.ctx);
-	if (ctx->status == LlmStatus::USER_CANCEL) {
-		ctx->status = LlmStatus::NORMAL_FINISHED;
-	}
+	*text = l->sink.text.data();
+	*len = l->sink.text.size();
 	return rc;
 }
 
-void voice_llm_cancel(voice_llm *l) { l->sink.cancel = true; }
-
-size_t voice_llm_take(voice_llm *l, const char **text) {
-	std::lock_guard<std::mutex> lock(l->sink.mu);
-	l->sink.taken.swap(l->sink.text);
+int voice_llm_step(voice_llm *l, int tokens, int *stopped, const char **text, size_t *len, char **err) {
 	l->sink.text.clear();
-	*text = l->sink.taken.data();
-	return l->sink.taken.size();
+	int rc = guard(err, [&] {
+		l->llm->generate(tokens);
+		l->os.flush();
+		*stopped = l->llm->stoped() ? 1 : 0;
+		return 0;
+	});
+	*text = l->sink.text.data();
+	*len = l->sink.text.size();
+	return rc;
 }
 
 void voice_llm_stats_get(voice_llm *l, voice_llm_stats *out) {

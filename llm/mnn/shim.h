@@ -26,18 +26,12 @@ voice_llm *voice_llm_create(const char *config_path, char **err);
 int voice_llm_set_config(voice_llm *l, const char *json, char **err);
 int voice_llm_load(voice_llm *l, char **err);
 // prefill renders the chat with the model's template and runs the prompt
-// through the model; it also clears a cancellation left from before.
-int voice_llm_prefill(voice_llm *l, const char *const *roles, const char *const *contents, int n, char **err);
-// decode generates up to max_tokens tokens in one call, until the model
-// ends the reply or voice_llm_cancel. Their text is taken with
-// voice_llm_take, from another thread, while it runs.
-int voice_llm_decode(voice_llm *l, int max_tokens, char **err);
-// cancel stops decode after the token being computed (and at most one
-// more); safe from any thread.
-void voice_llm_cancel(voice_llm *l);
-// take hands out the text written since the last take (valid until the
-// next take) and returns its length; safe while decode runs.
-size_t voice_llm_take(voice_llm *l, const char **text);
+// through the model. Text the engine produced on the way is left in
+// *text/*len, valid until the next call on l.
+int voice_llm_prefill(voice_llm *l, const char *const *roles, const char *const *contents, int n, const char **text, size_t *len, char **err);
+// step decodes up to tokens tokens in MNN's own loop and leaves their text
+// as prefill does; *stopped is set when the model ended the reply.
+int voice_llm_step(voice_llm *l, int tokens, int *stopped, const char **text, size_t *len, char **err);
 void voice_llm_stats_get(voice_llm *l, voice_llm_stats *out);
 int voice_llm_sync_prompt_cache(voice_llm *l, const char *const *roles, const char *const *contents, int n, char **err);
 void voice_llm_reset(voice_llm *l);

@@ -11,7 +11,7 @@ type stream struct {
 	emit    func(string) error
 	pending []byte
 	err     error
-	text    strings.Builder // everything emitted, and what was unsaid
+	text    strings.Builder // everything emitted
 }
 
 func (s *stream) write(p []byte) {
@@ -25,15 +25,6 @@ func (s *stream) write(p []byte) {
 	}
 	s.pass(string(s.pending[:n]))
 	s.pending = append(s.pending[:0], s.pending[n:]...)
-}
-
-// unsaid records text the engine generated after the reply was stopped:
-// it is not emitted, but the engine's KV cache holds it, so it belongs to
-// what the engine is told it holds (text).
-func (s *stream) unsaid(p []byte) {
-	s.text.Write(s.pending)
-	s.pending = s.pending[:0]
-	s.text.Write(p)
 }
 
 // flush passes on what is left at the end of a reply, repairing bytes that

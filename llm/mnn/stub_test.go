@@ -11,5 +11,5 @@ import (
 func TestWithoutMNNOpenSaysHowToGetIt(t *testing.T) {
 	_, err := Open(Config{Dir: t.TempDir()})
 	assert.ErrorIs(t, err, ErrNotBuilt)
-	assert.Contains(t, err.Error(), "-DMNN_BUILD_LLM=ON")
+	assert.Contains(t, err.Error(), "scripts/setup")
 }
