@@ -57,11 +57,9 @@ func TinyLLM(tb testing.TB) string {
 // MNN requires the MNN build that scripts/test exports as MNN_ROOT (its
 // install prefix, from scripts/build-mnn), with cgo pointed at it, so a
 // test can build the agent with -tags mnn.
-func MNN(tb testing.TB) string {
+func MNN(tb testing.TB) {
 	tb.Helper()
-	root := os.Getenv("MNN_ROOT")
-	if root == "" {
+	if os.Getenv("MNN_ROOT") == "" {
 		Missing(tb, "MNN is not built (scripts/test exports MNN_ROOT after scripts/setup builds it)")
 	}
-	return root
 }
