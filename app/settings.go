@@ -17,8 +17,10 @@ type Settings struct {
 	ModelDir                      string
 	BargeIn                       pipeline.BargeIn
 	AEC                           bool
-	SystemPrompt                  string
-	PushToTalk                    bool
+	// Speculate starts replies at the user's first pause.
+	Speculate    bool
+	SystemPrompt string
+	PushToTalk   bool
 }
 
 // Preference keys.
@@ -32,6 +34,7 @@ const (
 	prefResumeAfter  = "barge_in_resume_after_ms"
 	prefBackchannels = "barge_in_backchannels"
 	prefAEC          = "aec"
+	prefSpeculate    = "speculate"
 	prefPrompt       = "system_prompt"
 	prefPTT          = "push_to_talk"
 )
@@ -39,7 +42,7 @@ const (
 // DefaultSettings are the headless agent's defaults.
 func DefaultSettings() Settings {
 	d := wiring.DefaultStages()
-	return Settings{BargeIn: d.BargeIn, AEC: d.FrontEnd.AEC, SystemPrompt: d.SystemPrompt}
+	return Settings{BargeIn: d.BargeIn, AEC: d.FrontEnd.AEC, Speculate: d.Speculate, SystemPrompt: d.SystemPrompt}
 }
 
 // LoadSettings reads the settings, defaults where nothing was saved (or
@@ -61,6 +64,7 @@ func LoadSettings(p fyne.Preferences) Settings {
 			ResumeAfter:  ms(prefResumeAfter, d.BargeIn.ResumeAfter),
 		},
 		AEC:          p.BoolWithFallback(prefAEC, d.AEC),
+		Speculate:    p.BoolWithFallback(prefSpeculate, d.Speculate),
 		SystemPrompt: p.StringWithFallback(prefPrompt, d.SystemPrompt),
 		PushToTalk:   p.Bool(prefPTT),
 	}
@@ -81,6 +85,7 @@ func (s Settings) Save(p fyne.Preferences) {
 	p.SetStringList(prefBackchannels, s.BargeIn.Backchannels)
 	p.SetInt(prefResumeAfter, int(s.BargeIn.ResumeAfter.Milliseconds()))
 	p.SetBool(prefAEC, s.AEC)
+	p.SetBool(prefSpeculate, s.Speculate)
 	p.SetString(prefPrompt, s.SystemPrompt)
 	p.SetBool(prefPTT, s.PushToTalk)
 }
@@ -90,6 +95,7 @@ func (s Settings) Apply(st *wiring.Stages, dev *device.Config) {
 	st.ModelDir = s.ModelDir
 	st.BargeIn = s.BargeIn
 	st.FrontEnd.AEC = s.AEC
+	st.Speculate = s.Speculate
 	st.SystemPrompt = s.SystemPrompt
 	dev.Capture, dev.Playback = s.CaptureDevice, s.PlaybackDevice
 }

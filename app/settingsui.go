@@ -27,6 +27,7 @@ type settingsForm struct {
 	resumeAfter       *widget.Entry
 	backchannels      *widget.Entry
 	aec               *widget.Check
+	speculate         *widget.Check
 	prompt            *widget.Entry
 }
 
@@ -50,6 +51,7 @@ func newSettingsForm(s Settings) *settingsForm {
 		resumeAfter:  widget.NewEntry(),
 		backchannels: widget.NewMultiLineEntry(),
 		aec:          widget.NewCheck("Echo cancellation", nil),
+		speculate:    widget.NewCheck("Start answering at my first pause", nil),
 		prompt:       widget.NewMultiLineEntry(),
 	}
 	var labels []string
@@ -70,6 +72,7 @@ func newSettingsForm(s Settings) *settingsForm {
 	f.modelDir.SetText(s.ModelDir)
 	f.modelDir.PlaceHolder = "model cache"
 	f.aec.SetChecked(s.AEC)
+	f.speculate.SetChecked(s.Speculate)
 	f.minSpeech.SetText(s.BargeIn.MinSpeech.String())
 	f.minSpeech.Validator = func(v string) error { _, err := parseDuration(v, 10*time.Second); return err }
 	f.minWords.SetText(strconv.Itoa(s.BargeIn.MinWords))
@@ -130,6 +133,7 @@ func (f *settingsForm) settings(base Settings) (Settings, error) {
 	base.ModelDir = f.modelDir.Text
 	base.BargeIn = b
 	base.AEC = f.aec.Checked
+	base.Speculate = f.speculate.Checked
 	base.SystemPrompt = f.prompt.Text
 	return base, nil
 }
@@ -153,6 +157,7 @@ func (u *UI) showSettings() {
 		withHint(widget.NewFormItem("Go on after", f.resumeAfter), "of silence after a cough or a backchannel"),
 		withHint(widget.NewFormItem("Backchannels", f.backchannels), "comma-separated; these never stop a reply"),
 		widget.NewFormItem("AEC", f.aec),
+		withHint(widget.NewFormItem("Faster replies", f.speculate), "nothing plays before I have finished; dropped if I go on"),
 		widget.NewFormItem("System prompt", f.prompt),
 	}
 	d := dialog.NewForm("Settings", "Save", "Cancel", items, func(ok bool) {

@@ -168,6 +168,7 @@ func TestUISettingsSaved(t *testing.T) {
 	f.resumeAfter.SetText("0s")
 	f.backchannels.SetText("yeah, 嗯，uh-huh")
 	f.aec.SetChecked(false)
+	f.speculate.SetChecked(false)
 	f.prompt.SetText("Be terse.")
 	s, err := f.settings(u.settings)
 	require.NoError(t, err)

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"slices"
 	"sync"
 	"unicode/utf8"
 )
@@ -27,12 +28,24 @@ func NewHistory(system string, maxChars int) *History {
 func (h *History) AddUser(text string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if n := len(h.msgs); n > 0 && h.msgs[n-1].Role == User {
-		h.msgs[n-1].Content += "\n" + text
-	} else {
-		h.msgs = append(h.msgs, Message{Role: User, Content: text})
+	h.msgs = trimmed(withUser(h.msgs, text), h.maxChars)
+}
+
+// WithUser is the conversation Messages would return after AddUser(text),
+// leaving the history as it is: what a reply speculated before the turn
+// is committed answers.
+func (h *History) WithUser(text string) []Message {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.withSystem(trimmed(withUser(slices.Clone(h.msgs), text), h.maxChars))
+}
+
+func withUser(msgs []Message, text string) []Message {
+	if n := len(msgs); n > 0 && msgs[n-1].Role == User {
+		msgs[n-1].Content += "\n" + text
+		return msgs
 	}
-	h.trimLocked()
+	return append(msgs, Message{Role: User, Content: text})
 }
 
 // AddAssistant appends a reply. An interrupted reply holds only what was
@@ -44,8 +57,7 @@ func (h *History) AddAssistant(text string, interrupted bool) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.msgs = append(h.msgs, Message{Role: Assistant, Content: text, Interrupted: interrupted})
-	h.trimLocked()
+	h.msgs = trimmed(append(h.msgs, Message{Role: Assistant, Content: text, Interrupted: interrupted}), h.maxChars)
 }
 
 // Messages is the conversation to send to the model: the system prompt
@@ -53,11 +65,16 @@ func (h *History) AddAssistant(text string, interrupted bool) {
 func (h *History) Messages() []Message {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make([]Message, 0, len(h.msgs)+1)
+	return h.withSystem(h.msgs)
+}
+
+// withSystem copies msgs behind the system prompt.
+func (h *History) withSystem(msgs []Message) []Message {
+	out := make([]Message, 0, len(msgs)+1)
 	if h.system != "" {
 		out = append(out, Message{Role: System, Content: h.system})
 	}
-	return append(out, h.msgs...)
+	return append(out, msgs...)
 }
 
 // Clear forgets every turn but keeps the system prompt.
@@ -67,28 +84,29 @@ func (h *History) Clear() {
 	h.msgs = nil
 }
 
-// trimLocked drops whole exchanges from the front (a user message and the
-// replies that follow it) until the budget holds, always keeping the
+// trimmed drops whole exchanges from the front of msgs (a user message and
+// the replies that follow it) until maxChars holds, always keeping the
 // newest user message so the model has something to answer.
-func (h *History) trimLocked() {
-	if h.maxChars <= 0 {
-		return
+func trimmed(msgs []Message, maxChars int) []Message {
+	if maxChars <= 0 {
+		return msgs
 	}
 	total := 0
-	for _, m := range h.msgs {
+	for _, m := range msgs {
 		total += utf8.RuneCountInString(m.Content)
 	}
-	for total > h.maxChars {
+	for total > maxChars {
 		drop := 1
-		for drop < len(h.msgs) && h.msgs[drop].Role != User {
+		for drop < len(msgs) && msgs[drop].Role != User {
 			drop++
 		}
-		if drop == len(h.msgs) {
+		if drop == len(msgs) {
 			break // the newest exchange: keep its user message and replies
 		}
-		for _, m := range h.msgs[:drop] {
+		for _, m := range msgs[:drop] {
 			total -= utf8.RuneCountInString(m.Content)
 		}
-		h.msgs = h.msgs[drop:]
+		msgs = msgs[drop:]
 	}
+	return msgs
 }

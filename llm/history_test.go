@@ -153,7 +153,11 @@ func TestHistoryBudgetInvariants(t *testing.T) {
 	var all []llm.Message
 	for i := range 40 {
 		u := user(strings.Repeat("u", 1+i*7%23))
+		before := h.Messages()
+		preview := h.WithUser(u.Content)
+		require.Equal(t, before, h.Messages(), "WithUser leaves the history as it is")
 		h.AddUser(u.Content)
+		require.Equal(t, preview, h.Messages(), "WithUser is the conversation after AddUser")
 		if n := len(all); n > 0 && all[n-1].Role == llm.User {
 			all[n-1].Content += "\n" + u.Content // unanswered: joined
 		} else {

@@ -27,6 +27,8 @@ type chargedGenerator struct {
 	scale float64
 }
 
+func (c *chargedGenerator) RollsBack() bool { return rollsBack(c.gen) }
+
 func (c *chargedGenerator) Generate(ctx context.Context, conv []llm.Message, emit func(string) error) (llm.Stats, error) {
 	last := time.Now()
 	return c.gen.Generate(ctx, conv, func(piece string) error {

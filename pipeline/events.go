@@ -46,8 +46,18 @@ const (
 	// EvSpeechIgnored: a sound over a reply that ended without words that
 	// make it a turn (barge-in off, or a reply that ended meanwhile).
 	EvSpeechIgnored EventType = "speech_ignored"
-	EvTurnMetrics   EventType = "turn_metrics"
-	EvError         EventType = "error"
+	// EvSpeculationStart: a reply to Text (the transcript so far) started
+	// at the user's pause, before the turn is committed; its events are
+	// held back until then.
+	EvSpeculationStart EventType = "speculation_start"
+	// EvSpeculationHit: the turn was committed with the transcript the
+	// speculative reply answers, which goes on as the turn's response.
+	EvSpeculationHit EventType = "speculation_hit"
+	// EvSpeculationMiss: the user went on or the transcript changed
+	// (Reason); the speculative reply was cancelled unheard and unshown.
+	EvSpeculationMiss EventType = "speculation_miss"
+	EvTurnMetrics     EventType = "turn_metrics"
+	EvError           EventType = "error"
 )
 
 // Event is one entry of the session's event stream, consumed by the GUI,

@@ -351,6 +351,9 @@ func TestFailedReplyIsRememberedAsPlayed(t *testing.T) {
 	s.tune = func(c *pipeline.Config) {
 		gen = &failingLLM{ScriptedLLM: c.LLM.(*pipelinetest.ScriptedLLM), failAfter: map[int]int{0: 5, 1: 0}}
 		c.LLM = gen
+		// Failures are counted by call; speculation (whose failures are
+		// retried at the commit) would add calls.
+		c.Speculate = false
 	}
 	o := s.run(t)
 	errs := o.of(pipeline.EvError)

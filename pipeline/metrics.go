@@ -8,9 +8,12 @@ import (
 // TurnMetrics are one turn's milestones in audio time and the stage
 // latencies between them. A milestone that did not happen is zero.
 type TurnMetrics struct {
-	SpeechEnd     time.Duration `json:"-"`
-	Commit        time.Duration `json:"-"`
-	ASRFinal      time.Duration `json:"-"`
+	SpeechEnd time.Duration `json:"-"`
+	Commit    time.Duration `json:"-"`
+	ASRFinal  time.Duration `json:"-"`
+	// LLMStart is when the LLM was given the conversation: at the final
+	// transcript, or before the commit for a speculated reply.
+	LLMStart      time.Duration `json:"-"`
 	FirstToken    time.Duration `json:"-"`
 	FirstAudio    time.Duration `json:"-"`
 	PlaybackStart time.Duration `json:"-"`
@@ -19,7 +22,7 @@ type TurnMetrics struct {
 	EndpointingMS float64 `json:"endpointing_ms"`
 	// ASRMS is the final transcript's cost after commit.
 	ASRMS float64 `json:"asr_ms"`
-	// FirstTokenMS is the LLM's time to first token after the transcript.
+	// FirstTokenMS is the LLM's time to first token from its start.
 	FirstTokenMS float64 `json:"first_token_ms"`
 	// FirstAudioMS is synthesis of the first chunk after the first token
 	// (including the chunker waiting for a speakable chunk).
@@ -34,6 +37,10 @@ type TurnMetrics struct {
 	PolicyMS  float64 `json:"policy_ms"`
 	// Interrupted turns were cut short by barge-in.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Speculated turns were answered by a reply started at the user's
+	// pause, before the commit: their first token and audio can come
+	// before it, so the stage figures overlap the endpointing wait.
+	Speculated bool `json:"speculated,omitempty"`
 }
 
 func (m *TurnMetrics) derive() {
@@ -46,7 +53,7 @@ func (m *TurnMetrics) derive() {
 	m.EndpointingMS = span(m.SpeechEnd, m.Commit)
 	m.ASRMS = span(m.Commit, m.ASRFinal)
 	if m.FirstToken > 0 {
-		m.FirstTokenMS = span(m.ASRFinal, m.FirstToken)
+		m.FirstTokenMS = span(m.LLMStart, m.FirstToken)
 	}
 	if m.FirstAudio > 0 {
 		m.FirstAudioMS = span(m.FirstToken, m.FirstAudio)

@@ -44,6 +44,9 @@ type Config struct {
 	// the next turn, with what it captured since the last sample played
 	// as pre-roll.
 	HalfDuplex HalfDuplex
+	// Speculate starts the reply at the user's first pause, before the
+	// turn is committed (see speculate.go), if the LLM rolls back.
+	Speculate bool
 }
 
 // HalfDuplex configures microphone gating.
@@ -60,6 +63,7 @@ func DefaultConfig() Config {
 		HalfDuplex: HalfDuplex{Tail: 300 * time.Millisecond},
 		PreRoll:    700 * time.Millisecond,
 		TurnWindow: 8 * time.Second,
+		Speculate:  true,
 	}
 }
 
@@ -115,7 +119,9 @@ type Pipeline struct {
 	history     recentAudio
 	turn        *userTurn
 	resp        *response // the response being generated or played
-	stopping    int       // cancelled responses whose goroutines have not ended
+	spec        *response // a speculative response to the open turn
+	speculates  bool
+	stopping    int // cancelled responses whose goroutines have not ended
 	done        chan *response
 
 	mu      sync.Mutex
@@ -158,7 +164,9 @@ func New(cfg Config) (*Pipeline, error) {
 		events:  newEventQueue(),
 		listen:  newListener(cfg.BargeIn),
 		history: newRecentAudio(cfg.PreRoll + time.Second),
-		done:    make(chan *response, 4),
+		// A speculative reply must leave no trace when it is dropped.
+		speculates: cfg.Speculate && rollsBack(cfg.LLM),
+		done:       make(chan *response, 4),
 	}, nil
 }
 
@@ -206,6 +214,9 @@ func (p *Pipeline) Run(ctx context.Context) (err error) {
 // shutdown cancels whatever is still responding and waits for its
 // goroutines, so Run never returns with stages still running.
 func (p *Pipeline) shutdown() {
+	if p.spec != nil {
+		p.dropSpeculation(missSessionEnd)
+	}
 	if p.resp != nil {
 		p.cancelResponse()
 	}
@@ -250,6 +261,8 @@ func (p *Pipeline) frame(ctx context.Context, f audio.Frame) error {
 		t.ep.Transcript(partial, f.Stop())
 		if t.over {
 			p.arbitrate(t, f.Stop())
+		} else {
+			p.speculate(t, heard.Pausing)
 		}
 		if p.turn == t && !t.over {
 			if err := p.endpoint(ctx, f.Stop()); err != nil {
@@ -414,6 +427,15 @@ func (p *Pipeline) commit(reason turn.Reason) error {
 	}
 	finalAt := p.clk.Now()
 	p.closeTurn()
+	if s := p.spec; s != nil {
+		switch {
+		case s.transcript != text:
+			p.dropSpeculation(missTranscript)
+		case s.failed():
+			// The turn's own response may yet succeed.
+			p.dropSpeculation(missFailed)
+		}
+	}
 	if text == "" {
 		// Speech without words (noise, a cough): nothing to answer.
 		p.emit(Event{Type: EvFinal, At: finalAt})
@@ -424,7 +446,12 @@ func (p *Pipeline) commit(reason turn.Reason) error {
 	p.emit(Event{Type: EvTurnCommit, At: commitAt, Turn: p.turnNo, Text: text, Reason: string(reason)})
 	p.cfg.History.AddUser(text)
 	p.setState(StateThinking, commitAt)
-	p.startResponse(TurnMetrics{SpeechEnd: t.speechEnd, Commit: commitAt, ASRFinal: finalAt})
+	m := TurnMetrics{SpeechEnd: t.speechEnd, Commit: commitAt, ASRFinal: finalAt}
+	if p.spec != nil {
+		p.adoptSpeculation(m)
+		return nil
+	}
+	p.resp = p.startResponse(m, p.cfg.History.Messages(), p.turnNo, "")
 	return nil
 }
 
@@ -489,6 +516,13 @@ func (p *Pipeline) endResponse(quietAt time.Duration) {
 // responseEnded handles a response whose goroutines have all returned.
 func (p *Pipeline) responseEnded(r *response) {
 	r.ended = true
+	if r == p.spec {
+		return // finished before its turn was committed; adopted or dropped then
+	}
+	if r.stillSpeculative() {
+		p.stopping--
+		return // a miss: nothing of it is published
+	}
 	if r.err != nil && !errors.Is(r.err, context.Canceled) {
 		p.emit(Event{Type: EvError, At: p.clk.Now(), Turn: r.turn, Err: r.err.Error()})
 	}

@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -118,6 +119,12 @@ func (o outcome) rms(from, to time.Duration) float64 {
 }
 
 func TestTwoTurnConversation(t *testing.T) {
+	for _, speculate := range []bool{true, false} {
+		t.Run(fmt.Sprintf("speculate=%v", speculate), func(t *testing.T) { testTwoTurnConversation(t, speculate) })
+	}
+}
+
+func testTwoTurnConversation(t *testing.T, speculate bool) {
 	s := scenario{
 		length: 9 * time.Second,
 		user: []pipelinetest.Utterance{
@@ -125,8 +132,16 @@ func TestTwoTurnConversation(t *testing.T) {
 			{Start: 6 * time.Second, End: 7500 * time.Millisecond, Text: "and tomorrow"},
 		},
 		replies: []string{"It is sunny today.", "Tomorrow it will rain, so take an umbrella."},
+		tune:    func(c *pipeline.Config) { c.Speculate = speculate },
 	}
 	o := s.run(t)
+	hits := 0
+	if speculate {
+		hits = 2
+	}
+	assert.Len(t, o.of(pipeline.EvSpeculationHit), hits)
+	assert.Len(t, o.of(pipeline.EvSpeculationStart), hits)
+	assert.Empty(t, o.of(pipeline.EvSpeculationMiss))
 
 	var order []string
 	for _, e := range o.events {
@@ -150,7 +165,13 @@ func TestTwoTurnConversation(t *testing.T) {
 	for i, m := range o.result.Metrics {
 		assert.Equal(t, []time.Duration{s.user[i].End}, []time.Duration{m.SpeechEnd}, "turn %d speech end", i+1)
 		assert.Less(t, m.SpeechEnd, m.Commit)
-		assert.LessOrEqual(t, m.Commit, m.FirstToken)
+		if speculate {
+			// Generated from the pause on, played from the commit on.
+			assert.Less(t, m.FirstToken, m.Commit)
+			assert.LessOrEqual(t, m.Commit, m.PlaybackStart)
+		} else {
+			assert.LessOrEqual(t, m.Commit, m.FirstToken)
+		}
 		assert.LessOrEqual(t, m.FirstToken, m.FirstAudio)
 		assert.LessOrEqual(t, m.FirstAudio, m.PlaybackStart)
 		assert.InDelta(t, m.EndToEndMS, float64((m.PlaybackStart - m.SpeechEnd).Milliseconds()), 1)

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,6 +31,15 @@ type response struct {
 	// ended is set by Run's goroutine when the response's goroutines are
 	// gone.
 	ended bool
+
+	// A speculative response (see speculate.go) answers transcript before
+	// its turn is committed: until then (speculative, under mu) its events
+	// are held and its audio waits for gate, which openGate ends.
+	transcript  string
+	speculative bool
+	held        []Event
+	gate        context.Context
+	openGate    context.CancelFunc
 }
 
 // spokenChunk is a chunk of reply text and where its audio sits in the
@@ -39,11 +49,16 @@ type spokenChunk struct {
 	start, end uint64
 }
 
-func (p *Pipeline) startResponse(m TurnMetrics) {
+// startResponse starts the response to conv as turn number turn. With a
+// transcript it is a speculative response to that transcript, which
+// holds its events and audio back until adoptSpeculation.
+func (p *Pipeline) startResponse(m TurnMetrics, conv []llm.Message, turn int, transcript string) *response {
 	ctx, cancel := context.WithCancel(p.ctx)
-	r := &response{turn: p.turnNo, cancel: cancel, metrics: &m}
-	p.resp = r
-	conv := p.cfg.History.Messages()
+	m.LLMStart = p.clk.Now()
+	r := &response{turn: turn, cancel: cancel, metrics: &m, transcript: transcript, speculative: transcript != ""}
+	if r.speculative {
+		r.gate, r.openGate = context.WithCancel(ctx)
+	}
 	chunks := newChunkQueue(p.clk)
 
 	// Holds follow runnable work: each of the two goroutines holds one
@@ -78,6 +93,7 @@ func (p *Pipeline) startResponse(m TurnMetrics) {
 	}()
 	p.clk.Hold()
 	go func() { finish(p.synthesize(ctx, r, chunks)) }()
+	return r
 }
 
 func (p *Pipeline) generate(ctx context.Context, r *response, conv []llm.Message, chunks *chunkQueue) error {
@@ -99,7 +115,7 @@ func (p *Pipeline) generate(ctx context.Context, r *response, conv []llm.Message
 		}
 		r.reply.WriteString(piece)
 		r.mu.Unlock()
-		p.emit(Event{Type: EvLLMPiece, At: now, Turn: r.turn, Text: piece})
+		p.respond(r, Event{Type: EvLLMPiece, At: now, Turn: r.turn, Text: piece})
 		return send(chunker.Push(piece))
 	})
 	r.mu.Lock()
@@ -194,7 +210,7 @@ func (q *chunkQueue) pop() (string, bool) {
 // speak synthesizes one chunk into the player, or records it as text when
 // there is no synthesizer.
 func (p *Pipeline) speak(ctx context.Context, r *response, text string) error {
-	p.emit(Event{Type: EvTTSChunk, At: p.clk.Now(), Turn: r.turn, Text: text})
+	p.respond(r, Event{Type: EvTTSChunk, At: p.clk.Now(), Turn: r.turn, Text: text})
 	if p.cfg.TTS == nil {
 		r.mu.Lock()
 		r.spoken = append(r.spoken, spokenChunk{text: text})
@@ -212,6 +228,9 @@ func (p *Pipeline) speak(ctx context.Context, r *response, text string) error {
 	idx := -1
 	piece := int(p.player.Format().Samples(100*time.Millisecond)) * p.player.Format().Channels
 	write := func(samples []float32) error {
+		if err := p.awaitCommit(ctx, r); err != nil {
+			return err
+		}
 		for len(samples) > 0 {
 			n := min(len(samples), piece)
 			start := p.player.Written()
@@ -243,6 +262,21 @@ func (p *Pipeline) speak(ctx context.Context, r *response, text string) error {
 		err = write(conv.Flush())
 	}
 	return err
+}
+
+// failed says whether the response ended (or is ending) on an error of
+// its own, not a cancellation.
+func (r *response) failed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err != nil && !errors.Is(r.err, context.Canceled)
+}
+
+// stillSpeculative is true for a speculative response never adopted.
+func (r *response) stillSpeculative() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.speculative
 }
 
 func (r *response) text() string {

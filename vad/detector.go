@@ -212,7 +212,7 @@ func (d *Detector) result() (Result, error) {
 	if d.err != nil {
 		return Result{}, d.err
 	}
-	return Result{Events: d.events, Voiced: d.prob >= d.cfg.Threshold, Prob: d.prob}, nil
+	return Result{Events: d.events, Voiced: d.prob >= d.cfg.Threshold, Prob: d.prob, Pausing: d.confirmed && d.tentative}, nil
 }
 
 // window runs the state machine on the window at pos, of which n samples

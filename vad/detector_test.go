@@ -231,6 +231,29 @@ func TestVoicedAndProb(t *testing.T) {
 	assert.True(t, res.Voiced)
 }
 
+// Pausing is reported from the first quiet window of a confirmed segment
+// until the silence ends it or the speech goes on; not for a segment too
+// short to have been reported, nor for the hysteresis band.
+func TestPausing(t *testing.T) {
+	// Default config: MinSpeech 250 ms (8 windows), MinSilence 100 ms (an
+	// end is confirmed at the fifth quiet window), exit threshold 0.35.
+	probs := rep(0.9, 3, 0.1, 2, // too short to count: no pause
+		0.9, 10, 0.4, 1, 0.1, 2, 0.9, 1, // a pause the speech resumes after
+		0.1, 5, 0.0, 3) // a pause that ends the segment
+	want := []bool{false, false, false, false, false,
+		false, false, false, false, false, false, false, false, false, false, false, true, true, false,
+		true, true, true, true, false, false, false, false}
+	d, err := NewDetector(newScript(probs), DefaultConfig())
+	require.NoError(t, err)
+	var got []bool
+	for i := range probs {
+		res, err := d.Process(audio.Frame{Format: audio.Mono16k, Pos: int64(i * WindowSize), Samples: make([]float32, WindowSize)})
+		require.NoError(t, err)
+		got = append(got, res.Pausing)
+	}
+	assert.Equal(t, want, got)
+}
+
 func TestDetectorErrors(t *testing.T) {
 	_, err := NewDetector(nil, DefaultConfig())
 	require.Error(t, err)

@@ -34,6 +34,9 @@
 // the tentative end plus SpeechPad, but never past the end of the window
 // that confirmed it.
 //
+// Between a tentative end and its confirmation (or the speech resuming)
+// the detector reports Pausing, for a segment whose start was reported.
+//
 // Flush ends the stream like get_speech_timestamps ends a recording: the
 // partial last window is zero-padded and judged like any other, and a
 // segment still open (even one with a tentative end) ends at the last

@@ -28,4 +28,9 @@ type Result struct {
 	Voiced bool
 	// Prob is the latest speech probability (for level meters).
 	Prob float32
+	// Pausing says the speech may have just ended: inside a confirmed
+	// segment, silence has begun but has not yet lasted long enough to end
+	// it. It is the earliest sign that the user has finished, which a
+	// speculative reply can start on.
+	Pausing bool
 }

@@ -107,6 +107,8 @@ func (a *app) root() *cobra.Command {
 	pf.StringVar(&st.SystemPrompt, "system-prompt", st.SystemPrompt, "system prompt")
 	pf.Var(&st.BargeIn.Mode, "barge-in", "when the user speaks over a reply: pause it and decide (cancel or resume), duck it and decide, or off (let it finish; the speech is the next turn)")
 	pf.Lookup("barge-in").NoOptDefVal = string(pipeline.InterruptPause)
+	pf.BoolVar(&st.Speculate, "speculate", st.Speculate, "start the reply at the user's first pause, before the turn is committed (with an LLM that can take it back)")
+	pf.IntVar(&st.Chunk.FirstWords, "first-chunk-words", st.Chunk.FirstWords, "end the first chunk for synthesis after this many words (0: at a clause or sentence)")
 	pf.DurationVar(&st.BargeIn.MinSpeech, "barge-in-min-speech", st.BargeIn.MinSpeech, "speech this long interrupts even before it has words (0: at once)")
 	pf.IntVar(&st.BargeIn.MinWords, "barge-in-min-words", st.BargeIn.MinWords, "words, backchannels aside, that interrupt (0: only --barge-in-min-speech decides)")
 	pf.DurationVar(&st.BargeIn.ResumeAfter, "barge-in-resume-after", st.BargeIn.ResumeAfter, "after a sound that did not interrupt, play on once this much silence has passed")

@@ -8,7 +8,7 @@ import "github.com/spf13/pflag"
 func (s *Stages) AddBackendFlags(f *pflag.FlagSet) {
 	f.StringVar(&s.VAD, "vad", s.VAD, "VAD backend: silero, or energy (test double)")
 	f.StringVar(&s.ASR, "asr", s.ASR, "ASR backend: xasr, or scripted (test double)")
-	f.StringVar(&s.Turn, "turn", s.Turn, "turn detector: smart-turn or none (silence only)")
+	f.StringVar(&s.Turn, "turn", s.Turn, "turn detector: smart-turn, none (silence only), or scripted (test double)")
 	f.StringVar(&s.LLM, "llm", s.LLM, "LLM backend: mnn, or scripted (test double)")
 	f.StringVar(&s.TTS, "tts", s.TTS, "TTS backend: moss, none (text only), or tone (test double)")
 	f.StringVar(&s.Script, "script", s.Script, "JSON script for the scripted doubles")

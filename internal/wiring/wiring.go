@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,17 +35,18 @@ import (
 // Backend names. The real models are the defaults; the test doubles are
 // there for demos and tests and must be asked for by name.
 const (
-	VADSilero   = "silero"
-	VADEnergy   = "energy" // test double
-	ASRXASR     = "xasr"
-	ASRScripted = "scripted" // test double
-	TurnSmart   = "smart-turn"
-	TurnNone    = "none"
-	LLMMNN      = "mnn"
-	LLMScripted = "scripted" // test double
-	TTSMoss     = "moss"
-	TTSTone     = "tone" // test double
-	TTSNone     = "none"
+	VADSilero    = "silero"
+	VADEnergy    = "energy" // test double
+	ASRXASR      = "xasr"
+	ASRScripted  = "scripted" // test double
+	TurnSmart    = "smart-turn"
+	TurnScripted = "scripted" // test double
+	TurnNone     = "none"
+	LLMMNN       = "mnn"
+	LLMScripted  = "scripted" // test double
+	TTSMoss      = "moss"
+	TTSTone      = "tone" // test double
+	TTSNone      = "none"
 )
 
 // Stages selects and configures the backends.
@@ -90,6 +92,13 @@ type Stages struct {
 	HistoryChars int `yaml:"history_chars"`
 	// BargeIn is what happens when the user speaks over a reply.
 	BargeIn pipeline.BargeIn `yaml:"barge_in"`
+	// Speculate starts the reply at the user's first pause, before the
+	// turn is committed, where the LLM can take it back (see
+	// pipeline.Config.Speculate).
+	Speculate bool `yaml:"speculate"`
+	// Chunk is how the reply is cut for synthesis: a short first chunk
+	// gets the first audio out sooner.
+	Chunk chunk.Config `yaml:"chunk"`
 
 	// Endpoint and VADTuning are the endpointing policy and the speech
 	// detector's thresholds (see turn.Config and vad.Config for what each
@@ -122,6 +131,8 @@ func DefaultStages() Stages {
 		SystemPrompt: "You are a helpful voice assistant. Answer briefly, in plain spoken language.",
 		HistoryChars: 4000,
 		BargeIn:      pipeline.DefaultBargeIn(),
+		Speculate:    true,
+		Chunk:        chunk.DefaultConfig(),
 		Endpoint:     turn.DefaultConfig(),
 		VADTuning:    vad.DefaultConfig(),
 		FrontEnd:     FrontEnd{AEC: true, NS: true, HalfDuplexTail: 300 * time.Millisecond},
@@ -135,6 +146,11 @@ type Script struct {
 		StartMS float64 `json:"start_ms"`
 		EndMS   float64 `json:"end_ms"`
 		Text    string  `json:"text"`
+		// TurnComplete is what the scripted turn detector says in the
+		// pause after this utterance: the probability that the user has
+		// finished (default 1). A lower value makes the pause one the
+		// user goes on after.
+		TurnComplete *float64 `json:"turn_complete"`
 		// Words optionally time each word; by default they share the
 		// utterance evenly.
 		Words []struct {
@@ -165,6 +181,9 @@ func ParseScript(data []byte, name string) (*Script, error) {
 		if !inRange(u.StartMS) || !inRange(u.EndMS) || u.EndMS < u.StartMS {
 			return nil, fmt.Errorf("script %s: user[%d]: start_ms %v and end_ms %v must satisfy 0 <= start <= end <= %d", name, i, u.StartMS, u.EndMS, maxScriptMS)
 		}
+		if p := u.TurnComplete; p != nil && (math.IsNaN(*p) || *p < 0 || *p > 1) {
+			return nil, fmt.Errorf("script %s: user[%d]: turn_complete %v is not a probability (0 to 1)", name, i, *p)
+		}
 		for j, w := range u.Words {
 			if w.StartMS < u.StartMS || w.EndMS > u.EndMS || w.EndMS < w.StartMS {
 				return nil, fmt.Errorf("script %s: user[%d].words[%d]: %v-%v ms lies outside its utterance %v-%v ms", name, i, j, w.StartMS, w.EndMS, u.StartMS, u.EndMS)
@@ -184,7 +203,10 @@ func ParseScript(data []byte, name string) (*Script, error) {
 func (s *Script) Utterances() []pipelinetest.Utterance {
 	var out []pipelinetest.Utterance
 	for _, u := range s.User {
-		utt := pipelinetest.Utterance{Start: msDur(u.StartMS), End: msDur(u.EndMS), Text: u.Text}
+		utt := pipelinetest.Utterance{Start: msDur(u.StartMS), End: msDur(u.EndMS), Text: u.Text, TurnComplete: 1}
+		if u.TurnComplete != nil {
+			utt.TurnComplete = *u.TurnComplete
+		}
 		for _, w := range u.Words {
 			utt.Words = append(utt.Words, pipelinetest.Word{Text: w.Text, Start: msDur(w.StartMS), End: msDur(w.EndMS)})
 		}
@@ -264,6 +286,9 @@ func (s Stages) Validate() error {
 	if err := s.Endpoint.Validate(); err != nil {
 		return fmt.Errorf("config: stages.%w", err)
 	}
+	if err := s.Chunk.Validate(); err != nil {
+		return fmt.Errorf("config: stages.chunk.%w", err)
+	}
 	if err := s.VADTuning.Validate(); err != nil {
 		return fmt.Errorf("config: stages.vad_tuning: %w", err)
 	}
@@ -282,13 +307,14 @@ func build(s Stages, clk clock.Clock, closers *closeAll) (pipeline.Config, error
 		return cfg, err
 	}
 	cfg.BargeIn = s.BargeIn
+	cfg.Speculate = s.Speculate
 	cfg.Endpoint = s.Endpoint
 	cfg.HalfDuplex = pipeline.HalfDuplex{Enabled: s.FrontEnd.HalfDuplex, Tail: s.FrontEnd.HalfDuplexTail}
 	cfg.History = llm.NewHistory(s.SystemPrompt, s.HistoryChars)
-	cfg.NewChunker = func() pipeline.Chunker { return chunk.New(chunk.DefaultConfig()) }
+	cfg.NewChunker = func() pipeline.Chunker { return chunk.New(s.Chunk) }
 
 	var script *Script
-	needScript := s.ASR == ASRScripted || s.LLM == LLMScripted
+	needScript := s.ASR == ASRScripted || s.LLM == LLMScripted || s.Turn == TurnScripted
 	if needScript {
 		var err error
 		if script, err = loadScript(s.Script); err != nil {
@@ -326,6 +352,8 @@ func build(s Stages, clk clock.Clock, closers *closeAll) (pipeline.Config, error
 	}
 	switch s.Turn {
 	case TurnNone, "":
+	case TurnScripted:
+		cfg.Turn = &pipelinetest.TimedTurn{Clock: clk, Script: script.Utterances()}
 	case TurnSmart:
 		m, err := NewTurnDetector(s)
 		if err != nil {
@@ -335,7 +363,7 @@ func build(s Stages, clk clock.Clock, closers *closeAll) (pipeline.Config, error
 		closers.add(m.Close)
 		cfg.Turn = m
 	default:
-		errs = append(errs, unknown("turn", s.Turn, TurnSmart, TurnNone))
+		errs = append(errs, unknown("turn", s.Turn, TurnSmart, TurnNone, TurnScripted))
 	}
 	if gen, closeGen, err := NewGenerator(s, clk, script); err != nil {
 		errs = append(errs, err)

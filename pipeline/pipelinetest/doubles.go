@@ -45,7 +45,7 @@ func (v *EnergyVAD) Process(f audio.Frame) (vad.Result, error) {
 		sum += float64(s) * float64(s)
 	}
 	loud := math.Sqrt(sum/float64(max(1, len(f.Samples)))) >= v.Threshold
-	res := vad.Result{Voiced: loud}
+	res := vad.Result{Voiced: loud, Pausing: v.speaking && !loud}
 	if loud {
 		res.Prob = 1
 	}
@@ -63,7 +63,7 @@ func (v *EnergyVAD) Process(f audio.Frame) (vad.Result, error) {
 	if audio.Mono16k.Duration(f.End()-v.runStart) < need {
 		return res, nil
 	}
-	v.speaking, v.inRun = loud, false
+	v.speaking, v.inRun, res.Pausing = loud, false, false
 	kind := vad.SpeechEnd
 	if loud {
 		kind = vad.SpeechStart
@@ -80,6 +80,8 @@ func (v *EnergyVAD) Reset() {
 type Utterance struct {
 	Start, End time.Duration
 	Text       string
+	// TurnComplete is what TimedTurn says in the pause after it.
+	TurnComplete float64
 	// Words, if set, are Text's words with their own times; otherwise the
 	// words share [Start, End) evenly.
 	Words []Word
@@ -168,6 +170,10 @@ func (a *ScriptedASR) text() string {
 // ScriptedLLM is a generator double: it streams the next of Replies word
 // by word, the first word after FirstToken and the rest at TokensPerSecond,
 // on the session clock. Past the end of Replies it repeats the last one.
+// A call for the same user turn as the call before it, heard further (the
+// last user message goes on from where that call's ended, on the same
+// line), gets the same reply: a speculative reply the pipeline dropped
+// because the user went on takes no reply from the script (RollsBack).
 type ScriptedLLM struct {
 	Clock           clock.Clock
 	Replies         []string
@@ -175,15 +181,21 @@ type ScriptedLLM struct {
 	TokensPerSecond float64
 
 	mu    sync.Mutex
-	calls int
+	turns int    // user turns answered so far
+	said  string // the last user message of the latest call
 	convs [][]llm.Message
 }
 
 func (l *ScriptedLLM) Generate(ctx context.Context, conv []llm.Message, emit func(string) error) (llm.Stats, error) {
 	l.mu.Lock()
-	reply := l.Replies[min(l.calls, len(l.Replies)-1)]
-	l.calls++
 	l.convs = append(l.convs, conv)
+	said := lastUser(conv)
+	rest, sameTurn := strings.CutPrefix(said, l.said)
+	if l.turns == 0 || !sameTurn || strings.HasPrefix(rest, "\n") {
+		l.turns++
+	}
+	l.said = said
+	reply := l.Replies[min(l.turns, len(l.Replies))-1]
 	l.mu.Unlock()
 
 	// Words stand in for tokens.
@@ -214,6 +226,18 @@ func (l *ScriptedLLM) Generate(ctx context.Context, conv []llm.Message, emit fun
 	}
 	return stats, nil
 }
+
+func lastUser(conv []llm.Message) string {
+	for i := len(conv) - 1; i >= 0; i-- {
+		if conv[i].Role == llm.User {
+			return conv[i].Content
+		}
+	}
+	return ""
+}
+
+// RollsBack is true: see the type's documentation.
+func (l *ScriptedLLM) RollsBack() bool { return true }
 
 // Conversations returns what each Generate call was given.
 func (l *ScriptedLLM) Conversations() [][]llm.Message {
@@ -285,4 +309,27 @@ func (d *ScriptedTurn) Predict(_ context.Context, pcm []float32) (float64, error
 	d.calls++
 	d.Lens = append(d.Lens, len(pcm))
 	return p, nil
+}
+
+// TimedTurn is a turn-detector double that answers from a script: asked
+// at audio time t (its Clock's), it says the TurnComplete of the latest
+// utterance that ended by t, so a replay goes through the turn model's
+// path without the model. Before any utterance has ended it says 0.
+type TimedTurn struct {
+	Clock  clock.Clock
+	Script []Utterance
+}
+
+func (d *TimedTurn) Predict(context.Context, []float32) (float64, error) {
+	now := d.Clock.Now()
+	var latest *Utterance
+	for i, u := range d.Script {
+		if u.End <= now && (latest == nil || u.End > latest.End) {
+			latest = &d.Script[i]
+		}
+	}
+	if latest == nil {
+		return 0, nil
+	}
+	return latest.TurnComplete, nil
 }

@@ -54,7 +54,9 @@
 //     never split;
 //   - for the first chunk only, also after a clause mark (, : followed by a
 //     space or CJK, or ，、：) once the chunk is Config.FirstMin characters
-//     long;
+//     long, and at a space (one that may end a chunk, as below) once the
+//     chunk holds Config.FirstWords words, so synthesis can start after a
+//     few words rather than a whole sentence;
 //   - when a chunk reaches Config.Max characters without a boundary: at its
 //     last clause mark, else its last space (not the one after a title or an
 //     initial, nor the one in "3 p.m."), else—for CJK text without
@@ -64,6 +66,7 @@ package chunk
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -73,15 +76,32 @@ import (
 type Config struct {
 	// FirstMin is the shortest first chunk that may end at a clause
 	// boundary (a comma); shorter openers wait for more text.
-	FirstMin int
+	FirstMin int `yaml:"first_min"`
+	// FirstWords ends the first chunk at the space after this many words
+	// (0: only at a clause or sentence end). Text without spaces (Chinese)
+	// is not affected.
+	FirstWords int `yaml:"first_words"`
 	// Max forces a split at the best boundary so synthesis never waits on
 	// a run-on sentence. Zero means no limit.
-	Max int
+	Max int `yaml:"max"`
+}
+
+// Validate names the first setting that makes no sense, by its config key.
+func (c Config) Validate() error {
+	for _, v := range []struct {
+		key string
+		n   int
+	}{{"first_min", c.FirstMin}, {"first_words", c.FirstWords}, {"max", c.Max}} {
+		if v.n < 0 || v.n > 100000 {
+			return fmt.Errorf("%s: %d is not between 0 and 100000", v.key, v.n)
+		}
+	}
+	return nil
 }
 
 // DefaultConfig suits speech at ~3 words/s: a first chunk of a few words,
 // later chunks up to a long sentence.
-func DefaultConfig() Config { return Config{FirstMin: 12, Max: 200} }
+func DefaultConfig() Config { return Config{FirstMin: 12, FirstWords: 3, Max: 200} }
 
 // Chunker turns the pieces of one streamed reply into chunks of speakable
 // text. It works in two stages: the markdown stage turns raw input into
@@ -112,6 +132,7 @@ type Chunker struct {
 	start    int // where the pending chunk starts in buf
 	scan     int // the next character of buf to look at
 	runes    int // characters in buf[start:scan]
+	spaces   int // spaces in buf[start:scan]: its words, less one
 	clauseAt int // the pending chunk's last clause boundary, or 0
 	spaceAt  int // its last space that may end it, or 0
 	seamAt   int // its last CJK seam, or 0
@@ -589,8 +610,10 @@ func (c *Chunker) splitStep(final bool) bool {
 			return false
 		}
 		c.scan, c.runes = end, c.runes+1
+		c.spaces++
 		if ok {
-			if c.over {
+			firstDone := c.emitted == 0 && c.cfg.FirstWords > 0 && c.spaces >= c.cfg.FirstWords
+			if c.over || firstDone {
 				c.cut(i, end)
 				return true
 			}
@@ -666,7 +689,7 @@ func (c *Chunker) cut(end, next int) {
 	if next < len(c.buf) && c.buf[next] == ' ' {
 		next++
 	}
-	c.start, c.scan, c.runes = next, next, 0
+	c.start, c.scan, c.runes, c.spaces = next, next, 0, 0
 	c.clauseAt, c.spaceAt, c.seamAt, c.over = 0, 0, 0, false
 }
 

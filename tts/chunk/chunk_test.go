@@ -109,9 +109,39 @@ type chunkCase struct {
 }
 
 func chunkCases() []chunkCase {
+	// Most cases are about where a chunk may end at all, so their first
+	// chunk is not cut short by a word count; FirstWords has cases of its
+	// own.
 	def := chunk.DefaultConfig()
+	def.FirstWords = 0
+	words := chunk.Config{FirstMin: 12, FirstWords: 3, Max: 200}
 	noFirst := chunk.Config{FirstMin: 1000, Max: 200}
 	return []chunkCase{
+		{
+			name: "the first chunk ends after FirstWords words", cfg: words,
+			text: "It is sunny and warm today, with a breeze. Later rain.",
+			want: []string{"It is sunny", "and warm today, with a breeze.", "Later rain."},
+		},
+		{
+			name: "a sentence shorter than FirstWords ends the first chunk", cfg: words,
+			text: "Yes. It is sunny and warm.",
+			want: []string{"Yes.", "It is sunny and warm."},
+		},
+		{
+			name: "a clause before FirstWords words ends the first chunk once FirstMin long", cfg: words,
+			text: "Unfortunately, it will rain all day.",
+			want: []string{"Unfortunately,", "it will rain all day."},
+		},
+		{
+			name: "FirstWords does not cut after a title", cfg: words,
+			text: "I saw Dr. Smith today. He left.",
+			want: []string{"I saw Dr. Smith", "today.", "He left."},
+		},
+		{
+			name: "FirstWords leaves text without spaces alone", cfg: words,
+			text: "今天天气很好，我们去公园吧。好的",
+			want: []string{"今天天气很好，我们去公园吧。", "好的"},
+		},
 		// The basics.
 		{name: "empty", cfg: def, text: "", want: nil},
 		{name: "only spaces", cfg: def, text: "  \n ", want: nil},
@@ -826,16 +856,16 @@ func TestJoin(t *testing.T) {
 
 func TestChunkerReset(t *testing.T) {
 	c := chunk.New(chunk.DefaultConfig())
-	assert.Empty(t, c.Push("Hello there this is"))
-	assert.Equal(t, []string{"Hello there this is cut off"}, c.Push(" cut off\n```go\nfmt."))
+	assert.Equal(t, []string{"Hello there this"}, c.Push("Hello there this is"))
+	assert.Equal(t, []string{"is cut off"}, c.Push(" cut off\n```go\nfmt."))
 	c.Reset()
 	// Nothing pending survives, the code block included, and the first
 	// chunk may end at a clause again.
 	assert.Equal(t, []string{"A fresh start,"}, c.Push("A fresh start, again. "))
 	assert.Equal(t, []string{"again."}, c.Flush())
 
-	// Flush resets too.
-	assert.Equal(t, []string{"Another reply,"}, c.Push("Another reply, ok"))
+	// Flush resets too: the first chunk ends after a few words again.
+	assert.Equal(t, []string{"Another reply is"}, c.Push("Another reply is ok"))
 	assert.Equal(t, []string{"ok"}, c.Flush())
 }
 
