@@ -93,7 +93,7 @@ func TestControllerReplay(t *testing.T) {
 	assert.Empty(t, m.Err)
 	require.Len(t, m.Turns, 2)
 	assert.True(t, m.Turns[0].Interrupted)
-	assert.Equal(t, []Stage{{"endpointing", 700}, {"ASR final", 0}, {"first token", 120}, {"first audio", 120}}, m.LastTurn())
+	assert.Equal(t, []Stage{{"endpointing", 700}, {"ASR final", 0}, {"first token", 120}, {"first audio", 80}}, m.LastTurn())
 	assert.False(t, c.Running())
 	assert.Greater(t, sm.maxLevel, 0.5, "the meter shows the speech")
 	assert.Zero(t, m.Level, "and drops when the session ends")

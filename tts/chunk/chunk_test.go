@@ -856,17 +856,17 @@ func TestJoin(t *testing.T) {
 
 func TestChunkerReset(t *testing.T) {
 	c := chunk.New(chunk.DefaultConfig())
-	assert.Equal(t, []string{"Hello there this"}, c.Push("Hello there this is"))
-	assert.Equal(t, []string{"is cut off"}, c.Push(" cut off\n```go\nfmt."))
+	assert.Equal(t, []string{"Hello there"}, c.Push("Hello there this is"))
+	assert.Equal(t, []string{"this is cut off"}, c.Push(" cut off\n```go\nfmt."))
 	c.Reset()
 	// Nothing pending survives, the code block included, and the first
-	// chunk may end at a clause again.
-	assert.Equal(t, []string{"A fresh start,"}, c.Push("A fresh start, again. "))
-	assert.Equal(t, []string{"again."}, c.Flush())
+	// chunk is short again.
+	assert.Equal(t, []string{"A fresh"}, c.Push("A fresh start, again. "))
+	assert.Equal(t, []string{"start, again."}, c.Flush())
 
 	// Flush resets too: the first chunk ends after a few words again.
-	assert.Equal(t, []string{"Another reply is"}, c.Push("Another reply is ok"))
-	assert.Equal(t, []string{"ok"}, c.Flush())
+	assert.Equal(t, []string{"Another reply"}, c.Push("Another reply is ok"))
+	assert.Equal(t, []string{"is ok"}, c.Flush())
 }
 
 // TestChunkerLongRuns streams long runs of one character in small pieces:
