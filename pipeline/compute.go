@@ -5,39 +5,122 @@ import (
 	"time"
 
 	"github.com/voiceassistant/voice/internal/clock"
-	"github.com/voiceassistant/voice/llm"
 )
 
-// ChargeCompute puts a generator's compute on a replay clock. A replay
-// normally holds its virtual clock while the LLM works, so a reply costs no
-// audio time however slow the model is, and a barge-in can only land once
-// generation is over. Through ChargeCompute each piece reaches the pipeline
-// only after the wall time since the previous one, times scale, has passed
-// on clk (1: this machine's speed; 50: a device 50 times slower), and the
-// rest of the pipeline runs meanwhile: the user can interrupt a reply
-// while it is still being generated, as on a device. The engine waits
-// inside emit meanwhile (MNN decodes between two calls of emit).
-func ChargeCompute(gen Generator, clk clock.Clock, scale float64) Generator {
-	return &chargedGenerator{gen: gen, clk: clk, scale: scale}
+// Compute on the session clock. A replay normally gives the stages free
+// compute: the virtual clock stands still while they work, so its
+// latencies are the policy's alone and the same on every machine. With
+// Config.ComputeScale > 0 each stage's measured compute, times the scale
+// (1: this machine; 20: a device twenty times slower), passes on the clock
+// as well, so a replay's figures are end to end on the machine at hand:
+//
+//   - the listening path (VAD, ASR, the turn model) runs on one goroutine
+//     that falls behind the audio by what it spends, so its decisions (the
+//     commit, a barge-in) and the responses they start come that much
+//     later (busyUntil);
+//   - the LLM's pieces and the synthesizer's audio reach the pipeline only
+//     once their compute has passed on the clock, while the rest of the
+//     pipeline runs meanwhile, so a user can interrupt a reply that is
+//     still being generated, as on a device.
+//
+// The measured figures are reported per turn (TurnMetrics.Compute).
+
+// StageCompute is what a turn cost each stage, in milliseconds of this
+// machine's time (unscaled). LLM is the wall time generation took between
+// pieces (prefill included); LLMPrefill and LLMDecode are the engine's own
+// figures where it reports them.
+type StageCompute struct {
+	VAD        float64 `json:"vad"`
+	ASR        float64 `json:"asr"`
+	Turn       float64 `json:"turn"`
+	LLM        float64 `json:"llm"`
+	LLMPrefill float64 `json:"llm_prefill"`
+	LLMDecode  float64 `json:"llm_decode"`
+	TTS        float64 `json:"tts"`
 }
 
-type chargedGenerator struct {
-	gen   Generator
+// stage names a field of StageCompute that compute is added to.
+type stage int
+
+const (
+	stageVAD stage = iota
+	stageASR
+	stageTurn
+	stageLLM
+	stageTTS
+)
+
+func (c *StageCompute) add(s stage, d time.Duration) {
+	// Not ms(): a VAD frame can take less than the microsecond it rounds to.
+	v := float64(d) / float64(time.Millisecond)
+	switch s {
+	case stageVAD:
+		c.VAD += v
+	case stageASR:
+		c.ASR += v
+	case stageTurn:
+		c.Turn += v
+	case stageLLM:
+		c.LLM += v
+	case stageTTS:
+		c.TTS += v
+	}
+}
+
+func (c *StageCompute) merge(o StageCompute) {
+	c.VAD += o.VAD
+	c.ASR += o.ASR
+	c.Turn += o.Turn
+	c.LLM += o.LLM
+	c.TTS += o.TTS
+}
+
+func scaled(d time.Duration, scale float64) time.Duration {
+	return time.Duration(float64(d) * scale)
+}
+
+// listened accounts for compute the listening path spent on s since
+// start: to the open turn's figures, and with a compute scale to the
+// clock, by moving the listening path's next decisions later.
+func (p *Pipeline) listened(s stage, start time.Time) {
+	if p.cfg.ComputeScale <= 0 {
+		return
+	}
+	d := time.Since(start)
+	if t := p.turn; t != nil {
+		t.compute.add(s, d)
+	}
+	p.busyUntil = p.now() + scaled(d, p.cfg.ComputeScale)
+}
+
+// now is the listening path's time: the clock's, or later while it is
+// still busy with the compute it has been charged.
+func (p *Pipeline) now() time.Duration { return max(p.clk.Now(), p.busyUntil) }
+
+// meter measures what a response stage (generation, synthesis) computes
+// between the results it hands over, and with a compute scale holds each
+// result back until that compute has passed on the clock.
+type meter struct {
 	clk   clock.Clock
 	scale float64
+	last  time.Time
 }
 
-func (c *chargedGenerator) RollsBack() bool { return rollsBack(c.gen) }
-
-func (c *chargedGenerator) Generate(ctx context.Context, conv []llm.Message, emit func(string) error) (llm.Stats, error) {
-	last := time.Now()
-	return c.gen.Generate(ctx, conv, func(piece string) error {
-		computed := time.Since(last)
-		if err := c.clk.Sleep(ctx, time.Duration(float64(computed)*c.scale)); err != nil {
-			return err
-		}
-		err := emit(piece)
-		last = time.Now()
-		return err
-	})
+func newMeter(clk clock.Clock, scale float64) *meter {
+	return &meter{clk: clk, scale: scale, last: time.Now()}
 }
+
+// handOver is called as the stage hands over a result: it returns the
+// compute since the stage started or last got control back, after that
+// much (scaled) has passed on the clock.
+func (m *meter) handOver(ctx context.Context) (time.Duration, error) {
+	d := time.Since(m.last)
+	if m.scale <= 0 {
+		return d, nil
+	}
+	return d, m.clk.Sleep(ctx, scaled(d, m.scale))
+}
+
+// resume marks the stage running again once the pipeline has taken its
+// result.
+func (m *meter) resume() { m.last = time.Now() }

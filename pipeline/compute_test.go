@@ -2,24 +2,26 @@ package pipeline_test
 
 import (
 	"context"
-	"sync"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/llm"
 	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/pipeline/pipelinetest"
 )
 
 // busyLLM is a test double that spends work wall time on each piece, as a
-// real engine computes.
+// real engine computes (it rolls back: its replies depend on nothing).
 type busyLLM struct {
 	pieces int
 	work   time.Duration
 }
+
+func (b busyLLM) RollsBack() bool { return true }
 
 func (b busyLLM) Generate(ctx context.Context, _ []llm.Message, emit func(string) error) (llm.Stats, error) {
 	start := time.Now()
@@ -28,72 +30,88 @@ func (b busyLLM) Generate(ctx context.Context, _ []llm.Message, emit func(string
 		if err := ctx.Err(); err != nil {
 			return llm.Stats{GeneratedTokens: i, Decode: time.Since(start)}, err
 		}
-		if err := emit("x"); err != nil {
+		if err := emit(" word"); err != nil {
 			return llm.Stats{GeneratedTokens: i + 1, Decode: time.Since(start)}, err
 		}
 	}
 	return llm.Stats{GeneratedTokens: b.pieces, Decode: time.Since(start)}, nil
 }
 
-// driveClock advances clk in 1 ms steps whenever nothing holds it, as the
-// replay device does, until stop is closed.
-func driveClock(t *testing.T, clk *clock.Virtual, stop <-chan struct{}) *sync.WaitGroup {
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if err := clk.WaitIdle(t.Context(), 10*time.Second); err != nil {
-				t.Error(err)
-				return
-			}
-			clk.Advance(time.Millisecond)
+// busyTurn is a turn-detector double that takes work wall time to say
+// "complete".
+type busyTurn struct{ work time.Duration }
+
+func (b busyTurn) Predict(context.Context, []float32) (float64, error) {
+	time.Sleep(b.work)
+	return 1, nil
+}
+
+// With a compute scale, what the stages compute passes on the clock: the
+// turn model's run delays the commit, and each piece of the reply comes
+// no sooner than its compute after the one before. The figures are
+// measured, so only lower bounds are checked.
+func TestComputeOnTheClock(t *testing.T) {
+	const scale = 10
+	const llmWork, turnWork = 3 * time.Millisecond, 20 * time.Millisecond
+	run := func(scale float64) outcome {
+		s := scenario{
+			length: 5 * time.Second,
+			user:   []pipelinetest.Utterance{{Start: 500 * ms, End: 1500 * ms, Text: "hello there"}},
+			tune: func(c *pipeline.Config) {
+				c.LLM = busyLLM{pieces: 8, work: llmWork}
+				c.Turn = busyTurn{work: turnWork}
+				c.Speculate = false
+				c.ComputeScale = scale
+			},
 		}
-	})
-	return &wg
-}
-
-func TestChargeComputePutsTheEngineOnTheClock(t *testing.T) {
-	const work, scale = 2 * time.Millisecond, 10
-	clk := clock.NewVirtual()
-	gen := pipeline.ChargeCompute(busyLLM{pieces: 5, work: work}, clk, scale)
-	stop := make(chan struct{})
-	clk.Hold() // the generating goroutine's hold, as the pipeline takes it
-	wg := driveClock(t, clk, stop)
-
-	var at []time.Duration
-	_, err := gen.Generate(t.Context(), nil, func(string) error {
-		at = append(at, clk.Now())
-		return nil
-	})
-	clk.Release()
-	close(stop)
-	wg.Wait()
-	require.NoError(t, err)
-
-	require.Len(t, at, 5)
-	prev := time.Duration(0)
-	for i, a := range at {
-		// At least the scaled compute passed on the clock before each
-		// piece (more on a loaded machine: the figure is measured).
-		assert.GreaterOrEqual(t, a-prev, scale*work, "piece %d", i)
-		prev = a
+		return s.run(t)
 	}
+	free, charged := run(0), run(scale)
+
+	freeCommit, chargedCommit := free.of(pipeline.EvTurnCommit)[0].At, charged.of(pipeline.EvTurnCommit)[0].At
+	assert.GreaterOrEqual(t, chargedCommit-freeCommit, scale*turnWork, "the turn model's compute delays the commit")
+
+	pieces := charged.of(pipeline.EvLLMPiece)
+	require.Len(t, pieces, 8)
+	prev := chargedCommit
+	for i, p := range pieces {
+		assert.GreaterOrEqual(t, p.At-prev, time.Duration(scale*llmWork), "piece %d", i)
+		prev = p.At
+	}
+
+	require.Len(t, charged.result.Metrics, 1)
+	c := charged.result.Metrics[0].Compute
+	require.NotNil(t, c, "a compute scale reports the stages' compute")
+	assert.GreaterOrEqual(t, c.Turn, msOf(turnWork))
+	assert.GreaterOrEqual(t, c.LLM, msOf(8*llmWork))
+	assert.GreaterOrEqual(t, c.LLMDecode, msOf(8*llmWork), "the generator's own figure")
+	assert.Positive(t, c.VAD)
+	assert.Nil(t, free.result.Metrics[0].Compute, "free compute is not measured, so replays stay the same on every run")
 }
 
-func TestChargeComputeStopsWhenCancelledWhileWaiting(t *testing.T) {
-	clk := clock.NewVirtual() // never advanced: the wait would last forever
-	gen := pipeline.ChargeCompute(busyLLM{pieces: 3, work: time.Millisecond}, clk, 1)
-	ctx, cancel := context.WithCancel(t.Context())
-	clk.Hold()
-	time.AfterFunc(20*time.Millisecond, cancel)
-	st, err := gen.Generate(ctx, nil, func(string) error {
-		t.Error("no piece may pass before its compute time has passed on the clock")
-		return nil
-	})
-	require.ErrorIs(t, err, context.Canceled)
-	assert.Equal(t, 1, st.GeneratedTokens)
+func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// A reply still being generated when the user interrupts is cancelled
+// mid-generation: compute on the clock lets the barge-in land before
+// generation is over.
+func TestComputeOnTheClockLetsABargeInStopGeneration(t *testing.T) {
+	const pieces = 400
+	s := scenario{
+		length: 8 * time.Second,
+		user: []pipelinetest.Utterance{
+			{Start: 500 * ms, End: 1500 * ms, Text: "tell me a story"},
+			{Start: 3 * time.Second, End: 4 * time.Second, Text: "stop please"},
+		},
+		tune: func(c *pipeline.Config) {
+			// 400 pieces of 2 ms at scale 20: 16 s of generation.
+			c.LLM = busyLLM{pieces: pieces, work: 2 * time.Millisecond}
+			c.ComputeScale = 20
+		},
+	}
+	o := s.run(t)
+	require.Len(t, o.of(pipeline.EvBargeIn), 1)
+	done := o.of(pipeline.EvLLMDone)
+	require.NotEmpty(t, done)
+	assert.Less(t, done[0].Stats.GeneratedTokens, pieces/2, "generation stopped at the barge-in")
+	assert.Less(t, strings.Count(done[0].Text, "word"), pieces/2)
 }

@@ -37,6 +37,9 @@ type TurnMetrics struct {
 	PolicyMS  float64 `json:"policy_ms"`
 	// Interrupted turns were cut short by barge-in.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Compute is what each stage spent on the turn, measured with a
+	// compute scale (Config.ComputeScale) only.
+	Compute *StageCompute `json:"stage_compute_ms,omitempty"`
 	// Speculated turns were answered by a reply started at the user's
 	// pause, before the commit: their first token and audio can come
 	// before it, so the stage figures overlap the endpointing wait.

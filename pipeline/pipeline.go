@@ -47,6 +47,10 @@ type Config struct {
 	// Speculate starts the reply at the user's first pause, before the
 	// turn is committed (see speculate.go), if the LLM rolls back.
 	Speculate bool
+	// ComputeScale puts each stage's measured compute, times this, on the
+	// clock (see compute.go); 0 leaves compute free, for replays whose
+	// figures are the same on every run.
+	ComputeScale float64
 }
 
 // HalfDuplex configures microphone gating.
@@ -88,6 +92,9 @@ func (c Config) validate() error {
 	if err := c.BargeIn.Validate(); err != nil {
 		return fmt.Errorf("pipeline: %w", err)
 	}
+	if c.ComputeScale < 0 || c.ComputeScale > 1e4 {
+		return fmt.Errorf("pipeline: compute scale %v is not between 0 (compute is free) and 10000", c.ComputeScale)
+	}
 	for name, d := range map[string]time.Duration{"pre-roll": c.PreRoll, "turn window": c.TurnWindow, "half-duplex tail": c.HalfDuplex.Tail} {
 		if d < 0 || d > time.Minute {
 			return fmt.Errorf("pipeline: %s %v is not between 0 and 1m", name, d)
@@ -114,15 +121,18 @@ type Pipeline struct {
 	// playedUntil is when the assistant last went quiet: in half duplex,
 	// capture before it holds the assistant's voice and is no pre-roll.
 	playedUntil time.Duration
-	state       State
-	turnNo      int
-	history     recentAudio
-	turn        *userTurn
-	resp        *response // the response being generated or played
-	spec        *response // a speculative response to the open turn
-	speculates  bool
-	stopping    int // cancelled responses whose goroutines have not ended
-	done        chan *response
+	// busyUntil is when the listening path is done with the compute it
+	// has been charged (with a compute scale).
+	busyUntil  time.Duration
+	state      State
+	turnNo     int
+	history    recentAudio
+	turn       *userTurn
+	resp       *response // the response being generated or played
+	spec       *response // a speculative response to the open turn
+	speculates bool
+	stopping   int // cancelled responses whose goroutines have not ended
+	done       chan *response
 
 	mu      sync.Mutex
 	metrics []TurnMetrics
@@ -137,6 +147,7 @@ type userTurn struct {
 	speaking    bool      // between the VAD's speech start and end
 	speechEnd   time.Duration
 	partial     string
+	compute     StageCompute // with a compute scale: the listening path's
 	// over is set while the turn's speech overlaps a response it has not
 	// interrupted: it is a turn of its own only once the barge-in is
 	// confirmed or the response is over. It implies Pipeline.resp != nil.
@@ -236,10 +247,12 @@ func (p *Pipeline) frame(ctx context.Context, f audio.Frame) error {
 		// assistant went quiet.)
 		f.Samples = make([]float32, len(f.Samples))
 	}
+	start := time.Now()
 	heard, err := p.cfg.VAD.Process(f)
 	if err != nil {
 		return fmt.Errorf("vad: %w", err)
 	}
+	p.listened(stageVAD, start)
 	for _, ev := range heard.Events {
 		if err := p.vadEvent(ev, f); err != nil {
 			return err
@@ -250,10 +263,12 @@ func (p *Pipeline) frame(ctx context.Context, f audio.Frame) error {
 			t.voiced += f.Len()
 		}
 		t.keepAudio(f.Samples, int(audio.Mono16k.Samples(p.cfg.TurnWindow)))
+		start := time.Now()
 		partial, err := p.cfg.ASR.Accept(f)
 		if err != nil {
 			return fmt.Errorf("asr: %w", err)
 		}
+		p.listened(stageASR, start)
 		if partial != t.partial {
 			t.partial = partial
 			p.emit(Event{Type: EvPartial, At: f.Stop(), Text: partial})
@@ -362,7 +377,7 @@ func (p *Pipeline) speechOverReply(t *userTurn) {
 	default:
 		p.player.Pause()
 	}
-	at := p.clk.Now()
+	at := p.now()
 	p.emit(Event{Type: EvBargeInPending, At: at, Turn: p.resp.turn, Text: t.partial})
 	p.setState(StateUserSpeaking, at)
 }
@@ -386,7 +401,7 @@ func (p *Pipeline) arbitrate(t *userTurn, now time.Duration) {
 // resumeReply plays on a reply paused for a sound that was not an
 // interruption; the sound is no turn.
 func (p *Pipeline) resumeReply(t *userTurn) {
-	at := p.clk.Now()
+	at := p.now()
 	r := p.resp
 	p.player.Resume()
 	p.emit(Event{Type: EvBargeInResumed, At: at, Turn: r.turn, Text: t.partial})
@@ -404,10 +419,12 @@ func (p *Pipeline) endpoint(ctx context.Context, now time.Duration) error {
 	decision, reason := t.ep.Update(now)
 	if decision == turn.Predict {
 		window := t.audio[max(0, len(t.audio)-int(audio.Mono16k.Samples(p.cfg.TurnWindow))):]
+		start := time.Now()
 		prob, err := p.cfg.Turn.Predict(ctx, window)
 		if err != nil {
 			return fmt.Errorf("turn detector: %w", err)
 		}
+		p.listened(stageTurn, start)
 		t.ep.Predicted(prob)
 		decision, reason = t.ep.Update(now)
 	}
@@ -420,12 +437,14 @@ func (p *Pipeline) endpoint(ctx context.Context, now time.Duration) error {
 // commit ends the user's turn and starts the response to it.
 func (p *Pipeline) commit(reason turn.Reason) error {
 	t := p.turn
-	commitAt := p.clk.Now()
+	commitAt := p.now()
+	start := time.Now()
 	text, err := p.cfg.ASR.Finalize()
 	if err != nil {
 		return fmt.Errorf("asr: %w", err)
 	}
-	finalAt := p.clk.Now()
+	p.listened(stageASR, start)
+	finalAt := p.now()
 	p.closeTurn()
 	if s := p.spec; s != nil {
 		switch {
@@ -447,6 +466,10 @@ func (p *Pipeline) commit(reason turn.Reason) error {
 	p.cfg.History.AddUser(text)
 	p.setState(StateThinking, commitAt)
 	m := TurnMetrics{SpeechEnd: t.speechEnd, Commit: commitAt, ASRFinal: finalAt}
+	if p.cfg.ComputeScale > 0 {
+		listening := t.compute
+		m.Compute = &listening
+	}
 	if p.spec != nil {
 		p.adoptSpeculation(m)
 		return nil
@@ -460,7 +483,7 @@ func (p *Pipeline) commit(reason turn.Reason) error {
 // speech that interrupted is a turn of its own from here on, with all it
 // has been heard to say.
 func (p *Pipeline) bargeIn(t *userTurn) {
-	at := p.clk.Now()
+	at := p.now()
 	r := p.resp
 	t.over = false // the user's turn now, whatever it turns out to hold
 	heard := p.cancelResponse()
@@ -486,7 +509,7 @@ func (p *Pipeline) cancelResponse() string {
 	if !r.ended {
 		p.stopping++
 	}
-	p.endResponse(p.clk.Now())
+	p.endResponse(p.now())
 	return heard
 }
 
@@ -509,7 +532,7 @@ func (p *Pipeline) endResponse(quietAt time.Duration) {
 	if t.speaking || p.listen.keeps(t.partial) {
 		return
 	}
-	p.emit(Event{Type: EvSpeechIgnored, At: p.clk.Now(), Text: t.partial})
+	p.emit(Event{Type: EvSpeechIgnored, At: p.now(), Text: t.partial})
 	p.closeTurn()
 }
 
@@ -583,6 +606,12 @@ func (p *Pipeline) trackPlayback() {
 func (p *Pipeline) finishTurn(r *response) {
 	r.mu.Lock()
 	m := *r.metrics
+	if m.Compute != nil {
+		c := *m.Compute
+		c.merge(r.compute)
+		c.LLMPrefill, c.LLMDecode = ms(r.stats.Prefill), ms(r.stats.Decode)
+		m.Compute = &c
+	}
 	r.mu.Unlock()
 	m.derive()
 	p.mu.Lock()

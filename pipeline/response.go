@@ -26,6 +26,7 @@ type response struct {
 	spoken  []spokenChunk
 	join    func([]string) string // the chunker's
 	stats   llm.Stats
+	compute StageCompute // generation and synthesis
 	err     error
 
 	// ended is set by Run's goroutine when the response's goroutines are
@@ -54,7 +55,7 @@ type spokenChunk struct {
 // holds its events and audio back until adoptSpeculation.
 func (p *Pipeline) startResponse(m TurnMetrics, conv []llm.Message, turn int, transcript string) *response {
 	ctx, cancel := context.WithCancel(p.ctx)
-	m.LLMStart = p.clk.Now()
+	m.LLMStart = p.now()
 	r := &response{turn: turn, cancel: cancel, metrics: &m, transcript: transcript, speculative: transcript != ""}
 	if r.speculative {
 		r.gate, r.openGate = context.WithCancel(ctx)
@@ -87,7 +88,12 @@ func (p *Pipeline) startResponse(m TurnMetrics, conv []llm.Message, turn int, tr
 	}
 	p.clk.Hold()
 	go func() {
-		err := p.generate(ctx, r, conv, chunks)
+		// The listening path may still be catching up with its compute:
+		// the decision to respond is only made then.
+		err := p.clk.Sleep(ctx, m.LLMStart-p.clk.Now())
+		if err == nil {
+			err = p.generate(ctx, r, conv, chunks)
+		}
 		chunks.close()
 		finish(err)
 	}()
@@ -107,7 +113,14 @@ func (p *Pipeline) generate(ctx context.Context, r *response, conv []llm.Message
 		}
 		return ctx.Err()
 	}
+	compute := newMeter(p.clk, p.cfg.ComputeScale)
 	stats, err := p.cfg.LLM.Generate(ctx, conv, func(piece string) error {
+		defer compute.resume()
+		spent, err := compute.handOver(ctx)
+		r.spent(stageLLM, spent)
+		if err != nil {
+			return err
+		}
 		now := p.clk.Now()
 		r.mu.Lock()
 		if r.metrics.FirstToken == 0 {
@@ -249,7 +262,14 @@ func (p *Pipeline) speak(ctx context.Context, r *response, text string) error {
 		}
 		return nil
 	}
+	compute := newMeter(p.clk, p.cfg.ComputeScale)
 	err = p.cfg.TTS.Synthesize(ctx, text, func(samples []float32) error {
+		defer compute.resume()
+		spent, err := compute.handOver(ctx)
+		r.spent(stageTTS, spent)
+		if err != nil {
+			return err
+		}
 		now := p.clk.Now()
 		r.mu.Lock()
 		if r.metrics.FirstAudio == 0 {
@@ -262,6 +282,13 @@ func (p *Pipeline) speak(ctx context.Context, r *response, text string) error {
 		err = write(conv.Flush())
 	}
 	return err
+}
+
+// spent adds compute measured in one of the response's stages.
+func (r *response) spent(s stage, d time.Duration) {
+	r.mu.Lock()
+	r.compute.add(s, d)
+	r.mu.Unlock()
 }
 
 // failed says whether the response ended (or is ending) on an error of

@@ -53,7 +53,7 @@ func (p *Pipeline) speculate(t *userTurn, pausing bool) {
 	if !p.speculates || !quiet || t.over || p.resp != nil || t.partial == "" {
 		return
 	}
-	at := p.clk.Now()
+	at := p.now()
 	r := p.startResponse(TurnMetrics{}, p.cfg.History.WithUser(t.partial), p.turnNo+1, t.partial)
 	p.spec = r
 	p.emit(Event{Type: EvSpeculationStart, At: at, Text: r.transcript})
@@ -67,7 +67,7 @@ func (p *Pipeline) dropSpeculation(reason string) {
 	if !s.ended {
 		p.stopping++
 	}
-	e := Event{Type: EvSpeculationMiss, At: p.clk.Now(), Text: s.transcript, Reason: reason}
+	e := Event{Type: EvSpeculationMiss, At: p.now(), Text: s.transcript, Reason: reason}
 	if reason == missFailed {
 		s.mu.Lock()
 		e.Err = s.err.Error()
@@ -87,6 +87,7 @@ func (p *Pipeline) adoptSpeculation(m TurnMetrics) {
 	r.mu.Lock()
 	r.metrics.SpeechEnd, r.metrics.Commit, r.metrics.ASRFinal = m.SpeechEnd, m.Commit, m.ASRFinal
 	r.metrics.Speculated = true
+	r.metrics.Compute = m.Compute
 	held := r.held
 	r.held, r.speculative = nil, false
 	// Under r.mu, so that the response's own events cannot overtake the

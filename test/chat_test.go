@@ -93,6 +93,34 @@ func TestBenchLLMWritesJSON(t *testing.T) {
 	assert.Greater(t, res.PeakRSS, int64(0))
 }
 
+// bench pipeline replays the demo with the stages' compute on the clock:
+// the turn model and the synthesizer are not installed here, so their
+// stand-ins run, and the report says so.
+func TestBenchPipelineWritesJSON(t *testing.T) {
+	testenv.Model(t, "silero_vad_v5.onnx")
+	stdout, stderr, err := agent(t, "bench", "pipeline", "testdata/demo.wav", "--asr", "scripted", "--llm", "scripted",
+		"--script", "testdata/demo.json", "--json")
+	require.NoError(t, err, stderr)
+	var res struct {
+		Stages       map[string]string                     `json:"stages"`
+		Swapped      []string                              `json:"swapped_for_doubles"`
+		Turns        int                                   `json:"turns"`
+		Answered     int                                   `json:"answered"`
+		VoiceToVoice struct{ P50, P95 float64 }            `json:"voice_to_voice_ms"`
+		Compute      map[string]struct{ P50, P95 float64 } `json:"stage_compute_ms"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res))
+	assert.Equal(t, 2, res.Turns)
+	assert.Equal(t, 2, res.Answered)
+	assert.Equal(t, "silero", res.Stages["vad"])
+	assert.Contains(t, res.Swapped, "tts")
+	assert.Equal(t, "tone", res.Stages["tts"])
+	// Silero runs on every frame of the turn: it is measured.
+	assert.Positive(t, res.Compute["vad"].P50)
+	assert.GreaterOrEqual(t, res.VoiceToVoice.P95, res.VoiceToVoice.P50)
+	assert.Positive(t, res.VoiceToVoice.P50)
+}
+
 func TestTTSCommandWritesAWAV(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "speech.wav")
 	_, stderr, err := agent(t, "tts", "Hello there.", "--out", out, "--tts", "tone")

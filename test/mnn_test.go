@@ -1,10 +1,12 @@
 package test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/voiceassistant/voice/internal/testenv"
+	"github.com/voiceassistant/voice/pipeline"
 )
 
 // fullAgent is the agent as scripts/setup builds it, with the LLM (MNN)
@@ -101,4 +104,44 @@ func TestMNNReplayBargeInCancelsGeneration(t *testing.T) {
 	// the bound, on an engine that was cancelled a turn earlier.
 	assert.Equal(t, maxTokens, done[1].Stats.GeneratedTokens)
 	assert.NotEmpty(t, done[1].Text)
+}
+
+// The spoken three-turn conversation through the real code of every stage
+// (Silero, X-ASR, Smart Turn, MNN and MOSS-TTS-Nano, the last four with
+// tiny random weights) with their measured compute on the replay clock:
+// every turn is still committed and answered, and each turn reports what
+// every stage computed.
+func TestComputeOnTheClockWithTinyModels(t *testing.T) {
+	testenv.Model(t, "silero_vad_v5.onnx")
+	bin := buildFullAgent(t)
+	wav, script := threeTurns(t)
+	out, stderr, err := run(t, bin, "replay", wav, "--json", "--compute-scale", "1", "--script", script,
+		"--vad", "silero", "--asr", "xasr", "--asr-model-dir", tinyXASR(t),
+		"--turn", "smart-turn", "--turn-model", "../turn/smartturn/testdata/smart_turn_tiny.onnx",
+		"--llm", "mnn", "--llm-model-dir", greedyTinyLLM(t), "--llm-max-tokens", "16", "--llm-threads", "1",
+		"--tts", "moss", "--tts-model-dir", "../tts/moss/testdata/tiny")
+	require.NoError(t, err, stderr)
+	events := replayEvents(t, out)
+	assert.Equal(t, 3, count(events, "turn_commit"), stderr)
+	assert.Zero(t, count(events, "error"), stderr)
+	turns := 0
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var e struct {
+			Type    string                `json:"type"`
+			Metrics *pipeline.TurnMetrics `json:"metrics"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &e))
+		if e.Type != "turn_metrics" {
+			continue
+		}
+		turns++
+		c := e.Metrics.Compute
+		require.NotNil(t, c, "turn %d reports its compute", turns)
+		for stage, ms := range map[string]float64{"vad": c.VAD, "asr": c.ASR, "turn": c.Turn, "llm": c.LLM,
+			"llm_prefill": c.LLMPrefill, "llm_decode": c.LLMDecode, "tts": c.TTS} {
+			assert.Positive(t, ms, "turn %d: %s", turns, stage)
+		}
+		assert.Positive(t, e.Metrics.EndToEndMS, "turn %d is answered", turns)
+	}
+	assert.Equal(t, 3, turns)
 }

@@ -34,6 +34,10 @@ type Config struct {
 	Workers  int
 	Modality string
 	Stages   wiring.Stages
+	// ComputeScale puts the stages' measured compute on each replay's
+	// clock (pipeline.Config.ComputeScale), so the latencies recorded
+	// are this machine's end to end; 0 leaves compute free.
+	ComputeScale float64
 	// Log gets warnings and per-sample input errors (default: discarded).
 	Log *slog.Logger
 	// OnResult, if set, is called after each result is written, from the

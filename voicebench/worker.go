@@ -53,7 +53,7 @@ func newWorkers(cfg Config) ([]worker, error) {
 			err error
 		)
 		if cfg.Modality == ModalityAudio {
-			w, err = newVoiceWorker(cfg.Stages)
+			w, err = newVoiceWorker(cfg.Stages, cfg.ComputeScale)
 		} else {
 			w, err = newTextWorker(cfg.Stages)
 		}
@@ -77,12 +77,13 @@ type voiceWorker struct {
 	release func() error
 }
 
-func newVoiceWorker(s wiring.Stages) (*voiceWorker, error) {
+func newVoiceWorker(s wiring.Stages, computeScale float64) (*voiceWorker, error) {
 	clk := &sessionClock{}
 	cfg, release, err := wiring.Build(s, clk)
 	if err != nil {
 		return nil, err
 	}
+	cfg.ComputeScale = computeScale
 	return &voiceWorker{stages: s, clk: clk, cfg: cfg, release: release}, nil
 }
 

@@ -100,7 +100,7 @@ func (a *app) reply(ctx context.Context, gen pipeline.Generator, conv []llm.Mess
 // benchCmd groups the benchmarks that write JSON.
 func (a *app) benchCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Measure the speed of a stage"}
-	cmd.AddCommand(a.benchLLMCmd())
+	cmd.AddCommand(a.benchLLMCmd(), a.benchPipelineCmd())
 	return cmd
 }
 

@@ -31,16 +31,13 @@ func (a *app) replayCmd() *cobra.Command {
 		Long: `Replays IN.wav (any rate or channel count) as the microphone, faster than
 real time by default, and writes what the assistant played, aligned with the
 input, plus every event as JSON lines. Latencies are in audio time and are the
-same on every run, unless --compute-scale charges the LLM's measured compute
-to the replay clock.`,
+same on every run, unless --compute-scale charges the stages' measured compute
+to the replay clock (then each turn's metrics also give every stage's compute).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			input, err := audio.ReadWAVMono16k(args[0])
 			if err != nil {
 				return err
-			}
-			if compute < 0 {
-				return fmt.Errorf("--compute-scale %v: want 0 (off) or more", compute)
 			}
 			clk := clock.NewVirtual()
 			cfg, closeStages, err := wiring.Build(a.cfg.Stages, clk)
@@ -48,9 +45,7 @@ to the replay clock.`,
 				return err
 			}
 			defer closeStages()
-			if compute > 0 {
-				cfg.LLM = pipeline.ChargeCompute(cfg.LLM, clk, compute)
-			}
+			cfg.ComputeScale = compute
 			var fe audio.FrontEnd
 			dev := audio.VirtualConfig{Input: input, Pace: pace, Playback: audio.Format{Rate: rate, Channels: 1}}
 			if echoGain > 0 {
@@ -99,7 +94,7 @@ to the replay clock.`,
 	f.IntVar(&rate, "playback-rate", audio.ProcessingRate, "playback sample rate")
 	f.DurationVar(&echoDelay, "echo-delay", 50*time.Millisecond, "simulated speaker-to-mic delay")
 	f.Float64Var(&echoGain, "echo-gain", 0, "simulated echo gain (0: no echo path)")
-	f.Float64Var(&compute, "compute-scale", 0, "charge the LLM's measured compute to the replay clock, times this (1: this machine; 50: a device 50x slower; 0: compute is free)")
+	f.Float64Var(&compute, "compute-scale", 0, "charge each stage's measured compute to the replay clock, times this (1: this machine; 50: a device 50x slower; 0: compute is free)")
 	return cmd
 }
 

@@ -70,6 +70,7 @@ as SUBSET.jsonl with an "audio" field naming a WAV file relative to DIR.`,
 	f.IntVar(&cfg.Limit, "limit", 0, "only the first N samples (0: all)")
 	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "samples answered in parallel, each worker with its own models")
 	f.StringVar(&cfg.Modality, "modality", cfg.Modality, "audio (the whole pipeline) or text (the prompt straight to the LLM)")
+	f.Float64Var(&cfg.ComputeScale, "compute-scale", 0, "charge each stage's measured compute to the replay clock, times this (1: this machine; 0: compute is free); with several workers they share the cores")
 	for _, name := range []string{"data", "subset", "out"} {
 		_ = cmd.MarkFlagRequired(name) // fails only for an undefined flag
 	}

@@ -556,6 +556,44 @@ func NewTurnDetector(s Stages) (*smartturn.Model, error) {
 	return smartturn.New(path, s.onnx(s.TurnThreads))
 }
 
+// WithInstalled swaps each stage whose model is not installed (or, for the
+// LLM, not built in) for what stands in for it in a measurement: the
+// energy VAD, no turn model, the tone synthesizer, and, given a script,
+// the scripted recognizer and LLM. It returns the stages and the names of
+// the stages swapped.
+func (s Stages) WithInstalled() (Stages, []string) {
+	var swapped []string
+	found := func(explicit, file string) bool {
+		if explicit != "" {
+			return true
+		}
+		_, ok, err := s.model("", file)
+		return ok && err == nil
+	}
+	swap := func(name string, backend *string, double string) {
+		*backend = double
+		swapped = append(swapped, name)
+	}
+	if s.VAD == VADSilero && !found(s.VADModel, SileroFile) {
+		swap("vad", &s.VAD, VADEnergy)
+	}
+	if s.Turn == TurnSmart && !found(s.TurnModel, SmartTurnFile) {
+		swap("turn", &s.Turn, TurnNone)
+	}
+	if s.TTS == TTSMoss && !found(s.TTSModelDir, MossDir) {
+		swap("tts", &s.TTS, TTSTone)
+	}
+	if s.Script != "" {
+		if s.ASR == ASRXASR && !found(s.ASRModelDir, XASRDir) {
+			swap("asr", &s.ASR, ASRScripted)
+		}
+		if s.LLM == LLMMNN && (!mnn.Built || !found(s.LLMModelDir, MNNDir)) {
+			swap("llm", &s.LLM, LLMScripted)
+		}
+	}
+	return s, swapped
+}
+
 // cachePaths maps a model file or directory to where `voice-agent models
 // pull` puts it in the cache: under the manifest's model name.
 var cachePaths = map[string]string{

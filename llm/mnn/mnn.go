@@ -21,6 +21,9 @@ import (
 	"github.com/voiceassistant/voice/llm"
 )
 
+// Built says whether this binary has the MNN engine.
+const Built = true
+
 // Model is a loaded MNN LLM. One generation runs at a time.
 type Model struct {
 	// engine is held by whoever drives the engine: a semaphore rather than

@@ -8,6 +8,9 @@ import (
 	"github.com/voiceassistant/voice/llm"
 )
 
+// Built says whether this binary has the MNN engine.
+const Built = false
+
 // Model stands in for the MNN engine in builds without it.
 type Model struct{}
 

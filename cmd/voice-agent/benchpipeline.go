@@ -1,0 +1,120 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/internal/clock"
+	"github.com/voiceassistant/voice/internal/wiring"
+	"github.com/voiceassistant/voice/pipeline"
+)
+
+// pipelineBench is what `bench pipeline` reports: per-stage compute per
+// turn and voice-to-voice latency (the end of the user's speech to the
+// first reply audio), with the stages' compute on the replay clock.
+type pipelineBench struct {
+	Input        string                 `json:"input"`
+	ComputeScale float64                `json:"compute_scale"`
+	Stages       map[string]string      `json:"stages"`
+	Swapped      []string               `json:"swapped_for_doubles"`
+	Turns        int                    `json:"turns"`
+	Answered     int                    `json:"answered"`
+	VoiceToVoice percentiles            `json:"voice_to_voice_ms"`
+	Compute      map[string]percentiles `json:"stage_compute_ms"`
+	Speculated   int                    `json:"speculated"`
+}
+
+type percentiles struct {
+	P50 float64 `json:"p50"`
+	P95 float64 `json:"p95"`
+}
+
+func (a *app) benchPipelineCmd() *cobra.Command {
+	scale := 1.0
+	cmd := &cobra.Command{
+		Use:   "pipeline IN.wav",
+		Short: "Per-stage compute and voice-to-voice latency of a recorded conversation, with the stages' compute on the clock",
+		Long: `Replays IN.wav through the whole pipeline with each stage's measured compute
+charged to the replay clock (--compute-scale, 1: this machine), and reports
+what each stage computed per turn and the voice-to-voice latency (end of the
+user's speech to the first reply audio), p50 and p95, with --json as JSON.
+
+Stages use the installed models; a stage whose model is not installed runs
+its stand-in instead (energy VAD, no turn model, tone TTS, and with --script
+the scripted recognizer and LLM), and the report names it.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			input, err := audio.ReadWAVMono16k(args[0])
+			if err != nil {
+				return err
+			}
+			stages, swapped := a.cfg.Stages.WithInstalled()
+			clk := clock.NewVirtual()
+			cfg, closeStages, err := wiring.Build(stages, clk)
+			if err != nil {
+				return err
+			}
+			defer closeStages()
+			cfg.ComputeScale = scale
+			res, err := pipeline.Replay(cmd.Context(), clk, cfg, audio.VirtualConfig{Input: input, NoRecording: true}, nil)
+			if err != nil {
+				return err
+			}
+			b := summarizeBench(res.Metrics)
+			b.Input, b.ComputeScale, b.Swapped = args[0], scale, swapped
+			b.Stages = map[string]string{"vad": stages.VAD, "asr": stages.ASR, "turn": stages.Turn, "llm": stages.LLM, "tts": stages.TTS}
+			if a.json {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(b)
+			}
+			printBench(cmd.OutOrStdout(), b)
+			return nil
+		},
+	}
+	cmd.Flags().Float64Var(&scale, "compute-scale", scale, "charge each stage's compute to the clock times this (1: this machine; 20: a device 20 times slower)")
+	return cmd
+}
+
+func summarizeBench(turns []pipeline.TurnMetrics) pipelineBench {
+	b := pipelineBench{Turns: len(turns), Compute: map[string]percentiles{}}
+	var e2e []float64
+	per := map[string][]float64{}
+	for _, m := range turns {
+		if m.Speculated {
+			b.Speculated++
+		}
+		if m.PlaybackStart > 0 {
+			b.Answered++
+			e2e = append(e2e, m.EndToEndMS)
+		}
+		if c := m.Compute; c != nil {
+			for name, v := range map[string]float64{"vad": c.VAD, "asr": c.ASR, "turn": c.Turn, "llm": c.LLM,
+				"llm_prefill": c.LLMPrefill, "llm_decode": c.LLMDecode, "tts": c.TTS} {
+				per[name] = append(per[name], v)
+			}
+		}
+	}
+	b.VoiceToVoice = percentiles{P50: pipeline.Percentile(e2e, 50), P95: pipeline.Percentile(e2e, 95)}
+	for name, v := range per {
+		b.Compute[name] = percentiles{P50: pipeline.Percentile(v, 50), P95: pipeline.Percentile(v, 95)}
+	}
+	return b
+}
+
+func printBench(w io.Writer, b pipelineBench) {
+	fmt.Fprintf(w, "%s: %d turns, %d answered (%d speculated), compute x%g on the clock\n", b.Input, b.Turns, b.Answered, b.Speculated, b.ComputeScale)
+	fmt.Fprintf(w, "stages: vad %s, asr %s, turn %s, llm %s, tts %s", b.Stages["vad"], b.Stages["asr"], b.Stages["turn"], b.Stages["llm"], b.Stages["tts"])
+	if len(b.Swapped) > 0 {
+		fmt.Fprintf(w, " (stand-ins for %v: models not installed)", b.Swapped)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "voice to voice: p50 %.0f ms, p95 %.0f ms\n", b.VoiceToVoice.P50, b.VoiceToVoice.P95)
+	fmt.Fprintln(w, "compute per turn (ms):   p50      p95")
+	for _, name := range []string{"vad", "asr", "turn", "llm", "llm_prefill", "llm_decode", "tts"} {
+		c := b.Compute[name]
+		fmt.Fprintf(w, "  %-12s %10.1f %8.1f\n", name, c.P50, c.P95)
+	}
+}
