@@ -25,7 +25,10 @@ type Message struct {
 
 // Stats reports one generation.
 type Stats struct {
-	PromptTokens    int           `json:"prompt_tokens"`
+	PromptTokens int `json:"prompt_tokens"`
+	// CachedTokens of the prompt were in the engine's KV cache already
+	// (the conversation so far) and were not prefilled again.
+	CachedTokens    int           `json:"cached_tokens,omitempty"`
 	GeneratedTokens int           `json:"generated_tokens"`
 	Prefill         time.Duration `json:"prefill_ns"`
 	Decode          time.Duration `json:"decode_ns"`

@@ -49,9 +49,10 @@ func (c Config) configPath() (string, error) {
 }
 
 // engineSettings is the JSON given to set_config before load: the
-// runtime knobs, KV reuse with the prompt cache (the engine compares each
-// conversation with the previous one and prefills only the new part), and
-// a private tmp_path instead of the working directory.
+// runtime knobs, KV reuse across replies (the binding keeps what the
+// next prompt shares with the KV cache and prefills only the rest; the
+// engine's own text-based prompt cache is off), and a private tmp_path
+// instead of the working directory.
 func (c Config) engineSettings(tmp string) (string, error) {
 	s := map[string]any{
 		"thread_num":     min(4, runtime.NumCPU()),
@@ -60,7 +61,7 @@ func (c Config) engineSettings(tmp string) (string, error) {
 		// Synchronous execution, as MNN's llm_bench runs it: the
 		// asynchronous default decoded 15-25% slower here (2 cores).
 		"async":        false,
-		"prompt_cache": true,
+		"prompt_cache": false,
 		"tmp_path":     tmp,
 	}
 	if c.Threads > 0 {

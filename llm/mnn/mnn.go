@@ -34,6 +34,9 @@ type Model struct {
 	l      *C.voice_llm
 	cfg    Config
 	tmp    string
+	// batch is how many prompt tokens the next prefill call takes; each
+	// call sizes the next (held with the engine).
+	batch int
 }
 
 // acquire takes the engine, or returns ctx's error once ctx is done.
@@ -64,7 +67,7 @@ func Open(cfg Config) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{engine: make(chan struct{}, 1), cfg: cfg, tmp: tmp}
+	m := &Model{engine: make(chan struct{}, 1), cfg: cfg, tmp: tmp, batch: firstPrefill}
 	keepStdoutClean()
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
@@ -89,16 +92,40 @@ func Open(cfg Config) (*Model, error) {
 		m.Close()
 		return nil, fmt.Errorf("mnn: %s: %w", path, takeErr(cerr, "load failed"))
 	}
+	if err := m.warmUp(); err != nil {
+		m.Close()
+		return nil, fmt.Errorf("mnn: %s: first run: %w", path, err)
+	}
 	return m, nil
 }
 
-// Generate streams the reply to conv. Decoding runs in engine calls of a
-// few milliseconds each (one token, or as many as fit when tokens are
-// fast), so that a cancelled ctx stops it within one call while the cost
-// of calling in is spread over many tokens. A ctx cancelled before the
-// engine is free stops it before the prefill, which the engine cannot
-// interrupt.
+// warmUp runs a few tokens through the engine and forgets them: its first
+// forward passes after loading allocate and plan (about 40 times slower a
+// token on the tiny model), which belongs in Open, not in the user's first
+// reply.
+func (m *Model) warmUp() error {
+	_, err := m.generate(context.Background(), []llm.Message{{Role: llm.User, Content: "Hello"}}, func(string) error { return nil }, 4)
+	C.voice_llm_reset(m.l)
+	return err
+}
+
+// Generate streams the reply to conv. The prompt is prefilled in engine
+// calls of at most prefillBudget (past what the KV cache already holds of
+// it), and decoded in calls of a few milliseconds each (one token, or as
+// many as fit when tokens are fast), so that a cancelled ctx stops it
+// within one call while the cost of calling in is spread over many
+// tokens. A ctx cancelled before the engine is free stops it before it
+// starts.
 func (m *Model) Generate(ctx context.Context, conv []llm.Message, emit func(string) error) (llm.Stats, error) {
+	return m.generate(ctx, conv, emit, m.cfg.maxNewTokens())
+}
+
+// RollsBack is true: a cancelled reply leaves tokens in the KV cache that
+// the next reply's prompt does not share, and those are dropped before it
+// is prefilled (voice_llm_prepare).
+func (m *Model) RollsBack() bool { return true }
+
+func (m *Model) generate(ctx context.Context, conv []llm.Message, emit func(string) error, limit int) (llm.Stats, error) {
 	if err := m.acquire(ctx); err != nil {
 		return llm.Stats{}, err
 	}
@@ -106,37 +133,74 @@ func (m *Model) Generate(ctx context.Context, conv []llm.Message, emit func(stri
 	if m.l == nil {
 		return llm.Stats{}, errors.New("mnn: model closed")
 	}
-	s := &stream{emit: emit}
 	roles, contents, free := cMessages(conv)
 	defer free()
 
 	var (
-		cerr *C.char
-		text *C.char
-		size C.size_t
+		cerr          *C.char
+		reused, total C.int
 	)
-	if C.voice_llm_prefill(m.l, roles, contents, C.int(len(conv)), &text, &size, &cerr) != 0 {
-		return m.stats(), fmt.Errorf("mnn: prefill: %w", takeErr(cerr, "failed"))
+	if C.voice_llm_prepare(m.l, roles, contents, C.int(len(conv)), &reused, &total, &cerr) != 0 {
+		return llm.Stats{}, m.failed(fmt.Errorf("mnn: prompt: %w", takeErr(cerr, "failed")))
 	}
-	s.write(cBytes(text, size))
-	var err error
-	limit := m.cfg.maxNewTokens()
+	stats := func() llm.Stats {
+		st := m.stats()
+		st.PromptTokens, st.CachedTokens = int(total), int(reused)
+		return st
+	}
+	err := m.prefill(ctx, int(total-reused))
+	if err == nil {
+		err = m.decode(ctx, emit, limit)
+	}
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		err = m.failed(err)
+	}
+	return stats(), err
+}
+
+// prefill runs the left tokens of the prepared prompt through the model,
+// in batches sized to the speed of the last (prefillTokens).
+func (m *Model) prefill(ctx context.Context, left int) error {
+	for left > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var (
+			cerr  *C.char
+			cleft C.int
+		)
+		start := time.Now()
+		if C.voice_llm_prefill(m.l, C.int(m.batch), &cleft, &cerr) != 0 {
+			return fmt.Errorf("mnn: prefill: %w", takeErr(cerr, "failed"))
+		}
+		m.batch = prefillTokens(time.Since(start), min(m.batch, left))
+		left = int(cleft)
+	}
+	return m.engineErr()
+}
+
+// decode generates up to limit tokens and hands their text to emit.
+func (m *Model) decode(ctx context.Context, emit func(string) error, limit int) error {
+	s := &stream{emit: emit}
 	for batch, done := 1, 0; done < limit; {
-		if err = ctx.Err(); err != nil {
-			break
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 		batch = min(batch, limit-done)
-		var stopped C.int
+		var (
+			cerr    *C.char
+			text    *C.char
+			size    C.size_t
+			stopped C.int
+		)
 		start := time.Now()
 		if C.voice_llm_step(m.l, C.int(batch), &stopped, &text, &size, &cerr) != 0 {
-			err = fmt.Errorf("mnn: decode: %w", takeErr(cerr, "failed"))
-			break
+			return fmt.Errorf("mnn: decode: %w", takeErr(cerr, "failed"))
 		}
 		took := time.Since(start)
 		s.write(cBytes(text, size))
 		if s.err != nil {
-			err = s.err
-			break
+			return s.err
 		}
 		if stopped != 0 {
 			break
@@ -144,15 +208,24 @@ func (m *Model) Generate(ctx context.Context, conv []llm.Message, emit func(stri
 		done += batch
 		batch = stepTokens(took, batch)
 	}
-	if err == nil {
-		err = s.flush()
+	if err := m.engineErr(); err != nil {
+		return err
 	}
-	stats := m.stats()
+	return s.flush()
+}
+
+// engineErr reports an internal error the engine recorded in its status.
+func (m *Model) engineErr() error {
 	if m.raw().status == statusInternalError {
-		err = errors.Join(err, errors.New("mnn: the engine reported an internal error"))
+		return errors.New("mnn: the engine reported an internal error")
 	}
-	m.settle(conv, s.text.String(), err)
-	return stats, err
+	return nil
+}
+
+// failed clears the engine after an error: nothing it holds is trusted.
+func (m *Model) failed(err error) error {
+	C.voice_llm_reset(m.l)
+	return err
 }
 
 // cBytes views the engine's text in place; stream.write copies it.
@@ -161,30 +234,6 @@ func cBytes(text *C.char, n C.size_t) []byte {
 		return nil
 	}
 	return unsafe.Slice((*byte)(unsafe.Pointer(text)), int(n))
-}
-
-// settle leaves the engine's prompt cache describing what its KV cache
-// holds: the conversation and the reply as far as it was generated (also
-// when it was cut off), so the next turn prefills only what is new. If the
-// conversation then continues differently (an interrupted reply is
-// remembered only as far as it was heard), the engine sees the mismatch
-// and prefills the conversation again from the start. After an engine
-// error nothing is trusted and the state is cleared.
-func (m *Model) settle(conv []llm.Message, reply string, err error) {
-	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-		C.voice_llm_reset(m.l)
-		return
-	}
-	if reply != "" {
-		conv = append(conv[:len(conv):len(conv)], llm.Message{Role: llm.Assistant, Content: reply})
-	}
-	roles, contents, free := cMessages(conv)
-	defer free()
-	var cerr *C.char
-	if C.voice_llm_sync_prompt_cache(m.l, roles, contents, C.int(len(conv)), &cerr) != 0 {
-		takeErr(cerr, "")
-		C.voice_llm_reset(m.l)
-	}
 }
 
 // Reset forgets the conversation held in the KV cache.

@@ -63,6 +63,22 @@ func TestStepTokensFitTheBudget(t *testing.T) {
 	}
 }
 
+func TestPrefillTokensFitTheBudget(t *testing.T) {
+	for _, tc := range []struct {
+		took  time.Duration
+		batch int
+		want  int
+	}{
+		{400 * time.Millisecond, 64, minPrefill}, // a phone: a barge-in waits for a batch of 16
+		{50 * time.Millisecond, 64, 64},          // just fits
+		{10 * time.Millisecond, 64, 320},         // 5x faster
+		{time.Millisecond, 64, maxPrefill},       // the tiny model: bounded
+		{0, firstPrefill, maxPrefill},            // too fast to time
+	} {
+		assert.Equal(t, tc.want, prefillTokens(tc.took, tc.batch), "%v for %d", tc.took, tc.batch)
+	}
+}
+
 func TestEngineSettings(t *testing.T) {
 	c := Config{Threads: 2, MaxNewTokens: 64, Settings: map[string]any{"sampler_type": "greedy", "thread_num": 3}}
 	js, err := c.engineSettings("/tmp/x")
@@ -70,7 +86,7 @@ func TestEngineSettings(t *testing.T) {
 	var got map[string]any
 	require.NoError(t, json.Unmarshal([]byte(js), &got))
 	assert.Equal(t, map[string]any{
-		"thread_num": 3.0, "max_new_tokens": 64.0, "reuse_kv": true, "async": false, "prompt_cache": true, "tmp_path": "/tmp/x", "sampler_type": "greedy",
+		"thread_num": 3.0, "max_new_tokens": 64.0, "reuse_kv": true, "async": false, "prompt_cache": false, "tmp_path": "/tmp/x", "sampler_type": "greedy",
 	}, got, "explicit settings win over the defaults")
 	assert.Equal(t, 64, c.maxNewTokens())
 	assert.Equal(t, 512, Config{}.maxNewTokens())

@@ -8,7 +8,10 @@
 #include <memory>
 #include <ostream>
 #include <streambuf>
+#include <algorithm>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include <MNN/expr/Executor.hpp>
 #include <llm/llm.hpp>
@@ -86,7 +89,44 @@ struct voice_llm {
 	Llm *llm = nullptr;
 	Sink sink;
 	std::ostream os{&sink};
+	// The prompt being prefilled and how far: prepare sets them, prefill
+	// works through them.
+	std::vector<int> prompt;
+	size_t next = 0;
+	bool fresh = false; // the reply's first engine call is still to come
 };
+
+namespace {
+
+// history is the engine's record of the tokens its KV cache holds. The
+// engine hands it out read-only; the binding truncates it (under its
+// mutex) to what stays in the KV cache when it drops the rest.
+std::vector<int> &history(Llm *llm) {
+	return const_cast<MNN::Transformer::LlmContext *>(llm->getContext())->history_tokens;
+}
+
+// keep drops the KV cache past its first n tokens; false if the engine's
+// state does not add up (or n is 0), for the caller to clear it instead.
+bool keep(Llm *llm, size_t n) {
+	const auto *ctx = llm->getContext();
+	size_t held = llm->getCurrentHistory();
+	{
+		std::lock_guard<std::mutex> lock(ctx->mutex);
+		if (n == 0 || held != static_cast<size_t>(ctx->all_seq_len) || history(llm).size() < held || n > held) {
+			return false;
+		}
+	}
+	if (n < held) {
+		llm->eraseHistory(n, 0); // takes the mutex itself
+	}
+	// What the cache holds and nothing more: a sampled stop token, say,
+	// was never run through the model.
+	std::lock_guard<std::mutex> lock(ctx->mutex);
+	history(llm).resize(n);
+	return true;
+}
+
+} // namespace
 
 extern "C" {
 
@@ -125,19 +165,58 @@ int voice_llm_load(voice_llm *l, char **err) {
 	});
 }
 
-int voice_llm_prefill(voice_llm *l, const char *const *roles, const char *const *contents, int n, const char **text, size_t *len, char **err) {
-	l->sink.text.clear();
-	int rc = guard(err, [&] {
-		auto workers = awake(l->llm);
-		// max_new_tokens 0: prefill only; decoding is driven by step so
-		// that a cancellation lands between two calls.
-		l->llm->response(messages(roles, contents, n), &l->os, nullptr, 0);
-		l->os.flush();
+int voice_llm_prepare(voice_llm *l, const char *const *roles, const char *const *contents, int n, int *reused, int *total, char **err) {
+	*reused = *total = 0;
+	return guard(err, [&] {
+		std::string text = l->llm->apply_chat_template(messages(roles, contents, n));
+		std::vector<int> ids = l->llm->tokenizer_encode(text);
+		if (ids.empty()) {
+			*err = dup("the chat template and tokenizer made an empty prompt");
+			return -1;
+		}
+		// The longest start of the prompt the KV cache already holds (the
+		// conversation so far, usually), but at least the last token is
+		// run again: its logits give the first token of the reply.
+		size_t common = 0;
+		{
+			const auto *ctx = l->llm->getContext();
+			std::lock_guard<std::mutex> lock(ctx->mutex);
+			const auto &h = ctx->history_tokens;
+			size_t held = std::min(h.size(), static_cast<size_t>(std::max(ctx->all_seq_len, 0)));
+			while (common < held && common < ids.size() - 1 && h[common] == ids[common]) {
+				common++;
+			}
+		}
+		if (!keep(l->llm, common)) {
+			l->llm->reset();
+			common = 0;
+		}
+		l->prompt = std::move(ids);
+		l->next = common;
+		l->fresh = true;
+		*reused = static_cast<int>(common);
+		*total = static_cast<int>(l->prompt.size());
 		return 0;
 	});
-	*text = l->sink.text.data();
-	*len = l->sink.text.size();
-	return rc;
+}
+
+int voice_llm_prefill(voice_llm *l, int tokens, int *left, char **err) {
+	*left = 0;
+	return guard(err, [&] {
+		auto workers = awake(l->llm);
+		if (l->fresh) {
+			l->llm->generate_init(&l->os, nullptr);
+			l->fresh = false;
+		}
+		size_t end = std::min(l->prompt.size(), l->next + static_cast<size_t>(std::max(tokens, 1)));
+		std::vector<int> chunk(l->prompt.begin() + l->next, l->prompt.begin() + end);
+		// max_new_tokens 0: prefill only; decoding is driven by step so
+		// that a cancellation lands between two calls.
+		l->llm->generate(chunk, 0);
+		l->next = end;
+		*left = static_cast<int>(l->prompt.size() - end);
+		return 0;
+	});
 }
 
 int voice_llm_step(voice_llm *l, int tokens, int *stopped, const char **text, size_t *len, char **err) {
@@ -167,13 +246,6 @@ void voice_llm_stats_get(voice_llm *l, voice_llm_stats *out) {
 	} catch (...) {
 		out->status = 4; // INTERNAL_ERROR
 	}
-}
-
-int voice_llm_sync_prompt_cache(voice_llm *l, const char *const *roles, const char *const *contents, int n, char **err) {
-	return guard(err, [&] {
-		l->llm->syncPromptCache(messages(roles, contents, n));
-		return 0;
-	});
 }
 
 void voice_llm_reset(voice_llm *l) {

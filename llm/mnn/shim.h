@@ -25,15 +25,18 @@ typedef struct {
 voice_llm *voice_llm_create(const char *config_path, char **err);
 int voice_llm_set_config(voice_llm *l, const char *json, char **err);
 int voice_llm_load(voice_llm *l, char **err);
-// prefill renders the chat with the model's template and runs the prompt
-// through the model. Text the engine produced on the way is left in
-// *text/*len, valid until the next call on l.
-int voice_llm_prefill(voice_llm *l, const char *const *roles, const char *const *contents, int n, const char **text, size_t *len, char **err);
+// prepare renders the chat with the model's template, tokenizes it, and
+// keeps of the KV cache the longest start of the prompt it holds (*reused
+// tokens of *total), dropping the rest: what a cancelled or speculative
+// reply left there, or the end of a reply the user did not hear.
+int voice_llm_prepare(voice_llm *l, const char *const *roles, const char *const *contents, int n, int *reused, int *total, char **err);
+// prefill runs up to tokens more of the prepared prompt through the model;
+// *left is how many remain.
+int voice_llm_prefill(voice_llm *l, int tokens, int *left, char **err);
 // step decodes up to tokens tokens in MNN's own loop and leaves their text
 // as prefill does; *stopped is set when the model ended the reply.
 int voice_llm_step(voice_llm *l, int tokens, int *stopped, const char **text, size_t *len, char **err);
 void voice_llm_stats_get(voice_llm *l, voice_llm_stats *out);
-int voice_llm_sync_prompt_cache(voice_llm *l, const char *const *roles, const char *const *contents, int n, char **err);
 void voice_llm_reset(voice_llm *l);
 void voice_llm_destroy(voice_llm *l);
 

@@ -2,22 +2,47 @@ package mnn
 
 import "time"
 
-// stepBudget is how long one engine call may decode: a barge-in waits at
+// stepBudget is how long one decoding call may take: a barge-in waits at
 // most this long (or one token, if a token takes longer) for the engine.
 const stepBudget = 5 * time.Millisecond
 
-// stepTokens is how many tokens the next engine call decodes, given that
+// stepTokens is how many tokens the next decoding call decodes, given that
 // the last took took for batch tokens: as many as fit in stepBudget, at
 // least one. A real model on a device decodes one token per call; a fast
 // one (the tiny test model decodes a token in about 0.1 ms) would spend a
 // third of its time calling in if it did.
 func stepTokens(took time.Duration, batch int) int {
-	perToken := took / time.Duration(batch)
-	if perToken <= 0 {
-		return maxStep
-	}
-	return min(max(int(stepBudget/perToken), 1), maxStep)
+	return fit(took, batch, stepBudget, 1, maxStep)
 }
 
-// maxStep bounds a call however fast tokens come.
+// maxStep bounds a decoding call however fast tokens come.
 const maxStep = 64
+
+// prefillBudget is how long one prefill call may take: a barge-in, or a
+// speculative reply dropped because the user went on, waits at most this
+// long (or one batch of minPrefill tokens) for the engine. The prompt goes
+// in batches sized to it by the speed of the last batch, of this reply or
+// the one before, starting from firstPrefill tokens.
+const prefillBudget = 50 * time.Millisecond
+
+const (
+	firstPrefill = 64
+	minPrefill   = 16
+	maxPrefill   = 2048
+)
+
+// prefillTokens is how many prompt tokens the next prefill call takes,
+// given that the last took took for batch tokens.
+func prefillTokens(took time.Duration, batch int) int {
+	return fit(took, batch, prefillBudget, minPrefill, maxPrefill)
+}
+
+// fit is how many units fit in budget at the rate of the last call (batch
+// units in took), between least and most.
+func fit(took time.Duration, batch int, budget time.Duration, least, most int) int {
+	per := took / time.Duration(max(batch, 1))
+	if per <= 0 {
+		return most
+	}
+	return min(max(int(budget/per), least), most)
+}
