@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -47,6 +48,28 @@ type Session struct {
 	Path    string
 	Inputs  []ort.InputOutputInfo
 	Outputs []ort.InputOutputInfo
+}
+
+// RunContext runs the session like Run, and stops it when ctx is done:
+// ONNX Runtime checks a terminate flag between the graph's nodes, so a
+// long run (a TTS prefill) ends within one node of a cancellation. It
+// returns ctx's error then.
+func (s *Session) RunContext(ctx context.Context, inputs, outputs []ort.Value) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	opts, err := ort.NewRunOptions()
+	if err != nil {
+		return fmt.Errorf("onnx: run options: %w", err)
+	}
+	defer opts.Destroy()
+	stop := context.AfterFunc(ctx, func() { _ = opts.Terminate() })
+	err = s.RunWithOptions(inputs, outputs, opts)
+	stop()
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	return err
 }
 
 // ErrModelMismatch is returned when a model's inputs or outputs are not

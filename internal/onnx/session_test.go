@@ -1,12 +1,14 @@
 package onnx_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	ort "github.com/yalue/onnxruntime_go"
 
 	"github.com/voiceassistant/voice/internal/onnx"
 	"github.com/voiceassistant/voice/internal/testenv"
@@ -47,4 +49,44 @@ func TestOpenChecksTheModel(t *testing.T) {
 			}
 		})
 	}
+}
+
+// RunContext runs like Run while its context lives, and a cancelled
+// context stops it (ONNX Runtime's terminate flag, checked between nodes)
+// with the context's error.
+func TestRunContext(t *testing.T) {
+	model := testenv.Model(t, "silero_vad_v5.onnx")
+	s, err := onnx.Open(model, sileroIn, sileroOut, onnx.Options{}, "run scripts/setup")
+	require.NoError(t, err)
+	defer s.Destroy()
+	run := func(ctx context.Context) ([]float32, error) {
+		in, err := ort.NewTensor(ort.NewShape(1, 576), make([]float32, 576))
+		require.NoError(t, err)
+		state, err := ort.NewTensor(ort.NewShape(2, 1, 128), make([]float32, 256))
+		require.NoError(t, err)
+		sr, err := ort.NewScalar(int64(16000))
+		require.NoError(t, err)
+		defer func() { in.Destroy(); state.Destroy(); sr.Destroy() }()
+		outs := []ort.Value{nil, nil}
+		err = s.RunContext(ctx, []ort.Value{in, state, sr}, outs)
+		defer func() {
+			for _, o := range outs {
+				if o != nil {
+					o.Destroy()
+				}
+			}
+		}()
+		if err != nil {
+			return nil, err
+		}
+		return append([]float32(nil), outs[0].(*ort.Tensor[float32]).GetData()...), nil
+	}
+	got, err := run(context.Background())
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = run(ctx)
+	assert.ErrorIs(t, err, context.Canceled)
 }

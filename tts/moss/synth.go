@@ -135,10 +135,17 @@ func (s *Synthesizer) chunk(ctx context.Context, rng *rand.Rand, cs *codecState,
 		return fmt.Errorf("moss: %w", err)
 	}
 	outs := make([]ort.Value, len(s.prefillOut))
-	err = s.prefill.Run([]ort.Value{inIDs, inMask}, outs)
+	// The prompt (the voice's reference frames and the chunk's text) is
+	// one run of the prefill graph, which takes no KV cache to continue
+	// from and so cannot be split: a cancellation stops it between two of
+	// its nodes instead.
+	err = s.prefill.RunContext(ctx, []ort.Value{inIDs, inMask}, outs)
 	destroy(inIDs, inMask)
 	if err != nil {
 		destroyAll(outs)
+		if ctx.Err() != nil {
+			return err
+		}
 		return fmt.Errorf("moss: prefill: %w", err)
 	}
 	// past holds the KV cache in decode input order (after the two fixed inputs).
