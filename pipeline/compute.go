@@ -104,7 +104,17 @@ type meter struct {
 	clk   clock.Clock
 	scale float64
 	last  time.Time
+	// owed is scaled compute not yet passed on the clock. A replay's clock
+	// moves a device period (10 ms) at a time, so a wait wakes at the next
+	// period, later than asked; what it overshot is credit against the
+	// next, which keeps the time charged right on average.
+	owed time.Duration
 }
+
+// chargeGrain is the least compute waited for on the clock: half a replay
+// device period. Smaller amounts add up until they reach it, so a charge
+// is off by at most half a period instead of up to a whole one.
+const chargeGrain = 5 * time.Millisecond
 
 func newMeter(clk clock.Clock, scale float64) *meter {
 	return &meter{clk: clk, scale: scale, last: time.Now()}
@@ -118,7 +128,14 @@ func (m *meter) handOver(ctx context.Context) (time.Duration, error) {
 	if m.scale <= 0 {
 		return d, nil
 	}
-	return d, m.clk.Sleep(ctx, scaled(d, m.scale))
+	m.owed += scaled(d, m.scale)
+	if m.owed < chargeGrain {
+		return d, nil
+	}
+	before := m.clk.Now()
+	err := m.clk.Sleep(ctx, m.owed)
+	m.owed -= m.clk.Now() - before
+	return d, err
 }
 
 // resume marks the stage running again once the pipeline has taken its

@@ -90,7 +90,10 @@ func (p *Pipeline) startResponse(m TurnMetrics, conv []llm.Message, turn int, tr
 	go func() {
 		// The listening path may still be catching up with its compute:
 		// the decision to respond is only made then.
-		err := p.clk.Sleep(ctx, m.LLMStart-p.clk.Now())
+		var err error
+		if lag := m.LLMStart - p.clk.Now(); lag >= chargeGrain {
+			err = p.clk.Sleep(ctx, lag)
+		}
 		if err == nil {
 			err = p.generate(ctx, r, conv, chunks)
 		}

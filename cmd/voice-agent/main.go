@@ -94,7 +94,7 @@ func (a *app) root() *cobra.Command {
 	pf.StringVar(&st.VADModel, "vad-model", "", "Silero VAD model (default: model directory, then third_party/models)")
 	pf.StringVar(&st.TurnModel, "turn-model", "", "Smart Turn model (default: model directory, then third_party/models)")
 	pf.StringVar(&st.LLMModelDir, "llm-model-dir", "", "MNN LLM export directory (default: <model dir>/mnn-pocket-0.3b-int4, then the model directory itself)")
-	pf.IntVar(&st.LLMThreads, "llm-threads", 0, "LLM CPU threads (default 4, at most one per core)")
+	pf.IntVar(&st.LLMThreads, "llm-threads", 0, "LLM CPU threads (default: one per core but one, at most 4)")
 	pf.IntVar(&st.LLMMaxTokens, "llm-max-tokens", 0, "longest reply of the MNN LLM, in tokens (default 512)")
 	pf.IntVar(&st.VADThreads, "vad-threads", 0, "VAD model CPU threads (default 1)")
 	pf.IntVar(&st.TurnThreads, "turn-threads", 0, "Smart Turn model CPU threads (default 1)")

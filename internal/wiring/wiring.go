@@ -71,8 +71,8 @@ type Stages struct {
 	TTSModelDir string `yaml:"tts_model_dir"`
 	TTSCodecDir string `yaml:"tts_codec_dir"`
 	Voice       string `yaml:"voice"`
-	// LLMThreads is the LLM's CPU threads (0: 4, or fewer on a machine
-	// with fewer cores).
+	// LLMThreads is the LLM's CPU threads (0: one per core but one, at
+	// most 4; see mnn.Config.Threads).
 	LLMThreads int `yaml:"llm_threads"`
 	// LLMMaxTokens bounds a reply of the MNN LLM (0: 512).
 	LLMMaxTokens int `yaml:"llm_max_tokens"`

@@ -24,10 +24,12 @@ type Config struct {
 	// ConfigFile is the file in Dir the engine starts from (default
 	// config.json).
 	ConfigFile string
-	// Threads for the CPU backend (default 4: MNN-Pocket's decode is
-	// memory-bound past that on phone-class cores; never more than the
-	// machine's cores, since MNN's workers spin and two on one core slow
-	// each other down).
+	// Threads for the CPU backend (default: one per core but one, at most
+	// 4). MNN-Pocket's decode is memory-bound past 4 on phone-class cores,
+	// and a core is left for synthesis, which runs while the LLM decodes:
+	// MNN's workers spin through each engine call, and on a 2-core
+	// machine two of them beside the synthesizer decoded 5-10 times
+	// slower than one.
 	Threads int
 	// MaxNewTokens bounds a reply (default 512).
 	MaxNewTokens int
@@ -55,7 +57,7 @@ func (c Config) configPath() (string, error) {
 // instead of the working directory.
 func (c Config) engineSettings(tmp string) (string, error) {
 	s := map[string]any{
-		"thread_num":     min(4, runtime.NumCPU()),
+		"thread_num":     defaultThreads(runtime.NumCPU()),
 		"max_new_tokens": 512,
 		"reuse_kv":       true,
 		// Synchronous execution, as MNN's llm_bench runs it: the
@@ -76,6 +78,8 @@ func (c Config) engineSettings(tmp string) (string, error) {
 	b, err := json.Marshal(s)
 	return string(b), err
 }
+
+func defaultThreads(cores int) int { return min(4, max(1, cores-1)) }
 
 func (c Config) maxNewTokens() int {
 	if v, ok := c.Settings["max_new_tokens"].(int); ok && v > 0 {

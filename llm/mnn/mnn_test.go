@@ -79,6 +79,12 @@ func TestPrefillTokensFitTheBudget(t *testing.T) {
 	}
 }
 
+func TestDefaultThreadsLeaveACore(t *testing.T) {
+	for cores, want := range map[int]int{1: 1, 2: 1, 4: 3, 8: 4, 64: 4} {
+		assert.Equal(t, want, defaultThreads(cores), "%d cores", cores)
+	}
+}
+
 func TestEngineSettings(t *testing.T) {
 	c := Config{Threads: 2, MaxNewTokens: 64, Settings: map[string]any{"sampler_type": "greedy", "thread_num": 3}}
 	js, err := c.engineSettings("/tmp/x")
