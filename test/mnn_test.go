@@ -3,6 +3,7 @@ package test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,8 +38,9 @@ func buildFullAgent(t *testing.T) string {
 }
 
 // greedyTinyLLM is a copy of the tiny MNN model that decodes greedily, so
-// a replay gives the same reply every time.
-func greedyTinyLLM(t *testing.T) string {
+// a replay gives the same reply every time. Settings, if any, are written
+// into its config.json over the model's own (precision, say).
+func greedyTinyLLM(t *testing.T, settings ...map[string]any) string {
 	t.Helper()
 	src, dir := testenv.TinyLLM(t), t.TempDir()
 	entries, err := os.ReadDir(src)
@@ -50,16 +52,23 @@ func greedyTinyLLM(t *testing.T) string {
 	}
 	greedy, err := os.ReadFile(filepath.Join(src, "config_greedy.json"))
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), greedy, 0o644))
+	var config map[string]any
+	require.NoError(t, json.Unmarshal(greedy, &config))
+	for _, s := range settings {
+		maps.Copy(config, s)
+	}
+	data, err := json.Marshal(config)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), data, 0o644))
 	return dir
 }
 
 // mnnReplay is the spoken demo through the real engines where this
 // machine has them: Silero VAD and the tiny MNN LLM; scripted ASR and
 // tone TTS.
-func mnnReplay(t *testing.T, maxTokens int) []string {
+func mnnReplay(t *testing.T, maxTokens int, settings ...map[string]any) []string {
 	return []string{"replay", "testdata/demo.wav", "--json", "--vad", "silero", "--asr", "scripted", "--turn", "none",
-		"--llm", "mnn", "--llm-model-dir", greedyTinyLLM(t), "--llm-max-tokens", fmt.Sprint(maxTokens), "--llm-threads", "1",
+		"--llm", "mnn", "--llm-model-dir", greedyTinyLLM(t, settings...), "--llm-max-tokens", fmt.Sprint(maxTokens), "--llm-threads", "1",
 		"--tts", "tone", "--script", "testdata/demo.json"}
 }
 
