@@ -15,9 +15,10 @@ import (
 // as well, so a replay's figures are end to end on the machine at hand:
 //
 //   - the listening path (VAD, ASR, the turn model) runs on one goroutine
-//     that falls behind the audio by what it spends, so its decisions (the
-//     commit, a barge-in) and the responses they start come that much
-//     later (busyUntil);
+//     that falls behind the audio by what it spends, so the commit, and
+//     the response it starts (or lets play, if speculated), come that much
+//     later (busyUntil); a barge-in still acts at once, so its figures
+//     leave the listening path's compute out;
 //   - the LLM's pieces and the synthesizer's audio reach the pipeline only
 //     once their compute has passed on the clock, while the rest of the
 //     pipeline runs meanwhile, so a user can interrupt a reply that is

@@ -115,3 +115,24 @@ func TestComputeOnTheClockLetsABargeInStopGeneration(t *testing.T) {
 	assert.Less(t, done[0].Stats.GeneratedTokens, pieces/2, "generation stopped at the barge-in")
 	assert.Less(t, strings.Count(done[0].Text, "word"), pieces/2)
 }
+
+// A speculated reply waits for the commit, and with compute on the clock
+// the commit comes once the listening path has caught up (here with a
+// slow turn model): nothing plays before it.
+func TestComputeOnTheClockHoldsASpeculationUntilTheCommit(t *testing.T) {
+	s := scenario{
+		length:  5 * time.Second,
+		user:    []pipelinetest.Utterance{{Start: 500 * ms, End: 1500 * ms, Text: "hello there"}},
+		replies: []string{"Hi, how are you today?"},
+		tune: func(c *pipeline.Config) {
+			c.Turn = busyTurn{work: 20 * time.Millisecond}
+			c.ComputeScale = 10
+		},
+	}
+	o := s.run(t)
+	require.Len(t, o.of(pipeline.EvSpeculationHit), 1)
+	m := o.result.Metrics[0]
+	assert.Less(t, m.FirstAudio, m.Commit, "synthesized while the turn model ran")
+	assert.GreaterOrEqual(t, m.PlaybackStart, m.Commit)
+	assert.Zero(t, o.rms(0, m.Commit), "nothing plays before the commit")
+}

@@ -377,7 +377,7 @@ func (p *Pipeline) speechOverReply(t *userTurn) {
 	default:
 		p.player.Pause()
 	}
-	at := p.now()
+	at := p.clk.Now()
 	p.emit(Event{Type: EvBargeInPending, At: at, Turn: p.resp.turn, Text: t.partial})
 	p.setState(StateUserSpeaking, at)
 }
@@ -401,7 +401,7 @@ func (p *Pipeline) arbitrate(t *userTurn, now time.Duration) {
 // resumeReply plays on a reply paused for a sound that was not an
 // interruption; the sound is no turn.
 func (p *Pipeline) resumeReply(t *userTurn) {
-	at := p.now()
+	at := p.clk.Now()
 	r := p.resp
 	p.player.Resume()
 	p.emit(Event{Type: EvBargeInResumed, At: at, Turn: r.turn, Text: t.partial})
@@ -483,7 +483,7 @@ func (p *Pipeline) commit(reason turn.Reason) error {
 // speech that interrupted is a turn of its own from here on, with all it
 // has been heard to say.
 func (p *Pipeline) bargeIn(t *userTurn) {
-	at := p.now()
+	at := p.clk.Now()
 	r := p.resp
 	t.over = false // the user's turn now, whatever it turns out to hold
 	heard := p.cancelResponse()
@@ -509,7 +509,7 @@ func (p *Pipeline) cancelResponse() string {
 	if !r.ended {
 		p.stopping++
 	}
-	p.endResponse(p.now())
+	p.endResponse(p.clk.Now())
 	return heard
 }
 
@@ -532,7 +532,7 @@ func (p *Pipeline) endResponse(quietAt time.Duration) {
 	if t.speaking || p.listen.keeps(t.partial) {
 		return
 	}
-	p.emit(Event{Type: EvSpeechIgnored, At: p.now(), Text: t.partial})
+	p.emit(Event{Type: EvSpeechIgnored, At: p.clk.Now(), Text: t.partial})
 	p.closeTurn()
 }
 

@@ -38,6 +38,7 @@ type response struct {
 	// are held and its audio waits for gate, which openGate ends.
 	transcript  string
 	speculative bool
+	committed   time.Duration // when its turn was committed (under mu)
 	held        []Event
 	gate        context.Context
 	openGate    context.CancelFunc

@@ -67,7 +67,7 @@ func (p *Pipeline) dropSpeculation(reason string) {
 	if !s.ended {
 		p.stopping++
 	}
-	e := Event{Type: EvSpeculationMiss, At: p.now(), Text: s.transcript, Reason: reason}
+	e := Event{Type: EvSpeculationMiss, At: p.clk.Now(), Text: s.transcript, Reason: reason}
 	if reason == missFailed {
 		s.mu.Lock()
 		e.Err = s.err.Error()
@@ -88,6 +88,7 @@ func (p *Pipeline) adoptSpeculation(m TurnMetrics) {
 	r.metrics.SpeechEnd, r.metrics.Commit, r.metrics.ASRFinal = m.SpeechEnd, m.Commit, m.ASRFinal
 	r.metrics.Speculated = true
 	r.metrics.Compute = m.Compute
+	r.committed = m.Commit
 	held := r.held
 	r.held, r.speculative = nil, false
 	// Under r.mu, so that the response's own events cannot overtake the
@@ -119,10 +120,24 @@ func (p *Pipeline) respond(r *response, e Event) {
 // committed (or it is cancelled), sleeping on the clock meanwhile so a
 // replay's time goes on.
 func (p *Pipeline) awaitCommit(ctx context.Context, r *response) error {
-	if r.gate != nil && r.gate.Err() == nil {
+	if r.gate == nil {
+		return ctx.Err()
+	}
+	if r.gate.Err() == nil {
 		_ = p.clk.Sleep(r.gate, gateWait)
 	}
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// With compute on the clock the commit is decided once the listening
+	// path has caught up: nothing plays before then either.
+	r.mu.Lock()
+	committed := r.committed
+	r.mu.Unlock()
+	if lag := committed - p.clk.Now(); lag >= chargeGrain {
+		return p.clk.Sleep(ctx, lag)
+	}
+	return nil
 }
 
 // gateWait bounds a wait at the gate; the fallback silence commits or
