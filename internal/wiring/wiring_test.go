@@ -50,6 +50,8 @@ func TestBuild(t *testing.T) {
 		{name: "negative half-duplex tail", edit: func(s *Stages) { s.FrontEnd.HalfDuplexTail = -time.Millisecond }, errs: []string{"stages.frontend.half_duplex_tail"}},
 		{name: "VAD threshold", edit: func(s *Stages) { s.VADTuning.Threshold = 2 }, errs: []string{"stages.vad_tuning: vad: threshold 2"}},
 		{name: "zero min speech is allowed: interrupt at once", edit: func(s *Stages) { s.BargeIn.MinSpeech = 0 }},
+		{name: "scripted turn detector", edit: func(s *Stages) { s.Turn = TurnScripted }},
+		{name: "chunk limits", edit: func(s *Stages) { s.Chunk.FirstWords = -1 }, errs: []string{"stages.chunk.first_words: -1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := doubles
@@ -63,6 +65,8 @@ func TestBuild(t *testing.T) {
 				assert.Equal(t, s.TTS != TTSNone, cfg.TTS != nil)
 				assert.Equal(t, s.BargeIn, cfg.BargeIn, "the policy as configured, zeros included")
 				assert.Equal(t, s.Endpoint, cfg.Endpoint)
+				assert.Equal(t, s.Turn != TurnNone, cfg.Turn != nil)
+				assert.Equal(t, s.Speculate, cfg.Speculate)
 				return
 			}
 			require.Error(t, err)
@@ -87,6 +91,30 @@ func TestBuildWithSilero(t *testing.T) {
 	require.NoError(t, closeStages())
 }
 
+// The scripted turn detector answers, at a time, for the utterance that
+// ended last: its turn_complete, or 1 where the script gives none.
+func TestScriptedTurnDetector(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "script.json")
+	require.NoError(t, os.WriteFile(script, []byte(`{"user":[
+		{"start_ms":0,"end_ms":1000,"text":"what is the","turn_complete":0.1},
+		{"start_ms":1300,"end_ms":2000,"text":"weather"}],"replies":["sunny"]}`), 0o644))
+	s := DefaultStages()
+	s.VAD, s.ASR, s.Turn, s.LLM, s.TTS, s.Script = VADEnergy, ASRScripted, TurnScripted, LLMScripted, TTSNone, script
+	clk := clock.NewVirtual()
+	cfg, closeStages, err := Build(s, clk)
+	require.NoError(t, err)
+	defer closeStages()
+	for _, tc := range []struct {
+		at   time.Duration
+		want float64
+	}{{500 * time.Millisecond, 0}, {1100 * time.Millisecond, 0.1}, {2200 * time.Millisecond, 1}} {
+		clk.Advance(tc.at - clk.Now())
+		p, err := cfg.Turn.Predict(t.Context(), nil)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, p, "at %v", tc.at)
+	}
+}
+
 func TestParseScript(t *testing.T) {
 	for _, tc := range []struct {
 		name, json string
@@ -98,6 +126,7 @@ func TestParseScript(t *testing.T) {
 		{"a time past a day", `{"user":[{"start_ms":0,"end_ms":1e300,"text":"hi"}]}`, "user[0]"},
 		{"word outside its utterance", `{"user":[{"start_ms":100,"end_ms":900,"text":"hi","words":[{"text":"hi","start_ms":0,"end_ms":400}]}]}`, "user[0].words[0]"},
 		{"negative rate", `{"replies":["x"],"tokens_per_second":-1}`, "tokens_per_second -1"},
+		{"turn_complete not a probability", `{"user":[{"start_ms":0,"end_ms":100,"text":"hi","turn_complete":1.5}]}`, "user[0]: turn_complete 1.5"},
 		{"misspelt key", `{"replys":["x"]}`, `unknown field "replys"`},
 		{"not JSON", `{"user":`, "script s.json"},
 	} {
