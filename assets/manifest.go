@@ -35,7 +35,10 @@ type Model struct {
 	// Platform, when set (GOOS/GOARCH, e.g. "linux/arm64"), is the only
 	// platform the model is for: a native library.
 	Platform string `json:"platform,omitempty"`
-	Files    []File `json:"files"`
+	// Local is the folder under third_party/ where scripts/setup (or the
+	// user) installs the model's files, and where the agent also looks.
+	Local string `json:"local,omitempty"`
+	Files []File `json:"files"`
 }
 
 // ForThisPlatform reports whether m is used on the platform this program

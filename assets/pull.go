@@ -280,6 +280,40 @@ func (p *Puller) Verify(m Model) ([]FileStatus, error) {
 	return out, nil
 }
 
+// Installed checks m where the agent loads it from: in the cache (see
+// Verify) or, when not every file is there, in its third_party/ folder as
+// scripts/setup installs it (checked against the manifest's sizes and
+// sha256). It returns the folder used and the files' status there.
+func (p *Puller) Installed(m Model) (dir string, files []FileStatus, err error) {
+	files, err = p.Verify(m)
+	if err != nil || allPresent(files) || m.Local == "" {
+		return Path(p.Dir, m), files, err
+	}
+	local, ok := Local(m.Local)
+	if !ok {
+		return Path(p.Dir, m), files, nil
+	}
+	there := make([]FileStatus, 0, len(m.Files))
+	for _, f := range m.Files {
+		st, _ := check(filepath.Join(local, filepath.FromSlash(f.Path)), f.Size, strings.ToLower(f.SHA256))
+		st.File = f
+		there = append(there, st)
+	}
+	if !allPresent(there) {
+		return Path(p.Dir, m), files, nil
+	}
+	return local, there, nil
+}
+
+func allPresent(files []FileStatus) bool {
+	for _, f := range files {
+		if !f.Present {
+			return false
+		}
+	}
+	return true
+}
+
 // Pull downloads every file of m that is missing or does not verify.
 func (p *Puller) Pull(ctx context.Context, m Model) error {
 	if p.Dir == "" {

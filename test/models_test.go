@@ -1,6 +1,7 @@
 package test
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,17 +16,45 @@ import (
 	"github.com/voiceassistant/voice/internal/testenv"
 )
 
+// With an empty cache, the models scripts/setup installs under
+// third_party/ (ONNX Runtime, Silero) are found and verified there, as the
+// agent loads them; the others are missing, each with the command that
+// gets it.
 func TestModelsListOnAnEmptyCache(t *testing.T) {
+	testenv.Model(t, "silero_vad_v5.onnx")
 	cache := t.TempDir()
 	t.Setenv("VOICE_MODELS", cache)
 	stdout, stderr, err := agent(t, "models", "list")
 	require.NoError(t, err, stderr)
-	for _, name := range []string{"silero-vad-v5", "smart-turn-v3.2-cpu", "xasr-zh-en-streaming-160ms", "mnn-pocket-0.3b-int4", "MOSS-TTS-Nano-100M-ONNX", "MOSS-Audio-Tokenizer-Nano-ONNX"} {
+	for _, name := range []string{"smart-turn-v3.2-cpu", "xasr-zh-en-streaming-160ms", "mnn-pocket-0.3b-int4", "MOSS-TTS-Nano-100M-ONNX", "MOSS-Audio-Tokenizer-Nano-ONNX"} {
 		assert.Contains(t, stdout, "missing: voice-agent models pull "+name)
 	}
 	assert.Contains(t, stdout, cache)
-	assert.Equal(t, 1, strings.Count(stdout, "missing: voice-agent models pull onnxruntime-linux-"),
-		"this platform's ONNX Runtime library, not the other architectures'")
+	assert.Contains(t, stdout, "size unknown", "a model whose files' sizes are not known before download")
+	assert.NotContains(t, stdout, " 0 B ")
+	assert.Equal(t, 0, strings.Count(stdout, "missing: voice-agent models pull onnxruntime-linux-"))
+
+	stdout, stderr, err = agent(t, "models", "list", "--json")
+	require.NoError(t, err, stderr)
+	var rows []struct {
+		Model string `json:"model"`
+		State string `json:"state"`
+		Path  string `json:"path"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rows))
+	local := map[string]bool{}
+	for _, r := range rows {
+		if r.State == "verified" {
+			local[r.Model] = true
+			assert.Contains(t, r.Path, filepath.Join("third_party", ""), r.Model)
+		}
+	}
+	assert.True(t, local["silero-vad-v5"], "installed by scripts/setup")
+	assert.Len(t, local, 2, "Silero and this platform's ONNX Runtime: %v", local)
+
+	stdout, stderr, err = agent(t, "models", "verify", "silero-vad-v5")
+	require.NoError(t, err, stderr)
+	assert.Contains(t, stdout, filepath.Join("third_party", "models", "silero_vad_v5.onnx")+": ok")
 }
 
 // After `models pull` (here from a local mirror serving the tiny X-ASR

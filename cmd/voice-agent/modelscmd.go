@@ -77,19 +77,31 @@ func (a *app) modelsCmd() *cobra.Command {
 				return err
 			}
 			type row struct {
-				Model, Stage, State string
-				Size                int64
-				Path                string
+				Model string `json:"model"`
+				Stage string `json:"stage"`
+				State string `json:"state"`
+				// Size is the model's bytes, 0 when some file's size is
+				// not known before it is downloaded.
+				Size int64  `json:"size_bytes"`
+				Path string `json:"path"`
 			}
 			var rows []row
 			for _, mod := range mods {
-				st, err := p.Verify(mod)
+				dir, st, err := p.Installed(mod)
 				if err != nil {
 					return err
 				}
-				r := row{Model: mod.Name, Stage: mod.Stage, Path: assets.Path(p.Dir, mod), State: "verified"}
+				r := row{Model: mod.Name, Stage: mod.Stage, Path: dir, State: "verified"}
+				known := true
 				for _, f := range st {
-					r.Size += f.File.Size
+					switch {
+					case f.Present:
+						r.Size += f.Size
+					case f.File.Size > 0:
+						r.Size += f.File.Size
+					default:
+						known = false
+					}
 					switch {
 					case !f.Present:
 						r.State = "missing: voice-agent models pull " + mod.Name
@@ -97,15 +109,22 @@ func (a *app) modelsCmd() *cobra.Command {
 						r.State = "unverified: " + f.Problem
 					}
 				}
+				if !known {
+					r.Size = 0
+				}
 				rows = append(rows, r)
 			}
 			if a.json {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(rows)
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "MODEL\tSTAGE\tSIZE\tSTATE")
+			fmt.Fprintln(w, "MODEL\tSTAGE\tSIZE\tSTATE\tPATH")
 			for _, r := range rows {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", r.Model, r.Stage, assets.FormatSize(r.Size), r.State)
+				size := "size unknown"
+				if r.Size > 0 {
+					size = assets.FormatSize(r.Size)
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", r.Model, r.Stage, size, r.State, r.Path)
 			}
 			fmt.Fprintf(w, "\ncache: %s\n", p.Dir)
 			return w.Flush()
@@ -134,7 +153,7 @@ func (a *app) modelsCmd() *cobra.Command {
 
 	verify := &cobra.Command{
 		Use:   "verify [NAME...]",
-		Short: "Check the cached files' sizes and checksums",
+		Short: "Check the installed files' sizes and checksums (the cache, or third_party/)",
 		RunE: func(cmd *cobra.Command, names []string) error {
 			p, mods, err := selected(names)
 			if err != nil {
@@ -142,7 +161,7 @@ func (a *app) modelsCmd() *cobra.Command {
 			}
 			bad := 0
 			for _, mod := range mods {
-				st, err := p.Verify(mod)
+				_, st, err := p.Installed(mod)
 				if err != nil {
 					return err
 				}
@@ -155,7 +174,7 @@ func (a *app) modelsCmd() *cobra.Command {
 							state = "missing"
 						}
 					}
-					fmt.Fprintf(cmd.OutOrStdout(), "%s/%s: %s\n", mod.Name, f.File.Path, state)
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", f.Path, state)
 				}
 			}
 			if bad > 0 {
@@ -167,14 +186,18 @@ func (a *app) modelsCmd() *cobra.Command {
 
 	path := &cobra.Command{
 		Use:   "path NAME",
-		Short: "Print where a model lives in the cache",
+		Short: "Print where a model is loaded from: the cache, or third_party/ where scripts/setup installs it",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, mods, err := selected(args)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), assets.Path(p.Dir, mods[0]))
+			dir, _, err := p.Installed(mods[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), dir)
 			return nil
 		},
 	}
