@@ -115,6 +115,33 @@ func TestReplayCommand(t *testing.T) {
 	assert.Contains(t, stderr, "replay done")
 }
 
+// version (and --version) tell a bug report what this binary is: here a
+// build without MNN, with the ONNX Runtime scripts/setup installs.
+func TestVersion(t *testing.T) {
+	testenv.ONNXRuntime(t)
+	stdout, stderr, err := agent(t, "version", "--json")
+	require.NoError(t, err, stderr)
+	var v struct {
+		Version, Go, MNN string
+		Tags             string `json:"build_tags"`
+		ONNXRuntime      string `json:"onnxruntime"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &v))
+	assert.Equal(t, "devel", v.Version)
+	assert.Contains(t, v.Go, "go1.")
+	assert.Empty(t, v.MNN, "the test binary is built without -tags mnn")
+	assert.Equal(t, "1.24.3", v.ONNXRuntime)
+
+	stdout, stderr, err = agent(t, "--version")
+	require.NoError(t, err, stderr)
+	assert.Contains(t, stdout, "voice-agent devel")
+	assert.Contains(t, stdout, "MNN: not built in")
+
+	_, stderr, err = agent(t, "frobnicate")
+	require.Error(t, err)
+	assert.Contains(t, stderr, `unknown command "frobnicate"`)
+}
+
 func TestReplayJSONEventsOnStdout(t *testing.T) {
 	stdout, stderr, err := agent(t, append([]string{"replay", demoWAV(t), "--json"}, doubles...)...)
 	require.NoError(t, err, stderr)

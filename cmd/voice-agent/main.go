@@ -73,15 +73,25 @@ func main() {
 }
 
 func (a *app) root() *cobra.Command {
+	var version bool
 	root := &cobra.Command{
 		Use:           "voice-agent",
 		Short:         "On-device streaming voice assistant",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args:          cobra.NoArgs,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			return a.setup(cmd)
 		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !version {
+				return cmd.Help()
+			}
+			readBuildVersion(a.cfg.Stages.ONNXRuntime).print(cmd.OutOrStdout())
+			return nil
+		},
 	}
+	root.Flags().BoolVar(&version, "version", false, "print the version, commit, build tags and engines (as `voice-agent version`)")
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.configPath, "config", "", "config file (YAML; default $XDG_CONFIG_HOME/voice-agent/config.yaml if present)")
 	pf.StringVar(&a.cfg.LogLevel, "log-level", "info", "debug, info, warn or error")
@@ -117,7 +127,7 @@ func (a *app) root() *cobra.Command {
 	pf.BoolVar(&st.FrontEnd.NS, "ns", st.FrontEnd.NS, "noise suppression")
 	pf.BoolVar(&st.FrontEnd.AGC, "agc", st.FrontEnd.AGC, "automatic gain control")
 	pf.BoolVar(&st.FrontEnd.HalfDuplex, "half-duplex", st.FrontEnd.HalfDuplex, "close the microphone while the assistant speaks")
-	root.AddCommand(a.runCmd(), a.replayCmd(), a.devicesCmd(), a.vadCmd(), a.turnCmd(), a.asrCmd(), a.chatCmd(), a.benchCmd(), a.ttsCmd(), a.modelsCmd())
+	root.AddCommand(a.versionCmd(), a.runCmd(), a.replayCmd(), a.devicesCmd(), a.vadCmd(), a.turnCmd(), a.asrCmd(), a.chatCmd(), a.benchCmd(), a.ttsCmd(), a.modelsCmd())
 	for _, c := range optionalCommands {
 		root.AddCommand(c(a))
 	}

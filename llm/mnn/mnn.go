@@ -24,6 +24,9 @@ import (
 // Built says whether this binary has the MNN engine.
 const Built = true
 
+// Version is the version of MNN this binary was built with.
+func Version() string { return C.GoString(C.voice_llm_mnn_version()) }
+
 // Model is a loaded MNN LLM. One generation runs at a time.
 type Model struct {
 	// engine is held by whoever drives the engine: a semaphore rather than

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include <MNN/MNNDefine.h>
 #include <MNN/expr/Executor.hpp>
 #include <llm/llm.hpp>
 
@@ -254,6 +255,8 @@ void voice_llm_reset(voice_llm *l) {
 	} catch (...) {
 	}
 }
+
+const char *voice_llm_mnn_version(void) { return MNN_VERSION; }
 
 void voice_llm_destroy(voice_llm *l) {
 	if (l == nullptr) {

@@ -39,6 +39,8 @@ int voice_llm_step(voice_llm *l, int tokens, int *stopped, const char **text, si
 void voice_llm_stats_get(voice_llm *l, voice_llm_stats *out);
 void voice_llm_reset(voice_llm *l);
 void voice_llm_destroy(voice_llm *l);
+// mnn_version is the version of the MNN headers the binding was built with.
+const char *voice_llm_mnn_version(void);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,9 @@ import (
 // Built says whether this binary has the MNN engine.
 const Built = false
 
+// Version is empty: this binary has no MNN.
+func Version() string { return "" }
+
 // Model stands in for the MNN engine in builds without it.
 type Model struct{}
 
