@@ -133,6 +133,10 @@ func TestTTSCommandWritesAWAV(t *testing.T) {
 	_, stderr, err = agent(t, "tts", "Hello", "--out", out)
 	require.Error(t, err)
 	assert.Contains(t, stderr, "MOSS-TTS-Nano not found")
+
+	_, stderr, err = agent(t, "tts", "Hello", "--out", out, "--tts", "none")
+	require.Error(t, err)
+	assert.Contains(t, stderr, "needs a synthesizer: --tts moss")
 }
 
 // The real synthesizer code (tiny random weights) speaks through the whole

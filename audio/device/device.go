@@ -164,9 +164,9 @@ func (c *Config) defaults() error {
 
 // Info describes one device a backend offers.
 type Info struct {
-	Name    string
-	Kind    string // "capture" or "playback"
-	Default bool
+	Name    string `json:"name"`
+	Kind    string `json:"kind"` // "capture" or "playback"
+	Default bool   `json:"default"`
 }
 
 // Stats are running counters for health reporting.

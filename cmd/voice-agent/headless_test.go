@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -151,4 +152,23 @@ func TestCheckLeaks(t *testing.T) {
 	close(release)
 	<-stopped
 	assert.NoError(t, checkLeaks())
+}
+
+// devices --json lists the devices as the events are written: lower_snake
+// keys.
+func TestDevicesJSON(t *testing.T) {
+	a := &app{cfg: Config{Stages: wiring.DefaultStages()}}
+	root := a.root()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetArgs([]string{"devices", "--backend", "null", "--json", "--config", filepath.Join(t.TempDir(), "none.yaml")})
+	require.NoError(t, root.Execute())
+	var infos []map[string]any
+	require.NoError(t, json.Unmarshal(out.Bytes(), &infos), out.String())
+	require.NotEmpty(t, infos)
+	for _, in := range infos {
+		assert.Contains(t, []any{"capture", "playback"}, in["kind"])
+		assert.Contains(t, in, "name")
+		assert.Contains(t, in, "default")
+	}
 }

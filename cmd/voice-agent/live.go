@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"text/tabwriter"
@@ -57,6 +58,9 @@ func (a *app) devicesCmd() *cobra.Command {
 			}
 			if len(infos) == 0 {
 				return errors.New("no audio devices found")
+			}
+			if a.json {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(infos)
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "KIND\tDEFAULT\tNAME")

@@ -104,7 +104,7 @@ func (a *app) turnCmd() *cobra.Command {
 // they change, as a live session would see them.
 func (a *app) asrCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "asr IN.wav [--model-dir DIR]",
+		Use:   "asr IN.wav [--asr-model-dir DIR]",
 		Short: "Transcribe a recording with the streaming recognizer (X-ASR)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {

@@ -23,6 +23,9 @@ func (a *app) ttsCmd() *cobra.Command {
 			if out == "" {
 				return errors.New("--out OUT.wav is required")
 			}
+			if a.cfg.Stages.TTS == wiring.TTSNone {
+				return errors.New("the tts command needs a synthesizer: --tts moss (the default) or --tts tone (the test double)")
+			}
 			tts, closeTTS, err := wiring.NewSynthesizer(a.cfg.Stages)
 			if err != nil {
 				return err
