@@ -161,7 +161,9 @@ func TestDevicesJSON(t *testing.T) {
 	root := a.root()
 	var out bytes.Buffer
 	root.SetOut(&out)
-	root.SetArgs([]string{"devices", "--backend", "null", "--json", "--config", filepath.Join(t.TempDir(), "none.yaml")})
+	config := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(config, nil, 0o644))
+	root.SetArgs([]string{"devices", "--backend", "null", "--json", "--config", config})
 	require.NoError(t, root.Execute())
 	var infos []map[string]any
 	require.NoError(t, json.Unmarshal(out.Bytes(), &infos), out.String())
