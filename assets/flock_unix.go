@@ -10,12 +10,15 @@ import (
 	"time"
 )
 
-// lockFile takes an exclusive flock on path (created if missing), polling
-// so that ctx can cancel the wait. flock locks belong to the open file
-// description, so two opens in one process exclude each other as well as
-// two processes do.
+// lockFile takes an exclusive flock on path, a directory (so that no lock
+// file is left behind) or a file (created if missing), polling so that ctx
+// can cancel the wait. flock locks belong to the open file description, so
+// two opens in one process exclude each other as well as two processes do.
 func lockFile(ctx context.Context, path string) (unlock func(), err error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if errors.Is(err, syscall.EISDIR) {
+		f, err = os.Open(path)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -72,6 +72,9 @@ type Puller struct {
 	// StallTimeout: no bytes for this long is an error: 0 means 30s.
 	StallTimeout time.Duration
 	Progress     func(Progress)
+	// Retrying, if set, is told of each failed attempt that will be tried
+	// again after wait, so a user watching knows the pull is not stuck.
+	Retrying func(model, file string, attempt int, err error, wait time.Duration)
 }
 
 // FileStatus is the state of one file of a model in the cache.
@@ -162,7 +165,7 @@ func parseLock(path string, b []byte) (map[string]lockEntry, error) {
 
 // record adds key to the lock file under an exclusive lock, atomically.
 func (p *Puller) record(ctx context.Context, key string, e lockEntry) error {
-	unlock, err := lockFile(ctx, p.lockPath()+".lock")
+	unlock, err := lockFile(ctx, p.Dir)
 	if err != nil {
 		return fmt.Errorf("assets: lock file: %w", err)
 	}
@@ -332,7 +335,7 @@ func (p *Puller) pullFile(ctx context.Context, m Model, f File) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("assets: %w", err)
 	}
-	unlock, err := lockFile(ctx, path+".lock")
+	unlock, err := lockFile(ctx, filepath.Dir(path))
 	if err != nil {
 		return fmt.Errorf("assets: model %s file %s: lock: %w", m.Name, f.Path, err)
 	}
@@ -352,6 +355,11 @@ func (p *Puller) pullFile(ctx context.Context, m Model, f File) error {
 
 	part := path + ".part"
 	if err := p.download(ctx, m, f, part, size); err != nil {
+		// What arrived stays for the next pull to resume from; an empty
+		// file would only be litter.
+		if fi, statErr := os.Stat(part); statErr == nil && fi.Size() == 0 {
+			os.Remove(part)
+		}
 		return err
 	}
 	actual, n, err := hashFile(part)
@@ -443,6 +451,9 @@ func (p *Puller) download(ctx context.Context, m Model, f File, part string, siz
 			var perm permanentError
 			if errors.As(err, &perm) || attempt >= p.retries() {
 				break
+			}
+			if p.Retrying != nil {
+				p.Retrying(m.Name, f.Path, attempt+1, err, delay)
 			}
 			select {
 			case <-ctx.Done():

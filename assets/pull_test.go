@@ -561,3 +561,31 @@ func TestInstalledFallsBackToThirdParty(t *testing.T) {
 	assert.Equal(t, Path(cache, m), dir, "the cache comes first")
 	assert.True(t, files[0].Verified)
 }
+
+// A source that keeps failing is retried, each retry reported, and the
+// failed pull leaves no empty partial file and no lock file behind.
+func TestFailedPullReportsRetriesAndLeavesNoLitter(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "try later", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(srv.Close)
+	p := testPuller(t, srv)
+	p.Retries = 2
+	var retries []int
+	p.Retrying = func(model, file string, attempt int, err error, wait time.Duration) {
+		assert.Equal(t, "test-model", model)
+		assert.Equal(t, "sub/model.bin", file)
+		assert.Positive(t, wait)
+		retries = append(retries, attempt)
+	}
+	m := testModel(srv.URL, []byte("x"), true)
+	require.Error(t, p.Pull(testCtx(t), m))
+	assert.Equal(t, []int{1, 2}, retries)
+	err := filepath.WalkDir(p.Dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			t.Errorf("left behind: %s", path)
+		}
+		return err
+	})
+	require.NoError(t, err)
+}

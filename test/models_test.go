@@ -93,6 +93,15 @@ func TestPulledModelIsFoundWithoutFlags(t *testing.T) {
 	require.NoError(t, err)
 	_, err = os.Stat(filepath.Join(strings.TrimSpace(stdout), "tokens.txt"))
 	assert.NoError(t, err)
+
+	// Several models: each is tried, and the summary says which failed
+	// and what to do (the mirror has no Smart Turn).
+	_, stderr, err = agent(t, "models", "pull", "smart-turn-v3.2-cpu", "xasr-zh-en-streaming-160ms", "--mirror", mirror.URL)
+	require.Error(t, err)
+	assert.Contains(t, stderr, "pulled: xasr-zh-en-streaming-160ms")
+	assert.Contains(t, stderr, "could not pull smart-turn-v3.2-cpu")
+	assert.Contains(t, stderr, "--mirror URL")
+	assert.Contains(t, stderr, "by hand")
 }
 
 // A model in the cache that is incomplete (an interrupted copy, a disk

@@ -140,13 +140,33 @@ func (a *app) modelsCmd() *cobra.Command {
 				return err
 			}
 			p.Progress = progressPrinter(cmd, isatty.IsTerminal(os.Stderr.Fd()))
+			p.Retrying = func(model, file string, attempt int, err error, wait time.Duration) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s/%s: attempt %d failed (%v); trying again in %v\n", model, file, attempt, err, wait)
+			}
+			// Every model is tried, so one that cannot be had does not
+			// keep the others from the user; the summary says which.
+			var pulled, failed []string
 			for _, mod := range mods {
 				if err := p.Pull(cmd.Context(), mod); err != nil {
-					return err
+					if cmd.Context().Err() != nil {
+						return err
+					}
+					a.log.Error("pull failed", "model", mod.Name, "error", err)
+					failed = append(failed, mod.Name)
+					continue
 				}
 				a.log.Info("pulled", "model", mod.Name, "path", assets.Path(p.Dir, mod))
+				pulled = append(pulled, mod.Name)
 			}
-			return nil
+			if len(pulled) > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "pulled: %s\n", strings.Join(pulled, ", "))
+			}
+			if len(failed) == 0 {
+				return nil
+			}
+			return fmt.Errorf("could not pull %s (above, why); try again (a partial download resumes), "+
+				"or --mirror URL for a mirror of the sources, or copy the files into %s/NAME/ by hand and run voice-agent models verify",
+				strings.Join(failed, ", "), p.Dir)
 		},
 	}
 	pull.Flags().StringVar(&mirror, "mirror", "", "base URL replacing the scheme and host of every source")
