@@ -156,13 +156,25 @@ func TestMissingModelsSayWhatToDo(t *testing.T) {
 	t.Setenv("VOICE_MODELS", t.TempDir())
 	_, stderr, err := agent(t, "replay", demoWAV(t))
 	require.Error(t, err)
-	for _, want := range []string{"X-ASR model directory not found", "voice-agent models pull xasr-zh-en-streaming-160ms",
-		"Smart Turn v3.2 model not found", "voice-agent models pull smart-turn-v3.2-cpu",
-		`LLM backend "mnn": the LLM needs a build with MNN`,
+	for _, want := range []string{"X-ASR not found", "voice-agent models pull xasr-zh-en-streaming-160ms",
+		"Smart Turn v3.2 not found", "voice-agent models pull smart-turn-v3.2-cpu",
+		"LLM: this build has no MNN; run scripts/setup",
 		"MOSS-TTS-Nano not found", "voice-agent models pull MOSS-TTS-Nano-100M-ONNX MOSS-Audio-Tokenizer-Nano-ONNX"} {
 		assert.Contains(t, stderr, want)
 	}
 	assert.NotContains(t, stderr, "panic")
+	// Short: a line per missing stage, and one saying where the rest is.
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	assert.Len(t, lines, 5, stderr)
+	for _, l := range lines {
+		assert.Less(t, len(l), 200, l)
+	}
+	assert.NotContains(t, stderr, "looked for xasr")
+
+	_, stderr, err = agent(t, "replay", demoWAV(t), "--log-level", "debug")
+	require.Error(t, err)
+	assert.Contains(t, stderr, "looked for xasr-zh-en-streaming-160ms in")
+	assert.Contains(t, stderr, "huggingface.co/pipecat-ai/smart-turn-v3")
 }
 
 func TestBadWAVNamesTheFile(t *testing.T) {

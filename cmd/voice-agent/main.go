@@ -64,12 +64,47 @@ func main() {
 		err = checkLeaks()
 	}
 	if err != nil {
-		// Joined errors (several missing models) get a line each.
+		// Joined errors (several missing models) get a line each; the
+		// detail behind them (where each model was looked for) only when
+		// asked for.
 		for _, line := range strings.Split(err.Error(), "\n") {
 			fmt.Fprintf(os.Stderr, "voice-agent: %s\n", line)
 		}
+		if details := errorDetails(err); len(details) > 0 {
+			if a.cfg.LogLevel == "debug" {
+				for _, d := range details {
+					fmt.Fprintf(os.Stderr, "voice-agent: %s\n", d)
+				}
+			} else {
+				fmt.Fprintln(os.Stderr, "voice-agent: --log-level debug says where each was looked for and how to get it by hand")
+			}
+		}
 		os.Exit(1)
 	}
+}
+
+// errorDetails collects the Detail of every error in err's tree that has
+// one (wiring's unavailable stages).
+func errorDetails(err error) []string {
+	var out []string
+	var walk func(error)
+	walk = func(e error) {
+		if d, ok := e.(interface{ Detail() string }); ok {
+			out = append(out, d.Detail())
+		}
+		switch u := e.(type) {
+		case interface{ Unwrap() []error }:
+			for _, c := range u.Unwrap() {
+				walk(c)
+			}
+		case interface{ Unwrap() error }:
+			if c := u.Unwrap(); c != nil {
+				walk(c)
+			}
+		}
+	}
+	walk(err)
+	return out
 }
 
 func (a *app) root() *cobra.Command {

@@ -219,10 +219,23 @@ func (s *Script) Utterances() []pipelinetest.Utterance {
 // machine; the error's message says what is missing and how to get it.
 var ErrUnavailable = errors.New("backend unavailable")
 
-type unavailableError string
+// unavailableError is a stage that cannot be built here: one line for the
+// user, what is missing and the command that fixes it, and the detail
+// (where it was looked for, how to get it by hand) behind --log-level
+// debug (Detail).
+type unavailableError struct{ short, detail string }
 
-func (e unavailableError) Error() string        { return string(e) }
+func (e unavailableError) Error() string        { return e.short }
+func (e unavailableError) Detail() string       { return e.detail }
 func (e unavailableError) Is(target error) bool { return target == ErrUnavailable }
+
+// notFound is the error for a stage's model found nowhere.
+func notFound(s Stages, stage, model, file, fix, manual string) error {
+	return unavailableError{
+		short:  fmt.Sprintf("%s: %s not found; %s", stage, model, fix),
+		detail: fmt.Sprintf("%s: looked for %s in %s; %s", stage, file, s.searched(), manual),
+	}
+}
 
 // Model files looked for in the model directory and under third_party/.
 const (
@@ -397,8 +410,9 @@ func NewSynthesizer(s Stages) (pipeline.Synthesizer, func() error, error) {
 			if dir, ok, err = s.model("", MossDir); err != nil {
 				return nil, noop, err
 			} else if !ok {
-				return nil, noop, unavailableError(fmt.Sprintf("TTS: MOSS-TTS-Nano not found (looked for %s in %s); %s, put the TTS set in one of those places and the codec in %s beside it, or pass --tts-model-dir DIR; for a demo use --tts tone",
-					MossDir, s.searched(), moss.Hint, MossCodecDir))
+				return nil, noop, notFound(s, "TTS", "MOSS-TTS-Nano", MossDir,
+					"run `voice-agent models pull MOSS-TTS-Nano-100M-ONNX MOSS-Audio-Tokenizer-Nano-ONNX`, or --tts tone for a demo",
+					fmt.Sprintf("%s, put the TTS set in one of those places and the codec in %s beside it, or pass --tts-model-dir DIR", moss.Hint, MossCodecDir))
 			}
 		}
 		m, err := moss.Open(dir, s.TTSCodecDir, moss.Options{Voice: s.Voice, ONNX: s.onnx(s.TTSThreads)})
@@ -434,8 +448,7 @@ func NewVAD(s Stages) (*vad.Detector, func() error, error) {
 		return nil, nil, err
 	}
 	if !ok {
-		return nil, nil, unavailableError(fmt.Sprintf("VAD: Silero v5 model not found (looked for %s in %s); %s",
-			SileroFile, s.searched(), silero.ModelHint))
+		return nil, nil, notFound(s, "VAD", "Silero v5", SileroFile, "run `voice-agent models pull silero-vad-v5` (scripts/setup installs it too)", silero.ModelHint)
 	}
 	m, err := silero.New(path, s.onnx(s.VADThreads))
 	if err != nil {
@@ -480,10 +493,13 @@ func NewGenerator(s Stages, clk clock.Clock, script *Script) (pipeline.Generator
 		m, err := mnn.Open(mnn.Config{Dir: dir, Threads: s.LLMThreads, MaxNewTokens: s.LLMMaxTokens})
 		switch {
 		case errors.Is(err, mnn.ErrNotBuilt):
-			return nil, noop, unavailableError(fmt.Sprintf("LLM backend %q: %v; for a demo use --llm scripted --script FILE", s.LLM, err))
+			return nil, noop, unavailableError{
+				short:  "LLM: this build has no MNN; run scripts/setup (it builds MNN and the agent with it), or --llm scripted --script FILE for a demo",
+				detail: fmt.Sprintf("LLM backend %q: %v", s.LLM, err),
+			}
 		case err != nil && dir == "":
-			return nil, noop, unavailableError(fmt.Sprintf("LLM: MNN-Pocket-0.3B not found (looked for %s in %s); run `voice-agent models pull %[1]s`, or put the MNN export in one of those places or pass --llm-model-dir DIR",
-				MNNDir, s.searched()))
+			return nil, noop, notFound(s, "LLM", "MNN-Pocket-0.3B", MNNDir, "run `voice-agent models pull "+MNNDir+"`, or pass --llm-model-dir DIR",
+				"put the MNN export in one of those places or pass --llm-model-dir DIR")
 		case err != nil:
 			return nil, noop, err
 		}
@@ -534,8 +550,8 @@ func NewRecognizer(s Stages) (*xasr.Recognizer, error) {
 			return nil, err
 		} else if !ok {
 			if s.ModelDir == "" {
-				return nil, unavailableError(fmt.Sprintf("ASR: X-ASR model directory not found (looked for %s in %s); %s, or pass --asr-model-dir DIR",
-					XASRDir, s.searched(), strings.ReplaceAll(xasr.Hint, "DIR", "one of those places")))
+				return nil, notFound(s, "ASR", "X-ASR", XASRDir, "run `voice-agent models pull "+XASRDir+"`, or pass --asr-model-dir DIR",
+					strings.ReplaceAll(xasr.Hint, "DIR", "one of those places")+", or pass --asr-model-dir DIR")
 			}
 			dir = s.ModelDir
 		}
@@ -550,8 +566,9 @@ func NewTurnDetector(s Stages) (*smartturn.Model, error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, unavailableError(fmt.Sprintf("turn detector: Smart Turn v3.2 model not found (looked for %s in %s); %s, or put it in one of those places, or use --turn none to end turns on silence alone",
-			SmartTurnFile, s.searched(), smartturn.Hint))
+		return nil, notFound(s, "turn detector", "Smart Turn v3.2", SmartTurnFile,
+			"run `voice-agent models pull smart-turn-v3.2-cpu`, or --turn none to end turns on silence alone",
+			smartturn.Hint+", or put it in one of those places")
 	}
 	return smartturn.New(path, s.onnx(s.TurnThreads))
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,7 +34,7 @@ func TestBuild(t *testing.T) {
 		{name: "doubles build", edit: func(*Stages) {}},
 		{name: "text only", edit: func(s *Stages) { s.TTS = TTSNone }},
 		{name: "missing real models are reported one by one", edit: func(s *Stages) { *s = DefaultStages() }, unavailable: true,
-			errs: []string{"X-ASR model directory not found", "Smart Turn v3.2 model not found", "--turn-model PATH", "MNN", "MOSS-TTS-Nano not found"}},
+			errs: []string{"X-ASR not found", "Smart Turn v3.2 not found", "--turn none", "MNN", "MOSS-TTS-Nano not found"}},
 		{name: "missing VAD model", edit: func(s *Stages) { s.VAD = VADSilero; s.ModelDir = t.TempDir(); s.VADModel = "/nonexistent/silero.onnx" },
 			errs: []string{"/nonexistent/silero.onnx", "scripts/setup"}},
 		{name: "Smart Turn from the model directory", edit: func(s *Stages) { s.Turn = TurnSmart; s.TurnModel = tinySmartTurn }},
@@ -74,6 +75,19 @@ func TestBuild(t *testing.T) {
 				assert.Contains(t, err.Error(), want)
 			}
 			assert.Equal(t, tc.unavailable, errors.Is(err, ErrUnavailable))
+			if tc.unavailable {
+				// One line per stage for the user; the detail says where
+				// it looked and how to get the model by hand.
+				assert.Len(t, strings.Split(err.Error(), "\n"), 4)
+				var detail strings.Builder
+				for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+					var d interface{ Detail() string }
+					require.ErrorAs(t, e, &d)
+					detail.WriteString(d.Detail())
+				}
+				assert.Contains(t, detail.String(), "looked for smart-turn-v3.2-cpu.onnx in")
+				assert.Contains(t, detail.String(), "--turn-model PATH")
+			}
 		})
 	}
 }
