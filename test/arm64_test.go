@@ -25,7 +25,7 @@ const arm64Loader = "/lib/ld-linux-aarch64.so.1"
 // envArm64 turns on TestArm64StageTests, which is not part of
 // scripts/test: cross-compiling three test binaries and running Silero's
 // tests under qemu would double what the arm64 replay test adds to CI
-// (README).
+// (docs/arm64.md).
 const envArm64 = "VOICE_TEST_ARM64"
 
 // needArm64 skips the test unless the cross toolchain and qemu-user that
@@ -69,7 +69,7 @@ func TestArm64ReplayMatchesNative(t *testing.T) {
 
 	// The model at fp32: MNN's fp16 kernels corrupt the heap under qemu,
 	// now and then alone and in most runs beside the echo canceller
-	// (README, "Smart glasses").
+	// (docs/arm64.md).
 	for _, tc := range []struct {
 		name string
 		args []string

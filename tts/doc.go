@@ -1,4 +1,5 @@
-// Package tts holds speech output: text chunking (tts/chunk) now, and the
-// MOSS-TTS-Nano synthesizer and text normalization to come, implementing
-// pipeline.Synthesizer and pipeline.Chunker.
+// Package tts groups speech output: text chunking (tts/chunk), text
+// normalization (tts/normalize), the SentencePiece tokenizer (tts/spm) and
+// the MOSS-TTS-Nano synthesizer (tts/moss), which implement
+// pipeline.Chunker and pipeline.Synthesizer.
 package tts

@@ -43,7 +43,7 @@ func newWorkers(cfg Config) ([]worker, error) {
 		}
 		closeFE()
 		if halfDuplex {
-			cfg.Log.Warn("echo cancellation is not in this build (see README); running half duplex")
+			cfg.Log.Warn("echo cancellation is not in this build (scripts/setup builds it in; docs/how-it-works.md, Echo); running half duplex")
 		}
 	}
 	var ws []worker

@@ -61,7 +61,7 @@ to the replay clock (then each turn's metrics also give every stage's compute).`
 				defer closeFE()
 				dev.FrontEnd = fe
 				if halfDuplex {
-					a.log.Warn("echo cancellation is not in this build (see README); running half duplex")
+					a.log.Warn("echo cancellation is not in this build (scripts/setup builds it in; docs/how-it-works.md, Echo); running half duplex")
 					cfg.HalfDuplex.Enabled = true
 				}
 			}

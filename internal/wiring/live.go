@@ -50,7 +50,7 @@ func (l Live) Run(ctx context.Context) (stats device.Stats, err error) {
 	}()
 	if halfDuplex {
 		if l.Warn != nil {
-			l.Warn("echo cancellation is not in this build (see README): running half duplex, so no barge-in")
+			l.Warn("echo cancellation is not in this build (scripts/setup builds it in; docs/how-it-works.md, Echo): running half duplex, so no barge-in")
 		}
 		cfg.HalfDuplex.Enabled = true
 	}

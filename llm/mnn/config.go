@@ -1,6 +1,6 @@
 // Package mnn runs MNN-Pocket (or any MNN LLM export) on Alibaba's MNN
 // engine through a small C shim over MNN::Transformer::Llm. The engine is
-// linked only in builds with the tag `mnn` (see README, "Building with
+// linked only in builds with the tag `mnn` (see docs/models.md, "Building with
 // MNN"); other builds compile a stand-in whose Open says how to get one.
 package mnn
 
@@ -14,7 +14,7 @@ import (
 )
 
 // ErrNotBuilt is returned by Open in binaries built without MNN.
-var ErrNotBuilt = errors.New(`the LLM needs a build with MNN (-tags mnn): scripts/setup builds MNN and the assistant with it (see README, "Building with MNN")`)
+var ErrNotBuilt = errors.New(`the LLM needs a build with MNN (-tags mnn): scripts/setup builds MNN and the assistant with it (see docs/models.md, "Building with MNN")`)
 
 // Config selects the model and tunes the engine.
 type Config struct {

@@ -52,11 +52,13 @@
 //     times (10:30), numbers with separators (1,000,000 and 1.000,50), URLs
 //     and e-mail addresses have no space after their marks, so they are
 //     never split;
-//   - for the first chunk only, also after a clause mark (, : followed by a
-//     space or CJK, or ，、：) once the chunk is Config.FirstMin characters
-//     long, and at a space (one that may end a chunk, as below) once the
-//     chunk holds Config.FirstWords words, so synthesis can start after a
-//     few words rather than a whole sentence;
+//   - for the first chunk only, at a space (one that may end a chunk, as
+//     below) once the chunk holds Config.FirstWords words, so synthesis
+//     can start after a few words rather than a whole sentence;
+//   - for the first chunk, and the second after a first chunk cut short by
+//     FirstWords (so it is ready before those few words have been spoken),
+//     also after a clause mark (, : followed by a space or CJK, or ，、：)
+//     once the chunk is Config.FirstMin characters long;
 //   - when a chunk reaches Config.Max characters without a boundary: at its
 //     last clause mark, else its last space (not the one after a title or an
 //     initial, nor the one in "3 p.m."), else—for CJK text without
@@ -641,7 +643,7 @@ func (c *Chunker) splitStep(final bool) bool {
 	c.scan, c.runes = end, c.runes+1
 	if kind == clause {
 		c.clauseAt = end
-		if c.over || c.emitted == 0 && c.runes >= c.cfg.FirstMin {
+		if c.over || c.emitted < c.clauseChunks() && c.runes >= c.cfg.FirstMin {
 			c.cut(end, end)
 			return true
 		}
@@ -1058,3 +1060,14 @@ var extendedPictographic = [][2]rune{
 // Join is the package's Join, as a method so a Chunker can be handed
 // around as one interface.
 func (c *Chunker) Join(chunks []string) string { return Join(chunks) }
+
+// clauseChunks is how many chunks at the start of a reply may end at a
+// clause mark: the first, and after a first chunk cut short by FirstWords
+// the second too, so that it is ready before the few words of the first
+// have been spoken.
+func (c *Chunker) clauseChunks() int {
+	if c.cfg.FirstWords > 0 {
+		return 2
+	}
+	return 1
+}

@@ -118,9 +118,9 @@ func chunkCases() []chunkCase {
 	noFirst := chunk.Config{FirstMin: 1000, Max: 200}
 	return []chunkCase{
 		{
-			name: "the first chunk ends after FirstWords words", cfg: words,
-			text: "It is sunny and warm today, with a breeze. Later rain.",
-			want: []string{"It is sunny", "and warm today, with a breeze.", "Later rain."},
+			name: "the first chunk ends after FirstWords words, the second at a clause", cfg: words,
+			text: "It is sunny and warm today, with a breeze. Later rain, maybe.",
+			want: []string{"It is sunny", "and warm today,", "with a breeze.", "Later rain, maybe."},
 		},
 		{
 			name: "a sentence shorter than FirstWords ends the first chunk", cfg: words,
