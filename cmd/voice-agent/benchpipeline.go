@@ -36,7 +36,9 @@ type percentiles struct {
 func (a *app) benchPipelineCmd() *cobra.Command {
 	scale := 1.0
 	cmd := &cobra.Command{
-		Use:   "pipeline IN.wav",
+		Use: "pipeline IN.wav",
+		Example: `  voice-agent bench pipeline test/testdata/demo.wav --asr scripted --llm scripted --script test/testdata/demo.json
+  voice-agent bench pipeline talk.wav --json > pipeline.json`,
 		Short: "Per-stage compute and voice-to-voice latency of a recorded conversation, with the stages' compute on the clock",
 		Long: `Replays IN.wav through the whole pipeline with each stage's measured compute
 charged to the replay clock (--compute-scale, 1: this machine), and reports

@@ -27,7 +27,9 @@ import (
 // generator and history the voice pipeline uses, without audio.
 func (a *app) chatCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "chat [--llm-model-dir DIR]",
+		Use: "chat [--llm-model-dir DIR]",
+		Example: `  voice-agent chat
+  voice-agent chat --llm scripted --script test/testdata/demo.json`,
 		Short: "Type to the assistant and watch its reply stream (Ctrl-C stops a reply)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
@@ -109,7 +111,9 @@ func (a *app) benchCmd() *cobra.Command {
 func (a *app) benchLLMCmd() *cobra.Command {
 	var runs int
 	cmd := &cobra.Command{
-		Use:   "llm [--llm-model-dir DIR] [--json]",
+		Use: "llm [--llm-model-dir DIR] [--json]",
+		Example: `  voice-agent bench llm --llm-model-dir llm/mnn/testdata/tiny-llm --json
+  scripts/bench-llm   # the same beside MNN's own llm_bench`,
 		Short: "Prefill and decode speed of the language model (512-token prompt, 128 and 256 tokens out)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {

@@ -15,7 +15,10 @@ import (
 func (a *app) runCmd() *cobra.Command {
 	d := &a.cfg.Device
 	cmd := &cobra.Command{
-		Use:   "run",
+		Use: "run",
+		Example: `  voice-agent run
+  voice-agent run --capture "USB" --playback "USB" --json
+  voice-agent run --asr scripted --turn none --llm scripted --tts tone --script test/testdata/demo.json`,
 		Short: "Talk to the assistant through the microphone and speaker",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -48,7 +51,9 @@ func (a *app) runCmd() *cobra.Command {
 func (a *app) devicesCmd() *cobra.Command {
 	var backend string
 	cmd := &cobra.Command{
-		Use:   "devices",
+		Use: "devices",
+		Example: `  voice-agent devices
+  voice-agent devices --json`,
 		Short: "List audio devices",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

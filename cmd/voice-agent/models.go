@@ -16,9 +16,10 @@ import (
 // vadCmd prints the speech segments Silero finds in a recording.
 func (a *app) vadCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "vad IN.wav",
-		Short: "Print the speech segments in a recording (Silero VAD)",
-		Args:  cobra.ExactArgs(1),
+		Use:     "vad IN.wav",
+		Example: `  voice-agent vad test/testdata/demo.wav --json`,
+		Short:   "Print the speech segments in a recording (Silero VAD)",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			pcm, err := audio.ReadWAVMono16k(args[0])
 			if err != nil {
@@ -61,7 +62,9 @@ func (a *app) vadCmd() *cobra.Command {
 // turnCmd prints Smart Turn's completion probability for a recording.
 func (a *app) turnCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "turn IN.wav [--model PATH]",
+		Use: "turn IN.wav [--model PATH]",
+		Example: `  voice-agent turn question.wav
+  voice-agent turn question.wav --model smart-turn-v3.2-cpu.onnx`,
 		Short: "Print the probability that the speaker has finished (Smart Turn v3)",
 		Long:  "Runs Smart Turn on the last 8 s of the recording, as the pipeline does at each pause.",
 		Args:  cobra.ExactArgs(1),
@@ -104,7 +107,9 @@ func (a *app) turnCmd() *cobra.Command {
 // they change, as a live session would see them.
 func (a *app) asrCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "asr IN.wav [--asr-model-dir DIR]",
+		Use: "asr IN.wav [--asr-model-dir DIR]",
+		Example: `  voice-agent asr test/testdata/demo.wav
+  voice-agent asr talk.wav --asr-model-dir ~/models/xasr-zh-en-streaming-160ms --json`,
 		Short: "Transcribe a recording with the streaming recognizer (X-ASR)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {

@@ -68,7 +68,9 @@ func (a *app) modelsCmd() *cobra.Command {
 	}
 
 	list := &cobra.Command{
-		Use:   "list",
+		Use: "list",
+		Example: `  voice-agent models list
+  voice-agent models list --json`,
 		Short: "What is needed, what is present and verified",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -132,7 +134,10 @@ func (a *app) modelsCmd() *cobra.Command {
 	}
 
 	pull := &cobra.Command{
-		Use:   "pull [NAME...]",
+		Use: "pull [NAME...]",
+		Example: `  voice-agent models pull
+  voice-agent models pull silero-vad-v5 smart-turn-v3.2-cpu
+  voice-agent models pull --mirror http://mirror.local:8080`,
 		Short: "Download models into the cache, verified (all models if none named)",
 		RunE: func(cmd *cobra.Command, names []string) error {
 			p, mods, err := selected(names)
@@ -172,7 +177,9 @@ func (a *app) modelsCmd() *cobra.Command {
 	pull.Flags().StringVar(&mirror, "mirror", "", "base URL replacing the scheme and host of every source")
 
 	verify := &cobra.Command{
-		Use:   "verify [NAME...]",
+		Use: "verify [NAME...]",
+		Example: `  voice-agent models verify
+  voice-agent models verify mnn-pocket-0.3b-int4`,
 		Short: "Check the installed files' sizes and checksums (the cache, or third_party/)",
 		RunE: func(cmd *cobra.Command, names []string) error {
 			p, mods, err := selected(names)
@@ -205,9 +212,10 @@ func (a *app) modelsCmd() *cobra.Command {
 	}
 
 	path := &cobra.Command{
-		Use:   "path NAME",
-		Short: "Print where a model is loaded from: the cache, or third_party/ where scripts/setup installs it",
-		Args:  cobra.ExactArgs(1),
+		Use:     "path NAME",
+		Example: `  voice-agent models path silero-vad-v5`,
+		Short:   "Print where a model is loaded from: the cache, or third_party/ where scripts/setup installs it",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, mods, err := selected(args)
 			if err != nil {

@@ -26,7 +26,10 @@ func (a *app) replayCmd() *cobra.Command {
 		compute     float64
 	)
 	cmd := &cobra.Command{
-		Use:   "replay IN.wav",
+		Use: "replay IN.wav",
+		Example: `  voice-agent replay test/testdata/demo.wav --asr scripted --turn scripted --llm scripted --tts tone --script test/testdata/demo.json
+  voice-agent replay talk.wav --out reply.wav --events events.jsonl
+  voice-agent replay talk.wav --compute-scale 1 --json`,
 		Short: "Run the whole pipeline over a recording on a virtual clock",
 		Long: `Replays IN.wav (any rate or channel count) as the microphone, faster than
 real time by default, and writes what the assistant played, aligned with the

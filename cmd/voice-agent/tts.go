@@ -16,7 +16,9 @@ import (
 func (a *app) ttsCmd() *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
-		Use:   `tts "TEXT" --out OUT.wav`,
+		Use: `tts "TEXT" --out OUT.wav`,
+		Example: `  voice-agent tts "Hello, how can I help?" --out hello.wav
+  voice-agent tts "Hello" --out hello.wav --tts tone`,
 		Short: "Speak text into a WAV file",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {

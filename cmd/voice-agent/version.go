@@ -75,7 +75,9 @@ func (v buildVersion) print(w io.Writer) {
 
 func (a *app) versionCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
+		Use: "version",
+		Example: `  voice-agent version
+  voice-agent version --json`,
 		Short: "Version, commit, build tags and the engines this binary uses (also --version)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
