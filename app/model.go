@@ -189,18 +189,21 @@ func (m *Model) Clear() {
 	m.Entries, m.Turns, m.Partial = nil, nil, ""
 }
 
+// StageNames are the latency panel's stages, in LastTurn's order.
+var StageNames = []string{"endpointing", "ASR final", "first token", "first audio"}
+
 // LastTurn is the latency panel's bar: the last turn's stages, in order.
 func (m *Model) LastTurn() []Stage {
 	if len(m.Turns) == 0 {
 		return nil
 	}
 	t := m.Turns[len(m.Turns)-1]
-	return []Stage{
-		{"endpointing", t.EndpointingMS},
-		{"ASR final", t.ASRMS},
-		{"first token", t.FirstTokenMS},
-		{"first audio", t.FirstAudioMS},
+	ms := []float64{t.EndpointingMS, t.ASRMS, t.FirstTokenMS, t.FirstAudioMS}
+	stages := make([]Stage, len(StageNames))
+	for i, name := range StageNames {
+		stages[i] = Stage{name, ms[i]}
 	}
+	return stages
 }
 
 // Summary is the session's latency distribution.

@@ -198,7 +198,7 @@ func (u *UI) build() fyne.CanvasObject {
 	u.latencyText.Wrapping = fyne.TextWrapWord
 	u.summary = widget.NewLabel("")
 	latency := widget.NewCard("Latency", "", container.NewVBox(
-		container.NewGridWrap(fyne.NewSize(560, 14), u.latencyBar), u.latencyText, u.summary))
+		container.NewGridWrap(fyne.NewSize(560, 14), u.latencyBar), latencyLegend(), u.latencyText, u.summary))
 
 	u.errText = widget.NewLabel("")
 	u.errText.Wrapping = fyne.TextWrapWord
@@ -209,6 +209,17 @@ func (u *UI) build() fyne.CanvasObject {
 
 	top := container.NewVBox(header, controls, widget.NewSeparator(), u.problem)
 	return container.NewBorder(top, latency, nil, nil, u.scroll)
+}
+
+// latencyLegend names the latency bar's colors.
+func latencyLegend() fyne.CanvasObject {
+	row := container.NewHBox()
+	for i, name := range StageNames {
+		swatch := container.NewGridWrap(fyne.NewSize(12, 12), canvas.NewRectangle(StageColors[i]))
+		row.Add(container.NewCenter(swatch))
+		row.Add(widget.NewLabel(name))
+	}
+	return row
 }
 
 // refresh shows the model.
