@@ -9,6 +9,8 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/voiceassistant/voice/assets"
@@ -73,7 +75,7 @@ type UI struct {
 	status         *widget.Label
 	userVoice      *widget.Label
 	assistantVoice *widget.Label
-	level          *widget.ProgressBar
+	level          *fyne.Container // barLayout: the level, the rest
 
 	startStop *widget.Button
 	mode      *widget.RadioGroup
@@ -163,12 +165,15 @@ func (u *UI) build() fyne.CanvasObject {
 	dot := container.NewGridWrap(fyne.NewSize(16, 16), u.statusDot)
 	u.userVoice = widget.NewLabel("")
 	u.assistantVoice = widget.NewLabel("")
-	u.level = widget.NewProgressBar()
-	u.level.TextFormatter = func() string { return "" }
+	// The microphone level: a filled share of a dark track, empty when
+	// nothing is heard (a progress bar's track reads as full).
+	u.level = container.New(&barLayout{},
+		canvas.NewRectangle(theme.Color(theme.ColorNamePrimary)), canvas.NewRectangle(theme.Color(theme.ColorNameInputBackground)))
+	meter := container.New(layout.NewCustomPaddedLayout(12, 12, 0, 0), u.level)
 	header := container.NewBorder(nil, nil,
 		container.NewHBox(container.NewCenter(dot), u.status),
 		container.NewHBox(u.userVoice, u.assistantVoice),
-		container.NewBorder(nil, nil, widget.NewLabel("Mic"), nil, u.level))
+		container.NewBorder(nil, nil, widget.NewLabel("Mic"), nil, meter))
 
 	u.startStop = widget.NewButton("", u.toggle)
 	u.startStop.Importance = widget.HighImportance
@@ -231,7 +236,9 @@ func (u *UI) refresh() {
 	u.status.SetText(strings.ToUpper(label[:1]) + label[1:])
 	u.userVoice.SetText(indicator("You", m.UserVoice))
 	u.assistantVoice.SetText(indicator("Assistant", m.AssistantVoice))
-	u.level.SetValue(m.Level)
+	level := min(max(m.Level, 0), 1)
+	u.level.Layout.(*barLayout).weights = []float64{level, 1 - level}
+	u.level.Refresh()
 
 	if u.ctl.Running() {
 		u.startStop.SetText("Stop listening")
