@@ -175,3 +175,18 @@ func eventStream(stdout io.Reader) <-chan map[string]any {
 	}()
 	return events
 }
+
+// Without a sound server (and no sound card, as here) the agent stops
+// with one error that says what to do, not dozens of lines from ALSA.
+func TestRunWithoutASoundServerSaysWhatToDo(t *testing.T) {
+	cmd := exec.Command(binary, append([]string{"run"}, doubles...)...)
+	cmd.Env = append(os.Environ(), "PULSE_SERVER=unix:/nonexistent/pulse", "XDG_CONFIG_HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Skip("a sound device opened without PulseAudio: this machine has a sound card")
+	}
+	assert.NotContains(t, string(out), "ALSA lib")
+	assert.Contains(t, string(out), "sound server")
+	assert.Contains(t, string(out), "voice-agent devices")
+	assert.LessOrEqual(t, strings.Count(string(out), "\n"), 3, "%s", out)
+}

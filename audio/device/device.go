@@ -275,6 +275,7 @@ func initContext(backend string) (*malgo.AllocatedContext, error) {
 	}
 	// PulseAudio shows this name in its stream lists (pactl, pavucontrol),
 	// which is how a user finds out who holds the microphone.
+	silenceALSA()
 	appName := []byte("voiceassistant\x00")
 	var pin runtime.Pinner
 	pin.Pin(&appName[0])
@@ -413,7 +414,7 @@ func open(cfg Config, ctx *malgo.AllocatedContext) (*Duplex, error) {
 	}
 	d.dev, err = malgo.InitDevice(ctx.Context, dc, malgo.DeviceCallbacks{Data: d.process, Stop: d.onStop})
 	if err != nil {
-		return nil, fmt.Errorf("audio device %q: cannot open at %d Hz f32 (capture mono, playback %d ch): %v; check that it exists and is not held exclusively by another program", d.name, cfg.Rate, cfg.PlaybackChannels, err)
+		return nil, fmt.Errorf("audio device %q: cannot open at %d Hz f32 (capture mono, playback %d ch): %v; check that a sound server runs (PulseAudio or PipeWire: pulseaudio --start) and that the device exists and is not held by another program; voice-agent devices lists what can be opened, --backend alsa|pulseaudio picks the backend", d.name, cfg.Rate, cfg.PlaybackChannels, err)
 	}
 
 	d.wg.Add(1)
