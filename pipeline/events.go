@@ -65,7 +65,11 @@ const (
 // set depends on Type.
 type Event struct {
 	Type EventType `json:"type"`
-	// At is the audio time the event happened (not when it was observed).
+	// At is the audio time the event happened, and events come in At
+	// order: an event known only later (a speech boundary the VAD
+	// confirms after its minimum speech or silence, a speculated reply's
+	// pieces held until the commit) is stamped when it is published, and
+	// says when it happened in its own fields (Pos, the turn's metrics).
 	At time.Duration `json:"-"`
 	// Turn numbers user turns from 1; a response belongs to its turn.
 	Turn  int    `json:"turn,omitempty"`

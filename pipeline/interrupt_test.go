@@ -420,8 +420,14 @@ func TestThousandBargeIns(t *testing.T) {
 	clk := clock.NewVirtual()
 	cfg, _ := s.config(clk)
 	src := pipelinetest.VoiceSource{Length: s.length, Utterances: user}
+	var last time.Duration
+	disorder := 0
 	_, err := pipeline.Replay(context.Background(), clk, cfg, audio.VirtualConfig{Source: src, NoRecording: true, Stall: 10 * time.Second},
 		func(e pipeline.Event) {
+			if e.At < last {
+				disorder++
+			}
+			last = e.At
 			counts[e.Type]++
 			if e.Type == pipeline.EvTurnCommit {
 				switch counts[e.Type] {
@@ -435,6 +441,7 @@ func TestThousandBargeIns(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("events: %v; heap %d KiB -> %d KiB; goroutines %d -> %d", counts, heap[0]>>10, heap[1]>>10, goroutines[0], goroutines[1])
 	assert.Equal(t, len(replies), counts[pipeline.EvTurnCommit], "every question and every interruption answered")
+	assert.Zero(t, disorder, "events out of time order")
 	assert.Equal(t, (cycles+1)/3, counts[pipeline.EvBargeInResumed])
 	assert.GreaterOrEqual(t, counts[pipeline.EvBargeIn], (cycles+2)/3)
 	assert.Zero(t, counts[pipeline.EvError])

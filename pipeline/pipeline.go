@@ -289,11 +289,16 @@ func (p *Pipeline) frame(ctx context.Context, f audio.Frame) error {
 	return nil
 }
 
+// vadEvent handles a speech boundary. Its event is stamped when the VAD
+// reports it (a start is confirmed MinSpeech after it, an end MinSilence
+// after), so the stream stays in time order; Pos is where the boundary
+// lies, and the endpointing policy and the metrics count from there.
 func (p *Pipeline) vadEvent(ev vad.Event, f audio.Frame) error {
 	at := audio.Mono16k.Duration(ev.Pos)
+	now := p.clk.Now()
 	switch ev.Kind {
 	case vad.SpeechStart:
-		p.emit(Event{Type: EvSpeechStart, At: at, Pos: ev.Pos})
+		p.emit(Event{Type: EvSpeechStart, At: now, Pos: ev.Pos})
 		if p.turn == nil {
 			if err := p.openTurn(ev.Pos, f.Pos); err != nil {
 				return err
@@ -306,10 +311,10 @@ func (p *Pipeline) vadEvent(ev vad.Event, f audio.Frame) error {
 		t.speaking = true
 		t.ep.SpeechStart()
 		if !t.over {
-			p.setState(StateUserSpeaking, at)
+			p.setState(StateUserSpeaking, now)
 		}
 	case vad.SpeechEnd:
-		p.emit(Event{Type: EvSpeechEnd, At: at, Pos: ev.Pos})
+		p.emit(Event{Type: EvSpeechEnd, At: now, Pos: ev.Pos})
 		t := p.turn
 		if t == nil {
 			return nil
@@ -318,7 +323,7 @@ func (p *Pipeline) vadEvent(ev vad.Event, f audio.Frame) error {
 		t.speechEnd = at
 		t.ep.SpeechEnd(at)
 		if !t.over {
-			p.setState(StateListening, at)
+			p.setState(StateListening, now)
 		}
 	}
 	return nil
@@ -461,10 +466,12 @@ func (p *Pipeline) commit(reason turn.Reason) error {
 		return nil
 	}
 	p.turnNo++
+	// Both published once the final transcript is in (which, with compute
+	// on the clock, is after the decision to commit: the metrics keep both).
 	p.emit(Event{Type: EvFinal, At: finalAt, Turn: p.turnNo, Text: text})
-	p.emit(Event{Type: EvTurnCommit, At: commitAt, Turn: p.turnNo, Text: text, Reason: string(reason)})
+	p.emit(Event{Type: EvTurnCommit, At: finalAt, Turn: p.turnNo, Text: text, Reason: string(reason)})
 	p.cfg.History.AddUser(text)
-	p.setState(StateThinking, commitAt)
+	p.setState(StateThinking, finalAt)
 	m := TurnMetrics{SpeechEnd: t.speechEnd, Commit: commitAt, ASRFinal: finalAt}
 	if p.cfg.ComputeScale > 0 {
 		listening := t.compute
@@ -505,7 +512,7 @@ func (p *Pipeline) cancelResponse() string {
 	heard := r.heard(pos)
 	p.cfg.History.AddAssistant(heard, true)
 	r.metrics.Interrupted = true
-	p.finishTurn(r)
+	p.finishTurn(r, p.clk.Now())
 	if !r.ended {
 		p.stopping++
 	}
@@ -532,7 +539,7 @@ func (p *Pipeline) endResponse(quietAt time.Duration) {
 	if t.speaking || p.listen.keeps(t.partial) {
 		return
 	}
-	p.emit(Event{Type: EvSpeechIgnored, At: p.clk.Now(), Text: t.partial})
+	p.emit(Event{Type: EvSpeechIgnored, At: max(p.clk.Now(), quietAt), Text: t.partial})
 	p.closeTurn()
 }
 
@@ -593,7 +600,7 @@ func (p *Pipeline) trackPlayback() {
 		// barge-in, so the next user message does not follow the last.
 		p.cfg.History.AddAssistant(r.heard(p.player.Consumed()), true)
 	}
-	p.finishTurn(r)
+	p.finishTurn(r, at)
 	p.endResponse(at)
 	if t := p.turn; t != nil && t.speaking {
 		p.setState(StateUserSpeaking, at)
@@ -602,8 +609,10 @@ func (p *Pipeline) trackPlayback() {
 	}
 }
 
-// finishTurn records and publishes a turn's metrics once it is over.
-func (p *Pipeline) finishTurn(r *response) {
+// finishTurn records and publishes a turn's metrics once it is over, at
+// at (which may be just ahead of the clock: when the reply's last sample
+// will have played).
+func (p *Pipeline) finishTurn(r *response, at time.Duration) {
 	r.mu.Lock()
 	m := *r.metrics
 	if m.Compute != nil {
@@ -617,7 +626,7 @@ func (p *Pipeline) finishTurn(r *response) {
 	p.mu.Lock()
 	p.metrics = append(p.metrics, m)
 	p.mu.Unlock()
-	p.emit(Event{Type: EvTurnMetrics, At: p.clk.Now(), Turn: r.turn, Metrics: &m})
+	p.emit(Event{Type: EvTurnMetrics, At: at, Turn: r.turn, Metrics: &m})
 }
 
 func (p *Pipeline) setState(s State, at time.Duration) {

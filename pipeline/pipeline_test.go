@@ -90,6 +90,13 @@ func (s scenario) run(t testing.TB) outcome {
 	})
 	require.NoError(t, err)
 	out.result = res
+	// Every scenario's events come in time order.
+	for i := 1; i < len(out.events); i++ {
+		if prev, e := out.events[i-1], out.events[i]; e.At < prev.At {
+			t.Errorf("event %d (%s at %v) comes after %s at %v", i, e.Type, e.At, prev.Type, prev.At)
+			break
+		}
+	}
 	return out
 }
 

@@ -83,7 +83,7 @@ func (p *Pipeline) adoptSpeculation(m TurnMetrics) {
 	r := p.spec
 	p.spec = nil
 	p.resp = r
-	p.emit(Event{Type: EvSpeculationHit, At: m.Commit, Turn: r.turn, Text: r.transcript})
+	p.emit(Event{Type: EvSpeculationHit, At: m.ASRFinal, Turn: r.turn, Text: r.transcript})
 	r.mu.Lock()
 	r.metrics.SpeechEnd, r.metrics.Commit, r.metrics.ASRFinal = m.SpeechEnd, m.Commit, m.ASRFinal
 	r.metrics.Speculated = true
@@ -92,8 +92,11 @@ func (p *Pipeline) adoptSpeculation(m TurnMetrics) {
 	held := r.held
 	r.held, r.speculative = nil, false
 	// Under r.mu, so that the response's own events cannot overtake the
-	// ones it held back.
+	// ones it held back. They are published now, and stamped so, to keep
+	// the stream in time order (the turn's metrics keep when the first
+	// token and audio came).
 	for _, e := range held {
+		e.At = max(e.At, m.ASRFinal)
 		p.emit(e)
 	}
 	r.mu.Unlock()

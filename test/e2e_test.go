@@ -244,6 +244,7 @@ func TestReplaySpokenAudioWithSilero(t *testing.T) {
 		var e struct {
 			Type string  `json:"type"`
 			AtMS float64 `json:"at_ms"`
+			Pos  int64   `json:"pos"`
 			Text string  `json:"text"`
 		}
 		require.NoError(t, json.Unmarshal([]byte(line), &e))
@@ -251,7 +252,10 @@ func TestReplaySpokenAudioWithSilero(t *testing.T) {
 		case "turn_commit":
 			commits = append(commits, e.Text)
 		case "speech_start", "speech_end":
-			speech = append(speech, e.AtMS)
+			speech = append(speech, float64(e.Pos)/16)
+			// Reported once the VAD is sure: a start after its minimum
+			// speech, an end after its minimum silence.
+			assert.GreaterOrEqual(t, e.AtMS, float64(e.Pos)/16, e.Type)
 		case "barge_in":
 			bargeIns++
 		}
@@ -259,7 +263,8 @@ func TestReplaySpokenAudioWithSilero(t *testing.T) {
 	// The first reply is still playing when "and tomorrow" starts.
 	assert.Equal(t, 1, bargeIns)
 	assert.Equal(t, []string{"what is the weather like today", "and tomorrow"}, commits)
-	// Silero's boundaries fall within 100 ms of the spoken audio.
+	// Silero's boundaries (pos, in 16 kHz samples) fall within 100 ms of
+	// the spoken audio.
 	require.Len(t, speech, 4)
 	for i, want := range []float64{500, 2295, 6000, 6758} {
 		assert.InDelta(t, want, speech[i], 100, "boundary %d", i)
