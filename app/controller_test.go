@@ -24,6 +24,7 @@ import (
 	"github.com/voiceassistant/voice/internal/onnx"
 	"github.com/voiceassistant/voice/internal/testenv"
 	"github.com/voiceassistant/voice/internal/wiring"
+	"github.com/voiceassistant/voice/llm/mnn"
 	"github.com/voiceassistant/voice/pipeline"
 )
 
@@ -280,7 +281,27 @@ func TestDiagnoseOffersOnlyMissing(t *testing.T) {
 	require.ErrorIs(t, err, wiring.ErrUnavailable)
 	p := diagnose(s, err)
 	assert.Equal(t, []string{"MOSS-TTS-Nano-100M-ONNX", "MOSS-Audio-Tokenizer-Nano-ONNX"}, p.Models)
-	assert.Equal(t, err.Error(), p.Message)
+	assert.Equal(t, "TTS: MOSS-TTS-Nano not found", p.Message, "in words for the window: no command-line flags")
+}
+
+// The LLM's model is offered too, in a build with MNN; without the engine
+// the window says so instead, since a model would not help.
+func TestDiagnoseOffersTheLLM(t *testing.T) {
+	t.Setenv(assets.EnvCache, t.TempDir())
+	s := demoStages()
+	s.LLM = wiring.LLMMNN
+	_, closeStages, err := wiring.Build(s, clock.NewVirtual())
+	require.NoError(t, closeStages())
+	require.ErrorIs(t, err, wiring.ErrUnavailable)
+	p := diagnose(s, err)
+	if mnn.Built {
+		assert.Equal(t, []string{"mnn-pocket-0.3b-int4"}, p.Models)
+		assert.Equal(t, "LLM: MNN-Pocket-0.3B not found", p.Message)
+	} else {
+		assert.Empty(t, p.Models)
+		assert.Equal(t, "LLM: this build has no MNN engine (scripts/setup builds it in)", p.Message)
+	}
+	assert.NotContains(t, p.Message, "--")
 }
 
 // Without the ONNX Runtime library the window offers this platform's

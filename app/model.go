@@ -94,6 +94,9 @@ type Problem struct {
 	Message string
 	Models  []string
 	Bytes   int64 // total size of Models where known
+	// SizeUnknown is set when some file's size is known only once it is
+	// downloaded.
+	SizeUnknown bool
 }
 
 // DownloadProgress is the state of a running download.

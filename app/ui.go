@@ -216,6 +216,21 @@ func (u *UI) build() fyne.CanvasObject {
 	return container.NewBorder(top, latency, nil, nil, u.scroll)
 }
 
+// downloadLabel names what the download button gets: the model, or how
+// many when there are several (their stages are listed above it), and how
+// much.
+func downloadLabel(p *Problem) string {
+	what := p.Models[0]
+	if len(p.Models) > 1 {
+		what = fmt.Sprintf("the %d missing models", len(p.Models))
+	}
+	size := assets.FormatSize(p.Bytes)
+	if p.SizeUnknown {
+		size += " and more"
+	}
+	return fmt.Sprintf("Download %s (%s)", what, size)
+}
+
 // latencyLegend names the latency bar's colors.
 func latencyLegend() fyne.CanvasObject {
 	row := container.NewHBox()
@@ -329,7 +344,7 @@ func (u *UI) refreshProblem() {
 	show(u.errText, len(msgs) > 0)
 	canDownload := m.Missing != nil && len(m.Missing.Models) > 0 && m.Download == nil
 	if canDownload {
-		u.download.SetText(fmt.Sprintf("Download %s (%s)", strings.Join(m.Missing.Models, ", "), assets.FormatSize(m.Missing.Bytes)))
+		u.download.SetText(downloadLabel(m.Missing))
 	}
 	show(u.download, canDownload)
 	if d := m.Download; d != nil {

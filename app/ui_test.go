@@ -235,3 +235,18 @@ func TestUIDownloadButton(t *testing.T) {
 	assert.False(t, u.errText.Visible())
 	assert.Len(t, u.lines, 4, "the session ran once the model was in")
 }
+
+// The download button stays short however many models are missing (they
+// are listed above it), and says when part of the size is unknown.
+func TestDownloadLabel(t *testing.T) {
+	for _, tc := range []struct {
+		p    Problem
+		want string
+	}{
+		{Problem{Models: []string{"silero-vad-v5"}, Bytes: 2327524}, "Download silero-vad-v5 (2.2 MiB)"},
+		{Problem{Models: []string{"a", "b", "c"}, Bytes: 3 << 20}, "Download the 3 missing models (3.0 MiB)"},
+		{Problem{Models: []string{"a", "llm"}, Bytes: 1 << 20, SizeUnknown: true}, "Download the 2 missing models (1.0 MiB and more)"},
+	} {
+		assert.Equal(t, tc.want, downloadLabel(&tc.p))
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -223,7 +224,7 @@ var ErrUnavailable = errors.New("backend unavailable")
 // user, what is missing and the command that fixes it, and the detail
 // (where it was looked for, how to get it by hand) behind --log-level
 // debug (Detail).
-type unavailableError struct{ short, detail string }
+type unavailableError struct{ what, short, detail string }
 
 func (e unavailableError) Error() string        { return e.short }
 func (e unavailableError) Detail() string       { return e.detail }
@@ -231,8 +232,10 @@ func (e unavailableError) Is(target error) bool { return target == ErrUnavailabl
 
 // notFound is the error for a stage's model found nowhere.
 func notFound(s Stages, stage, model, file, fix, manual string) error {
+	what := fmt.Sprintf("%s: %s not found", stage, model)
 	return unavailableError{
-		short:  fmt.Sprintf("%s: %s not found; %s", stage, model, fix),
+		what:   what,
+		short:  what + "; " + fix,
 		detail: fmt.Sprintf("%s: looked for %s in %s; %s", stage, file, s.searched(), manual),
 	}
 }
@@ -494,6 +497,7 @@ func NewGenerator(s Stages, clk clock.Clock, script *Script) (pipeline.Generator
 		switch {
 		case errors.Is(err, mnn.ErrNotBuilt):
 			return nil, noop, unavailableError{
+				what:   "LLM: this build has no MNN engine (scripts/setup builds it in)",
 				short:  "LLM: this build has no MNN; run scripts/setup (it builds MNN and the agent with it), or --llm scripted --script FILE for a demo",
 				detail: fmt.Sprintf("LLM backend %q: %v", s.LLM, err),
 			}
@@ -573,13 +577,11 @@ func NewTurnDetector(s Stages) (*smartturn.Model, error) {
 	return smartturn.New(path, s.onnx(s.TurnThreads))
 }
 
-// WithInstalled swaps each stage whose model is not installed (or, for the
-// LLM, not built in) for what stands in for it in a measurement: the
-// energy VAD, no turn model, the tone synthesizer, and, given a script,
-// the scripted recognizer and LLM. It returns the stages and the names of
-// the stages swapped.
-func (s Stages) WithInstalled() (Stages, []string) {
-	var swapped []string
+// MissingStages names the stages (as the model manifest does: vad, turn,
+// asr, llm, tts) whose configured real backend has no model where the
+// agent looks for one, without loading anything. The LLM counts only in a
+// build with MNN: without the engine a model would not help.
+func (s Stages) MissingStages() []string {
 	found := func(explicit, file string) bool {
 		if explicit != "" {
 			return true
@@ -587,28 +589,72 @@ func (s Stages) WithInstalled() (Stages, []string) {
 		_, ok, err := s.model("", file)
 		return ok && err == nil
 	}
+	var missing []string
+	for _, st := range []struct {
+		name    string
+		real    bool
+		present func() bool
+	}{
+		{"vad", s.VAD == VADSilero, func() bool { return found(s.VADModel, SileroFile) }},
+		{"turn", s.Turn == TurnSmart, func() bool { return found(s.TurnModel, SmartTurnFile) }},
+		{"asr", s.ASR == ASRXASR, func() bool { return found(s.ASRModelDir, XASRDir) || s.ModelDir != "" }},
+		{"llm", s.LLM == LLMMNN && mnn.Built, func() bool { return found(s.LLMModelDir, MNNDir) || s.ModelDir != "" }},
+		{"tts", s.TTS == TTSMoss, func() bool { return found(s.TTSModelDir, MossDir) }},
+	} {
+		if st.real && !st.present() {
+			missing = append(missing, st.name)
+		}
+	}
+	return missing
+}
+
+// WithInstalled swaps each stage whose model is not installed (or, for the
+// LLM, not built in) for what stands in for it in a measurement: the
+// energy VAD, no turn model, the tone synthesizer, and, given a script,
+// the scripted recognizer and LLM. It returns the stages and the names of
+// the stages swapped.
+func (s Stages) WithInstalled() (Stages, []string) {
+	missing := s.MissingStages()
+	if s.LLM == LLMMNN && !mnn.Built {
+		missing = append(missing, "llm")
+	}
+	var swapped []string
 	swap := func(name string, backend *string, double string) {
-		*backend = double
-		swapped = append(swapped, name)
+		if slices.Contains(missing, name) {
+			*backend = double
+			swapped = append(swapped, name)
+		}
 	}
-	if s.VAD == VADSilero && !found(s.VADModel, SileroFile) {
-		swap("vad", &s.VAD, VADEnergy)
-	}
-	if s.Turn == TurnSmart && !found(s.TurnModel, SmartTurnFile) {
-		swap("turn", &s.Turn, TurnNone)
-	}
-	if s.TTS == TTSMoss && !found(s.TTSModelDir, MossDir) {
-		swap("tts", &s.TTS, TTSTone)
-	}
+	swap("vad", &s.VAD, VADEnergy)
+	swap("turn", &s.Turn, TurnNone)
+	swap("tts", &s.TTS, TTSTone)
 	if s.Script != "" {
-		if s.ASR == ASRXASR && !found(s.ASRModelDir, XASRDir) {
-			swap("asr", &s.ASR, ASRScripted)
-		}
-		if s.LLM == LLMMNN && (!mnn.Built || !found(s.LLMModelDir, MNNDir)) {
-			swap("llm", &s.LLM, LLMScripted)
-		}
+		swap("asr", &s.ASR, ASRScripted)
+		swap("llm", &s.LLM, LLMScripted)
 	}
 	return s, swapped
+}
+
+// Unavailable lists what err says is missing, one line per stage and
+// without the command-line fixes (for a window that offers its own): the
+// stages wiring could not build for want of a model or an engine. It is
+// empty for any other error.
+func Unavailable(err error) []string {
+	var out []string
+	var walk func(error)
+	walk = func(e error) {
+		if u, ok := e.(unavailableError); ok {
+			out = append(out, u.what)
+			return
+		}
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, c := range j.Unwrap() {
+				walk(c)
+			}
+		}
+	}
+	walk(err)
+	return out
 }
 
 // cachePaths maps a model file or directory to where `voice-agent models
