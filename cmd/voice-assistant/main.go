@@ -60,7 +60,10 @@ kept between runs. With --replay a recording stands in for the microphone.`,
 	f := cmd.Flags()
 	st := &o.stages
 	st.AddBackendFlags(f)
-	f.StringVar(&o.backend, "audio-backend", "", "audio backend: pulseaudio, alsa, null (default: automatic)")
+	f.StringVar(&o.backend, "backend", "", "audio backend: pulseaudio, alsa, null (default: automatic), as voice-agent's")
+	// The name this flag had before it matched voice-agent's.
+	f.StringVar(&o.backend, "audio-backend", "", "")
+	_ = f.MarkDeprecated("audio-backend", "use --backend")
 	f.IntVar(&o.rate, "rate", 48000, "device sample rate")
 	f.StringVar(&o.replay, "replay", "", "use this WAV file as the microphone instead of the sound card")
 	f.Float64Var(&o.pace, "pace", 1, "replay speed relative to real time (0: as fast as possible)")

@@ -126,3 +126,13 @@ func TestCommandRejectsBadInput(t *testing.T) {
 		})
 	}
 }
+
+// --backend is voice-agent's name for the audio backend; the old
+// --audio-backend still sets it.
+func TestBackendFlagMatchesVoiceAgent(t *testing.T) {
+	for _, arg := range []string{"--backend", "--audio-backend"} {
+		cmd := command()
+		require.NoError(t, cmd.Flags().Parse([]string{arg, "null"}))
+		assert.Equal(t, "null", cmd.Flags().Lookup("backend").Value.String(), arg)
+	}
+}
