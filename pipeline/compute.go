@@ -98,12 +98,25 @@ func (p *Pipeline) listened(s stage, start time.Time) {
 // still busy with the compute it has been charged.
 func (p *Pipeline) now() time.Duration { return max(p.clk.Now(), p.busyUntil) }
 
+// catchUp waits on the clock until until, a time the listening path has
+// been charged up to (a response starts, or a speculated one plays, only
+// once its commit is due), unless that is less than chargeGrain away.
+func (p *Pipeline) catchUp(ctx context.Context, until time.Duration) error {
+	if lag := until - p.clk.Now(); lag >= chargeGrain {
+		return p.clk.Sleep(ctx, lag)
+	}
+	return ctx.Err()
+}
+
 // meter measures what a response stage (generation, synthesis) computes
-// between the results it hands over, and with a compute scale holds each
-// result back until that compute has passed on the clock.
+// between the results it hands over, adds it to the response's figures,
+// and with a compute scale holds each result back until that compute has
+// passed on the clock.
 type meter struct {
 	clk   clock.Clock
 	scale float64
+	r     *response
+	stage stage
 	last  time.Time
 	// owed is scaled compute not yet passed on the clock. A replay's clock
 	// moves a device period (10 ms) at a time, so a wait wakes at the next
@@ -117,26 +130,29 @@ type meter struct {
 // is off by at most half a period instead of up to a whole one.
 const chargeGrain = 5 * time.Millisecond
 
-func newMeter(clk clock.Clock, scale float64) *meter {
-	return &meter{clk: clk, scale: scale, last: time.Now()}
+func (p *Pipeline) newMeter(r *response, s stage) *meter {
+	return &meter{clk: p.clk, scale: p.cfg.ComputeScale, r: r, stage: s, last: time.Now()}
 }
 
-// handOver is called as the stage hands over a result: it returns the
-// compute since the stage started or last got control back, after that
-// much (scaled) has passed on the clock.
-func (m *meter) handOver(ctx context.Context) (time.Duration, error) {
+// handOver is called as the stage hands over a result: it records the
+// compute since the stage started or last got control back, and returns
+// once that much (scaled) has passed on the clock.
+func (m *meter) handOver(ctx context.Context) error {
 	d := time.Since(m.last)
+	m.r.mu.Lock()
+	m.r.compute.add(m.stage, d)
+	m.r.mu.Unlock()
 	if m.scale <= 0 {
-		return d, nil
+		return nil
 	}
 	m.owed += scaled(d, m.scale)
 	if m.owed < chargeGrain {
-		return d, nil
+		return nil
 	}
 	before := m.clk.Now()
 	err := m.clk.Sleep(ctx, m.owed)
 	m.owed -= m.clk.Now() - before
-	return d, err
+	return err
 }
 
 // resume marks the stage running again once the pipeline has taken its

@@ -91,10 +91,7 @@ func (p *Pipeline) startResponse(m TurnMetrics, conv []llm.Message, turn int, tr
 	go func() {
 		// The listening path may still be catching up with its compute:
 		// the decision to respond is only made then.
-		var err error
-		if lag := m.LLMStart - p.clk.Now(); lag >= chargeGrain {
-			err = p.clk.Sleep(ctx, lag)
-		}
+		err := p.catchUp(ctx, m.LLMStart)
 		if err == nil {
 			err = p.generate(ctx, r, conv, chunks)
 		}
@@ -117,12 +114,10 @@ func (p *Pipeline) generate(ctx context.Context, r *response, conv []llm.Message
 		}
 		return ctx.Err()
 	}
-	compute := newMeter(p.clk, p.cfg.ComputeScale)
+	compute := p.newMeter(r, stageLLM)
 	stats, err := p.cfg.LLM.Generate(ctx, conv, func(piece string) error {
 		defer compute.resume()
-		spent, err := compute.handOver(ctx)
-		r.spent(stageLLM, spent)
-		if err != nil {
+		if err := compute.handOver(ctx); err != nil {
 			return err
 		}
 		now := p.clk.Now()
@@ -266,12 +261,10 @@ func (p *Pipeline) speak(ctx context.Context, r *response, text string) error {
 		}
 		return nil
 	}
-	compute := newMeter(p.clk, p.cfg.ComputeScale)
+	compute := p.newMeter(r, stageTTS)
 	err = p.cfg.TTS.Synthesize(ctx, text, func(samples []float32) error {
 		defer compute.resume()
-		spent, err := compute.handOver(ctx)
-		r.spent(stageTTS, spent)
-		if err != nil {
+		if err := compute.handOver(ctx); err != nil {
 			return err
 		}
 		now := p.clk.Now()
@@ -286,13 +279,6 @@ func (p *Pipeline) speak(ctx context.Context, r *response, text string) error {
 		err = write(conv.Flush())
 	}
 	return err
-}
-
-// spent adds compute measured in one of the response's stages.
-func (r *response) spent(s stage, d time.Duration) {
-	r.mu.Lock()
-	r.compute.add(s, d)
-	r.mu.Unlock()
 }
 
 // failed says whether the response ended (or is ending) on an error of

@@ -137,10 +137,7 @@ func (p *Pipeline) awaitCommit(ctx context.Context, r *response) error {
 	r.mu.Lock()
 	committed := r.committed
 	r.mu.Unlock()
-	if lag := committed - p.clk.Now(); lag >= chargeGrain {
-		return p.clk.Sleep(ctx, lag)
-	}
-	return nil
+	return p.catchUp(ctx, committed)
 }
 
 // gateWait bounds a wait at the gate; the fallback silence commits or
