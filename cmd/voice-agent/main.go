@@ -70,7 +70,7 @@ func main() {
 		for _, line := range strings.Split(err.Error(), "\n") {
 			fmt.Fprintf(os.Stderr, "voice-agent: %s\n", line)
 		}
-		if details := errorDetails(err); len(details) > 0 {
+		if details := wiring.Details(err); len(details) > 0 {
 			if a.cfg.LogLevel == "debug" {
 				for _, d := range details {
 					fmt.Fprintf(os.Stderr, "voice-agent: %s\n", d)
@@ -81,30 +81,6 @@ func main() {
 		}
 		os.Exit(1)
 	}
-}
-
-// errorDetails collects the Detail of every error in err's tree that has
-// one (wiring's unavailable stages).
-func errorDetails(err error) []string {
-	var out []string
-	var walk func(error)
-	walk = func(e error) {
-		if d, ok := e.(interface{ Detail() string }); ok {
-			out = append(out, d.Detail())
-		}
-		switch u := e.(type) {
-		case interface{ Unwrap() []error }:
-			for _, c := range u.Unwrap() {
-				walk(c)
-			}
-		case interface{ Unwrap() error }:
-			if c := u.Unwrap(); c != nil {
-				walk(c)
-			}
-		}
-	}
-	walk(err)
-	return out
 }
 
 func (a *app) root() *cobra.Command {

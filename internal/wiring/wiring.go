@@ -220,14 +220,13 @@ func (s *Script) Utterances() []pipelinetest.Utterance {
 // machine; the error's message says what is missing and how to get it.
 var ErrUnavailable = errors.New("backend unavailable")
 
-// unavailableError is a stage that cannot be built here: one line for the
-// user, what is missing and the command that fixes it, and the detail
-// (where it was looked for, how to get it by hand) behind --log-level
-// debug (Detail).
+// unavailableError is a stage that cannot be built here: what is missing
+// (Unavailable), one line for the user with the command that fixes it,
+// and the detail (where it was looked for, how to get it by hand) behind
+// --log-level debug (Details).
 type unavailableError struct{ what, short, detail string }
 
 func (e unavailableError) Error() string        { return e.short }
-func (e unavailableError) Detail() string       { return e.detail }
 func (e unavailableError) Is(target error) bool { return target == ErrUnavailable }
 
 // notFound is the error for a stage's model found nowhere.
@@ -641,20 +640,30 @@ func (s Stages) WithInstalled() (Stages, []string) {
 // empty for any other error.
 func Unavailable(err error) []string {
 	var out []string
-	var walk func(error)
-	walk = func(e error) {
-		if u, ok := e.(unavailableError); ok {
-			out = append(out, u.what)
-			return
-		}
-		if j, ok := e.(interface{ Unwrap() []error }); ok {
-			for _, c := range j.Unwrap() {
-				walk(c)
-			}
-		}
-	}
-	walk(err)
+	eachUnavailable(err, func(u unavailableError) { out = append(out, u.what) })
 	return out
+}
+
+// Details is the detail behind each unavailable stage in err: where its
+// model was looked for and how to get it by hand.
+func Details(err error) []string {
+	var out []string
+	eachUnavailable(err, func(u unavailableError) { out = append(out, u.detail) })
+	return out
+}
+
+// eachUnavailable calls f for every unavailable stage in err's tree.
+func eachUnavailable(err error, f func(unavailableError)) {
+	switch e := err.(type) {
+	case unavailableError:
+		f(e)
+	case interface{ Unwrap() []error }:
+		for _, c := range e.Unwrap() {
+			eachUnavailable(c, f)
+		}
+	case interface{ Unwrap() error }:
+		eachUnavailable(e.Unwrap(), f)
+	}
 }
 
 // cachePaths maps a model file or directory to where `voice-agent models

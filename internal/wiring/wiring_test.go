@@ -79,14 +79,11 @@ func TestBuild(t *testing.T) {
 				// One line per stage for the user; the detail says where
 				// it looked and how to get the model by hand.
 				assert.Len(t, strings.Split(err.Error(), "\n"), 4)
-				var detail strings.Builder
-				for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
-					var d interface{ Detail() string }
-					require.ErrorAs(t, e, &d)
-					detail.WriteString(d.Detail())
-				}
-				assert.Contains(t, detail.String(), "looked for smart-turn-v3.2-cpu.onnx in")
-				assert.Contains(t, detail.String(), "--turn-model PATH")
+				details := Details(err)
+				require.Len(t, details, 4, "a detail for every stage")
+				detail := strings.Join(details, "\n")
+				assert.Contains(t, detail, "looked for smart-turn-v3.2-cpu.onnx in")
+				assert.Contains(t, detail, "--turn-model PATH")
 			}
 		})
 	}
