@@ -1,14 +1,15 @@
 package app
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/audio"
-	"github.com/voiceassistant/voice/internal/onnx"
 	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/pipeline"
 )
@@ -32,6 +33,10 @@ type Session struct {
 	OnEvent func(pipeline.Event)
 	// Warn shows a notice that does not stop the session.
 	Warn func(string)
+	// StopKey gets the user's presses of the stop key, for
+	// pipeline.Config.Interrupt (whose clock the Source knows: on a
+	// virtual clock each press must be sent with a hold on it).
+	StopKey <-chan struct{}
 }
 
 // Controller runs sessions and downloads off the UI thread and reports to
@@ -46,6 +51,10 @@ type Controller struct {
 	// Puller downloads missing models (Progress is set by the controller).
 	Puller assets.Puller
 
+	// stopKey holds one press of the stop key until the session takes
+	// it.
+	stopKey chan struct{}
+
 	mu     sync.Mutex
 	cancel context.CancelFunc // of the running job, nil when none
 	done   chan struct{}      // closed when the last job started has ended
@@ -53,7 +62,19 @@ type Controller struct {
 
 // NewController returns a controller reporting through update.
 func NewController(update func(func(*Model))) *Controller {
-	return &Controller{update: update}
+	return &Controller{update: update, stopKey: make(chan struct{}, 1)}
+}
+
+// StopReply stops the reply the running session is speaking (the Esc
+// key); with no reply under way it does nothing.
+func (c *Controller) StopReply() {
+	if !c.Running() {
+		return
+	}
+	select {
+	case c.stopKey <- struct{}{}:
+	default: // a press is already on its way
+	}
 }
 
 // Running is whether a session or download is under way.
@@ -69,18 +90,31 @@ func (c *Controller) Start(src Source, s wiring.Stages) {
 	c.launch(func(ctx context.Context) func(*Model) { return c.session(ctx, src, s) })
 }
 
-// Download fetches models into the cache with progress, then starts a
-// session as Start does.
-func (c *Controller) Download(src Source, s wiring.Stages, models []assets.Model) {
+// Download fetches models into the cache with progress and looks at the
+// stages' models again; then, if start is set, it starts a session as
+// Start does. A failed download says why in the models panel.
+func (c *Controller) Download(src Source, s wiring.Stages, models []assets.Model, start bool) {
 	c.launch(func(ctx context.Context) func(*Model) {
-		if err := c.pull(ctx, models); err != nil {
-			if ctx.Err() != nil {
+		err := c.pull(ctx, models)
+		// Decided now: the update runs later, when the job has ended and
+		// its context is done either way.
+		stopped := ctx.Err() != nil
+		rows, rowsErr := ModelRows(s)
+		done := func(m *Model) {
+			m.Download, m.Models = nil, rows
+			switch {
+			case stopped:
 				// Stopped by the user: the offer stands, no error.
-				return func(m *Model) { m.Download = nil }
+			case err != nil:
+				m.DownloadErr = shortError(err)
+			case rowsErr != nil:
+				m.Err = rowsErr.Error()
 			}
-			return func(m *Model) { m.Download, m.Err = nil, err.Error() }
 		}
-		c.update(func(m *Model) { m.Download, m.Missing = nil, nil })
+		if err != nil || stopped || !start {
+			return done
+		}
+		c.update(done)
 		return c.session(ctx, src, s)
 	})
 }
@@ -144,13 +178,17 @@ func (c *Controller) launch(job func(context.Context) func(*Model)) {
 func (c *Controller) session(ctx context.Context, src Source, s wiring.Stages) func(*Model) {
 	c.update(func(m *Model) { m.Started() })
 	err := c.run(ctx, src, s)
-	var missing *Problem
-	if errors.Is(err, wiring.ErrUnavailable) || errors.Is(err, onnx.ErrLibraryMissing) {
-		missing = diagnose(s, err)
+	if !unavailable(err) {
+		return func(m *Model) { m.Stopped(err) }
 	}
+	// What is missing goes to the models panel, which offers it.
+	rows, rowsErr := ModelRows(s)
 	return func(m *Model) {
 		m.Stopped(err)
-		m.Missing = missing
+		m.Err, m.StartBlocked = cannotStart(err, rows), true
+		if rowsErr == nil {
+			m.Models = rows
+		}
 	}
 }
 
@@ -164,6 +202,7 @@ func (c *Controller) run(ctx context.Context, src Source, s wiring.Stages) error
 		},
 		OnEvent: func(e pipeline.Event) { c.update(func(m *Model) { m.Apply(e) }) },
 		Warn:    func(msg string) { c.update(func(m *Model) { m.Notice = msg }) },
+		StopKey: c.stopKey,
 	})
 }
 
@@ -189,12 +228,33 @@ func (c *Controller) pull(ctx context.Context, models []assets.Model) error {
 		case pr.Total > 0:
 			d.Fraction = float64(pr.Done) / float64(pr.Total)
 		}
-		c.update(func(m *Model) { m.Download = &d })
+		c.update(func(m *Model) { m.Download, m.DownloadErr = &d, "" })
 	}
+	// A failing source is retried for a while: say so, so the panel does
+	// not look stuck.
+	p.Retrying = func(model, file string, attempt int, err error, wait time.Duration) {
+		label := fmt.Sprintf("%s/%s: %s; trying again in %v", model, file, shortError(err), wait.Round(time.Second))
+		c.update(func(m *Model) {
+			if m.Download != nil {
+				m.Download.Label = label
+			}
+		})
+	}
+	// Every model is tried: one that cannot be had does not keep the
+	// others from the user.
+	var failed []string
+	var first error
 	for _, mod := range models {
 		if err := p.Pull(ctx, mod); err != nil {
-			return fmt.Errorf("downloading %s: %w", mod.Name, err)
+			if ctx.Err() != nil {
+				return err
+			}
+			failed = append(failed, mod.Name)
+			first = cmp.Or(first, err)
 		}
+	}
+	if first != nil {
+		return fmt.Errorf("could not download %s: %w", strings.Join(failed, ", "), first)
 	}
 	return nil
 }

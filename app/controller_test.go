@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -31,8 +30,11 @@ import (
 // syncModel is the UI thread of these tests: updates run under a lock.
 // It also keeps what only passes through the model: the loudest level
 // shown and every download fraction.
+// syncModel is the UI thread's stand-in: as fyne.Do does, it runs updates
+// later than they are sent, in order (here when the test looks).
 type syncModel struct {
 	mu        sync.Mutex
+	pending   []func(*Model)
 	m         Model
 	maxLevel  float64
 	fractions []float64
@@ -41,22 +43,32 @@ type syncModel struct {
 func (s *syncModel) update(f func(*Model)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f(&s.m)
-	s.maxLevel = max(s.maxLevel, s.m.Level)
-	if s.m.Download != nil {
-		s.fractions = append(s.fractions, s.m.Download.Fraction)
+	s.pending = append(s.pending, f)
+}
+
+// applyLocked runs the updates sent so far.
+func (s *syncModel) applyLocked() {
+	for _, f := range s.pending {
+		f(&s.m)
+		s.maxLevel = max(s.maxLevel, s.m.Level)
+		if s.m.Download != nil {
+			s.fractions = append(s.fractions, s.m.Download.Fraction)
+		}
 	}
+	s.pending = nil
 }
 
 func (s *syncModel) progressed() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.applyLocked()
 	return len(s.fractions) > 0
 }
 
 func (s *syncModel) get() Model {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.applyLocked()
 	return s.m
 }
 
@@ -184,10 +196,11 @@ func TestControllerMissingModels(t *testing.T) {
 	c.Start(src, s)
 	c.Wait()
 	m := sm.get()
-	require.NotNil(t, m.Missing)
-	assert.Contains(t, m.Missing.Message, "MOSS-TTS-Nano not found")
-	assert.Equal(t, []string{"MOSS-TTS-Nano-100M-ONNX", "MOSS-Audio-Tokenizer-Nano-ONNX"}, m.Missing.Models)
-	assert.Positive(t, m.Missing.Bytes)
+	assert.Equal(t, "Can't start: a model is missing (see Models).", m.Err)
+	assert.True(t, m.StartBlocked)
+	names, bytes, _ := missingModels(m.Models)
+	assert.Equal(t, []string{"MOSS-TTS-Nano-100M-ONNX", "MOSS-Audio-Tokenizer-Nano-ONNX"}, names)
+	assert.Positive(t, bytes)
 	assert.Equal(t, Idle, m.Status)
 }
 
@@ -210,15 +223,15 @@ func TestControllerDownloadThenStart(t *testing.T) {
 	c := NewController(sm.update)
 	src := Replay{Input: demoInput(t)}
 	c.Puller = assets.Puller{Dir: t.TempDir()}
-	c.Download(src, demoStages(), []assets.Model{mod})
+	c.Download(src, demoStages(), []assets.Model{mod}, true)
 	c.Wait()
 	got, err := os.ReadFile(filepath.Join(c.Puller.Dir, "test-model", "model.bin"))
 	require.NoError(t, err)
 	assert.Equal(t, data, got)
+	m := sm.get()
 	require.NotEmpty(t, sm.fractions)
 	assert.Equal(t, 1.0, sm.fractions[len(sm.fractions)-1])
 	assert.IsNonDecreasing(t, sm.fractions)
-	m := sm.get()
 	assert.Nil(t, m.Download)
 	assert.Equal(t, demoTranscript, m.Transcript(), "the session starts once the models are in")
 }
@@ -232,10 +245,11 @@ func TestControllerDownloadFails(t *testing.T) {
 	c := NewController(sm.update)
 	src := Replay{Input: demoInput(t)}
 	c.Puller = assets.Puller{Dir: t.TempDir(), Retries: -1}
-	c.Download(src, demoStages(), []assets.Model{mod})
+	c.Download(src, demoStages(), []assets.Model{mod}, true)
 	c.Wait()
 	m := sm.get()
-	assert.Contains(t, m.Err, "downloading gone")
+	assert.Contains(t, m.DownloadErr, "could not download gone", "the panel says why")
+	assert.NotContains(t, m.DownloadErr, "\n", "in one line")
 	assert.Nil(t, m.Download)
 	assert.Empty(t, m.Transcript(), "no session without the models")
 }
@@ -259,57 +273,79 @@ func TestControllerDownloadStopped(t *testing.T) {
 	var sm syncModel
 	c := NewController(sm.update)
 	c.Puller = assets.Puller{Dir: t.TempDir(), Retries: -1}
-	c.Download(Replay{Input: demoInput(t)}, demoStages(), []assets.Model{mod})
+	c.Download(Replay{Input: demoInput(t)}, demoStages(), []assets.Model{mod}, true)
 	require.Eventually(t, sm.progressed, 10*time.Second, time.Millisecond, "the download got going")
 	c.Stop()
 	c.Wait()
 	m := sm.get()
 	assert.Nil(t, m.Download)
 	assert.Empty(t, m.Err, "stopping is no error")
+	assert.Empty(t, m.DownloadErr, "stopping is no error")
 	assert.Empty(t, m.Transcript())
 }
 
-// Only the stages that lack their model are offered for download: a
-// present Silero model is not, a missing TTS set is.
-func TestDiagnoseOffersOnlyMissing(t *testing.T) {
+// The models panel offers only the stages that lack their model: a
+// present Silero model is not offered, a missing TTS set is, and a test
+// double needs none.
+func TestModelRowsOfferOnlyMissing(t *testing.T) {
 	testenv.Model(t, "silero_vad_v5.onnx")
 	t.Setenv(assets.EnvCache, t.TempDir())
 	s := demoStages()
 	s.VAD, s.TTS = wiring.VADSilero, wiring.TTSMoss
-	_, closeStages, err := wiring.Build(s, clock.NewVirtual())
-	require.NoError(t, closeStages())
-	require.ErrorIs(t, err, wiring.ErrUnavailable)
-	p := diagnose(s, err)
-	assert.Equal(t, []string{"MOSS-TTS-Nano-100M-ONNX", "MOSS-Audio-Tokenizer-Nano-ONNX"}, p.Models)
-	assert.Equal(t, "TTS: MOSS-TTS-Nano not found", p.Message, "in words for the window: no command-line flags")
+	rows, err := ModelRows(s)
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"Model runtime (ONNX Runtime): installed",
+		"Speech detection (Silero VAD v5): installed",
+		"Speech recognition (X-ASR): not used, test double: scripted",
+		"Turn detection (Smart Turn v3.2): not used, off",
+		"Language model (MNN-Pocket-0.3B): not used, test double: scripted",
+		"Speech synthesis (MOSS-TTS-Nano): missing, 683.9 MiB",
+	}, rowLines(rows))
+	names, _, _ := missingModels(rows)
+	assert.Equal(t, []string{"MOSS-TTS-Nano-100M-ONNX", "MOSS-Audio-Tokenizer-Nano-ONNX"}, names)
 }
 
 // The LLM's model is offered too, in a build with MNN; without the engine
-// the window says so instead, since a model would not help.
-func TestDiagnoseOffersTheLLM(t *testing.T) {
+// the panel says so instead, since a model would not help.
+func TestModelRowsOfferTheLLM(t *testing.T) {
 	t.Setenv(assets.EnvCache, t.TempDir())
 	s := demoStages()
 	s.LLM = wiring.LLMMNN
+	rows, err := ModelRows(s)
+	require.NoError(t, err)
+	names, _, _ := missingModels(rows)
 	_, closeStages, err := wiring.Build(s, clock.NewVirtual())
 	require.NoError(t, closeStages())
 	require.ErrorIs(t, err, wiring.ErrUnavailable)
-	p := diagnose(s, err)
 	if mnn.Built {
-		assert.Equal(t, []string{"mnn-pocket-0.3b-int4"}, p.Models)
-		assert.Equal(t, "LLM: MNN-Pocket-0.3B not found", p.Message)
+		assert.Equal(t, []string{"mnn-pocket-0.3b-int4"}, names)
+		assert.Equal(t, "Can't start: a model is missing (see Models).", cannotStart(err, rows))
 	} else {
-		assert.Empty(t, p.Models)
-		assert.Equal(t, "LLM: this build has no MNN engine (scripts/setup builds it in)", p.Message)
+		assert.Empty(t, names)
+		assert.Contains(t, rowLines(rows), "Language model (MNN-Pocket-0.3B): not in this build")
+		assert.Equal(t, "Can't start: LLM: this build has no MNN engine (scripts/setup builds it in)", cannotStart(err, rows))
 	}
-	assert.NotContains(t, p.Message, "--")
 }
 
-// Without the ONNX Runtime library the window offers this platform's
+func rowLines(rows []ModelRow) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, r.Line())
+	}
+	return out
+}
+
+// Without the ONNX Runtime library the panel offers this platform's
 // library (and no other platform's).
-func TestDiagnoseOffersTheLibrary(t *testing.T) {
-	err := fmt.Errorf("VAD: %w: run `voice-agent models pull %s`", onnx.ErrLibraryMissing, onnx.RuntimeModel())
-	p := diagnose(demoStages(), err)
-	assert.Equal(t, []string{onnx.RuntimeModel()}, p.Models)
-	assert.Positive(t, p.Bytes)
-	assert.Equal(t, err.Error(), p.Message)
+func TestModelRowsOfferTheLibrary(t *testing.T) {
+	t.Setenv(onnx.EnvLibrary, filepath.Join(t.TempDir(), "nowhere.so"))
+	s := demoStages()
+	s.VAD = wiring.VADSilero
+	rows, err := ModelRows(s)
+	require.NoError(t, err)
+	names, bytes, _ := missingModels(rows)
+	assert.Equal(t, onnx.RuntimeModel(), names[0])
+	assert.Positive(t, bytes)
+	assert.Equal(t, "Model runtime (ONNX Runtime): missing, "+assets.FormatSize(rows[0].Bytes), rows[0].Line())
 }

@@ -1,9 +1,12 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/voiceassistant/voice/audio/device"
 	"github.com/voiceassistant/voice/pipeline"
 )
 
@@ -47,6 +50,9 @@ const (
 type Entry struct {
 	Role Role
 	Turn int
+	// At is when the entry began, in the session's audio time: the user's
+	// turn when it was committed, the reply at its first words.
+	At   time.Duration
 	Text string
 	// Streaming is set while the reply is being generated.
 	Streaming bool
@@ -78,25 +84,19 @@ type Model struct {
 	// Err is the last error that ended or troubled the session; Notice a
 	// warning that did not stop it.
 	Err, Notice string
-	// Missing is set when models or libraries are missing (see Problem).
-	Missing *Problem
-	// Download is the progress of a model download, nil when none runs.
-	Download *DownloadProgress
+	// Models is the models panel: each stage's model, present or not.
+	Models []ModelRow
+	// Download is the progress of a model download, nil when none runs;
+	// DownloadErr why the last one failed.
+	Download    *DownloadProgress
+	DownloadErr string
+	// StartBlocked is set when a session could not start for want of
+	// models: a download then starts it once they are in.
+	StartBlocked bool
 
 	// held is whether a reply was sounding when the user's voice paused
 	// it, so resuming it sounds again.
 	held bool
-}
-
-// Problem is what keeps a session from starting: the message says what is
-// missing; Models are the manifest models that can be downloaded for it.
-type Problem struct {
-	Message string
-	Models  []string
-	Bytes   int64 // total size of Models where known
-	// SizeUnknown is set when some file's size is known only once it is
-	// downloaded.
-	SizeUnknown bool
 }
 
 // DownloadProgress is the state of a running download.
@@ -119,16 +119,16 @@ func (m *Model) Apply(e pipeline.Event) {
 	case pipeline.EvPartial:
 		m.Partial = e.Text
 	case pipeline.EvTurnCommit:
-		m.Entries = append(m.Entries, Entry{Role: User, Turn: e.Turn, Text: e.Text})
+		m.Entries = append(m.Entries, Entry{Role: User, Turn: e.Turn, At: e.At, Text: e.Text})
 		m.Partial = ""
 	case pipeline.EvLLMPiece:
 		// Pieces still in flight when the user interrupted were not heard.
-		if r := m.reply(e.Turn, true); !r.Interrupted {
+		if r := m.reply(e.Turn, e.At); !r.Interrupted {
 			r.Text += e.Text
 		}
 	case pipeline.EvLLMDone:
 		// An interrupted reply keeps what was heard, not what was generated.
-		if r := m.reply(e.Turn, false); r != nil && !r.Interrupted {
+		if r := m.existingReply(e.Turn); r != nil && !r.Interrupted {
 			r.Text, r.Streaming = e.Text, false
 		}
 	case pipeline.EvPlaybackStart:
@@ -143,7 +143,7 @@ func (m *Model) Apply(e pipeline.Event) {
 		m.AssistantVoice, m.held = m.held, false
 	case pipeline.EvBargeIn:
 		m.AssistantVoice, m.held = false, false
-		if r := m.reply(e.Turn, true); r != nil {
+		if r := m.reply(e.Turn, e.At); r != nil {
 			r.Text, r.Streaming, r.Interrupted = e.Text, false, true
 		}
 	case pipeline.EvTurnMetrics:
@@ -155,24 +155,29 @@ func (m *Model) Apply(e pipeline.Event) {
 	}
 }
 
-// reply returns the assistant entry of turn, creating it (streaming) if
-// create is set and it does not exist yet; nil if it does not exist.
-func (m *Model) reply(turn int, create bool) *Entry {
+// reply returns the assistant entry of turn, creating it (streaming, as
+// of at) if it does not exist yet.
+func (m *Model) reply(turn int, at time.Duration) *Entry {
+	if e := m.existingReply(turn); e != nil {
+		return e
+	}
+	m.Entries = append(m.Entries, Entry{Role: Assistant, Turn: turn, At: at, Streaming: true})
+	return &m.Entries[len(m.Entries)-1]
+}
+
+// existingReply returns the assistant entry of turn, nil if there is none.
+func (m *Model) existingReply(turn int) *Entry {
 	for i := len(m.Entries) - 1; i >= 0; i-- {
 		if e := &m.Entries[i]; e.Role == Assistant && e.Turn == turn {
 			return e
 		}
 	}
-	if !create {
-		return nil
-	}
-	m.Entries = append(m.Entries, Entry{Role: Assistant, Turn: turn, Streaming: true})
-	return &m.Entries[len(m.Entries)-1]
+	return nil
 }
 
 // Started resets what belongs to one session when a new one starts.
 func (m *Model) Started() {
-	m.Status, m.Err, m.Notice, m.Missing = Listening, "", "", nil
+	m.Status, m.Err, m.Notice, m.StartBlocked = Listening, "", "", false
 }
 
 // Stopped marks the session as over; err is why, if it failed.
@@ -184,6 +189,9 @@ func (m *Model) Stopped(err error) {
 	}
 	if err != nil {
 		m.Err = err.Error()
+		if errors.Is(err, device.ErrOpen) {
+			m.Err += "; Settings lists the devices that can be opened"
+		}
 	}
 }
 
@@ -233,7 +241,25 @@ func (m *Model) Transcript() string {
 	return b.String()
 }
 
-// Line is how an entry reads in the conversation view.
+// Header is the line above an entry in the conversation: who, when in the
+// session, and whether the reply was cut.
+func (e Entry) Header() string {
+	who := "You"
+	if e.Role == Assistant {
+		who = "Assistant"
+	}
+	s := int(e.At / time.Second)
+	h := fmt.Sprintf("%s · %d:%02d", who, s/60, s%60)
+	switch {
+	case e.Interrupted:
+		h += " · interrupted"
+	case e.Streaming:
+		h += " · …"
+	}
+	return h
+}
+
+// Line is an entry as one line of text (Transcript, Dump).
 func (e Entry) Line() string {
 	who := "You"
 	if e.Role == Assistant {

@@ -160,7 +160,11 @@ func (u *UI) showSettings() {
 		withHint(widget.NewFormItem("Faster replies", f.speculate), "nothing plays before I have finished; dropped if I go on"),
 		widget.NewFormItem("System prompt", f.prompt),
 	}
-	d := dialog.NewForm("Settings", "Save", "Cancel", items, func(ok bool) {
+	// The form scrolls inside a dialog that fits the window, rather than
+	// growing past it.
+	form := container.NewVScroll(widget.NewForm(items...))
+	form.SetMinSize(fyne.NewSize(560, 420))
+	d := dialog.NewCustomConfirm("Settings", "Save", "Cancel", form, func(ok bool) {
 		if !ok {
 			return
 		}
@@ -171,7 +175,7 @@ func (u *UI) showSettings() {
 		}
 		u.saveSettings(s)
 	}, u.win)
-	d.Resize(fyne.NewSize(600, 720))
+	d.Resize(fyne.NewSize(620, 540))
 	d.Show()
 	// Listing devices asks the audio backend, which may be slow: not on
 	// the UI thread.
@@ -204,6 +208,7 @@ func withHint(item *widget.FormItem, hint string) *widget.FormItem {
 func (u *UI) saveSettings(s Settings) {
 	u.settings = s
 	s.Save(u.app.Preferences())
+	u.checkModels() // the model directory may have changed
 	if u.ctl.Running() {
 		u.ctl.Stop()
 		u.Start()

@@ -17,7 +17,7 @@ type Live struct {
 }
 
 func (l Live) Run(ctx context.Context, s Session) error {
-	_, err := wiring.Live{Stages: s.Stages, Device: l.Device, Tap: s.Tap, OnEvent: s.OnEvent, Warn: s.Warn}.Run(ctx)
+	_, err := wiring.Live{Stages: s.Stages, Device: l.Device, Tap: s.Tap, OnEvent: s.OnEvent, Warn: s.Warn, Interrupt: s.StopKey}.Run(ctx)
 	return err
 }
 
@@ -40,6 +40,31 @@ func (r Replay) Run(ctx context.Context, s Session) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, closeStages()) }()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	presses := make(chan struct{})
+	cfg.Interrupt = presses
+	go holdEachPress(ctx, clk, s.StopKey, presses)
 	_, err = pipeline.Replay(ctx, clk, cfg, audio.VirtualConfig{Input: r.Input, Pace: r.Pace, FrontEnd: s.Tap(nil)}, s.OnEvent)
 	return err
+}
+
+// holdEachPress passes the stop key's presses on to a pipeline on a
+// virtual clock, holding the clock for each until the pipeline has taken
+// it (and releases the hold), so the replay does not run on past it.
+func holdEachPress(ctx context.Context, clk *clock.Virtual, keys <-chan struct{}, presses chan<- struct{}) {
+	for {
+		select {
+		case <-keys:
+		case <-ctx.Done():
+			return
+		}
+		clk.Hold()
+		select {
+		case presses <- struct{}{}:
+		case <-ctx.Done():
+			clk.Release()
+			return
+		}
+	}
 }

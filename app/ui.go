@@ -9,6 +9,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
@@ -35,12 +36,6 @@ type Options struct {
 	// not start or stop sessions.
 	OnSessionEnd func(*UI)
 }
-
-// Mode names of the microphone switch.
-const (
-	handsFree  = "Hands-free"
-	pushToTalk = "Push-to-talk"
-)
 
 var statusColors = map[Status]color.NRGBA{
 	Idle:         {0x9e, 0x9e, 0x9e, 0xff},
@@ -78,25 +73,31 @@ type UI struct {
 	level          *fyne.Container // barLayout: the level, the rest
 
 	startStop *widget.Button
-	mode      *widget.RadioGroup
-	talk      *holdButton
-	mute      *widget.Check
-	clear     *widget.Button
+	// pushToTalk switches from hands-free to push-to-talk.
+	pushToTalk *widget.Check
+	talk       *holdButton
+	stopReply  *widget.Button
+	mute       *widget.Check
+	clear      *widget.Button
 
 	conversation *fyne.Container
-	lines        []*widget.Label
+	bubbles      []*bubble
 	partial      *widget.Label
 	scroll       *container.Scroll
 
+	latency     *widget.Card
 	latencyBar  *fyne.Container
 	latencyText *widget.Label
 	summary     *widget.Label
 
-	problem       *fyne.Container
-	errText       *widget.Label
+	errText *widget.Label
+
+	models        *widget.Card
+	modelRows     *fyne.Container
 	download      *widget.Button
 	progress      *widget.ProgressBar
 	progressLabel *widget.Label
+	downloadErr   *widget.Label
 }
 
 // New builds the window (not shown yet) with the settings saved in a's
@@ -107,10 +108,51 @@ func New(a fyne.App, opts Options) *UI {
 	u.ctl.Puller = opts.Puller
 	u.win = a.NewWindow("Voice assistant")
 	u.win.SetContent(u.build())
-	u.win.Resize(fyne.NewSize(760, 640))
+	u.win.Resize(fyne.NewSize(880, 660))
 	u.win.SetOnClosed(u.ctl.Stop)
-	u.update(func(*Model) {})
+	u.bindKeys()
+	u.checkModels()
 	return u
+}
+
+// checkModels looks again for each stage's model (at launch, after the
+// settings change), for the models panel.
+func (u *UI) checkModels() {
+	_, stages := u.session()
+	rows, err := ModelRows(stages)
+	u.update(func(m *Model) {
+		m.Models = rows
+		if err != nil {
+			m.Err = err.Error()
+		}
+	})
+}
+
+// bindKeys makes the keyboard work the assistant: Space is the talk button
+// in push-to-talk mode, Esc stops the reply, and the platform's settings
+// shortcut (Ctrl+, or Cmd+,) opens the settings.
+func (u *UI) bindKeys() {
+	if dc, ok := u.win.Canvas().(desktop.Canvas); ok {
+		dc.SetOnKeyDown(u.keyDown)
+		dc.SetOnKeyUp(u.keyUp)
+	}
+	u.win.Canvas().AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyComma, Modifier: fyne.KeyModifierShortcutDefault},
+		func(fyne.Shortcut) { u.showSettings() })
+}
+
+func (u *UI) keyDown(ev *fyne.KeyEvent) {
+	switch ev.Name {
+	case fyne.KeySpace:
+		u.talk.hold(true)
+	case fyne.KeyEscape:
+		u.ctl.StopReply()
+	}
+}
+
+func (u *UI) keyUp(ev *fyne.KeyEvent) {
+	if ev.Name == fyne.KeySpace {
+		u.talk.hold(false)
+	}
 }
 
 // Window is the app's window.
@@ -177,18 +219,15 @@ func (u *UI) build() fyne.CanvasObject {
 
 	u.startStop = widget.NewButton("", u.toggle)
 	u.startStop.Importance = widget.HighImportance
-	u.talk = newHoldButton("Hold to talk", u.ctl.Gate.SetTalking)
-	u.mode = widget.NewRadioGroup([]string{handsFree, pushToTalk}, u.setMode)
-	u.mode.Horizontal = true
+	u.talk = newHoldButton("Hold to talk (Space)", u.ctl.Gate.SetTalking)
+	u.stopReply = widget.NewButton("Stop (Esc)", u.ctl.StopReply)
+	u.pushToTalk = widget.NewCheck("Push-to-talk", u.setPushToTalk)
 	u.mute = widget.NewCheck("Mute", u.ctl.Gate.SetMuted)
 	u.clear = widget.NewButton("Clear", u.clearConversation)
 	settings := widget.NewButton("Settings…", u.showSettings)
-	controls := container.NewHBox(u.startStop, u.mode, u.talk, u.mute, u.clear, settings)
-	if u.settings.PushToTalk {
-		u.mode.SetSelected(pushToTalk)
-	} else {
-		u.mode.SetSelected(handsFree)
-	}
+	controls := container.NewHBox(u.startStop, u.pushToTalk, u.talk, u.stopReply, u.mute, u.clear, settings)
+	u.pushToTalk.SetChecked(u.settings.PushToTalk)
+	u.setPushToTalk(u.settings.PushToTalk) // SetChecked calls back only on a change
 
 	u.conversation = container.NewVBox()
 	u.partial = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Italic: true})
@@ -202,33 +241,25 @@ func (u *UI) build() fyne.CanvasObject {
 	u.latencyText = widget.NewLabel("")
 	u.latencyText.Wrapping = fyne.TextWrapWord
 	u.summary = widget.NewLabel("")
-	latency := widget.NewCard("Latency", "", container.NewVBox(
+	u.latency = widget.NewCard("Latency", "", container.NewVBox(
 		container.NewGridWrap(fyne.NewSize(560, 14), u.latencyBar), latencyLegend(), u.latencyText, u.summary))
 
 	u.errText = widget.NewLabel("")
 	u.errText.Wrapping = fyne.TextWrapWord
-	u.download = widget.NewButton("", u.startDownload)
+
+	u.modelRows = container.NewGridWithColumns(2)
+	u.download = widget.NewButton("", func() { u.DownloadMissing(false) })
+	u.download.Importance = widget.HighImportance
 	u.progress = widget.NewProgressBar()
 	u.progressLabel = widget.NewLabel("")
-	u.problem = container.NewVBox(u.errText, u.download, u.progress, u.progressLabel)
+	u.progressLabel.Truncation = fyne.TextTruncateEllipsis
+	u.downloadErr = widget.NewLabel("")
+	u.downloadErr.Wrapping = fyne.TextWrapWord
+	u.downloadErr.Importance = widget.DangerImportance
+	u.models = widget.NewCard("Models", "", container.NewVBox(u.modelRows, u.downloadErr, u.download, u.progress, u.progressLabel))
 
-	top := container.NewVBox(header, controls, widget.NewSeparator(), u.problem)
-	return container.NewBorder(top, latency, nil, nil, u.scroll)
-}
-
-// downloadLabel names what the download button gets: the model, or how
-// many when there are several (their stages are listed above it), and how
-// much.
-func downloadLabel(p *Problem) string {
-	what := p.Models[0]
-	if len(p.Models) > 1 {
-		what = fmt.Sprintf("the %d missing models", len(p.Models))
-	}
-	size := assets.FormatSize(p.Bytes)
-	if p.SizeUnknown {
-		size += " and more"
-	}
-	return fmt.Sprintf("Download %s (%s)", what, size)
+	top := container.NewVBox(header, controls, widget.NewSeparator(), u.errText, u.models)
+	return container.NewBorder(top, u.latency, nil, nil, u.scroll)
 }
 
 // latencyLegend names the latency bar's colors.
@@ -262,6 +293,12 @@ func (u *UI) refresh() {
 	}
 
 	u.refreshConversation()
+	active := m.Status == Speaking || m.Status == Thinking
+	if active {
+		u.stopReply.Enable()
+	} else {
+		u.stopReply.Disable()
+	}
 
 	stages := m.LastTurn()
 	bar := u.latencyBar.Layout.(*barLayout)
@@ -278,8 +315,11 @@ func (u *UI) refresh() {
 		u.latencyText.SetText("Last turn: " + strings.Join(parts, " | "))
 	}
 	u.summary.SetText("Session: " + m.SummaryText())
+	// Figures only once there are some: at first the room is the models'.
+	show(u.latency, len(m.Turns) > 0 || u.ctl.Running())
 
 	u.refreshProblem()
+	u.refreshModels()
 }
 
 func indicator(who string, on bool) string {
@@ -292,31 +332,27 @@ func indicator(who string, on bool) string {
 func (u *UI) refreshConversation() {
 	m := &u.model
 	atEnd := u.scroll.Offset.Y >= u.scroll.Content.MinSize().Height-u.scroll.Size().Height-1
-	for len(u.lines) < len(m.Entries) {
-		l := widget.NewLabel("")
-		l.Wrapping = fyne.TextWrapWord
-		u.lines = append(u.lines, l)
-		u.conversation.Add(l)
+	for len(u.bubbles) < len(m.Entries) {
+		b := newBubble()
+		u.bubbles = append(u.bubbles, b)
+		u.conversation.Add(b.row)
 	}
-	for len(u.lines) > len(m.Entries) {
-		u.conversation.Remove(u.lines[len(u.lines)-1])
-		u.lines = u.lines[:len(u.lines)-1]
+	for len(u.bubbles) > len(m.Entries) {
+		u.conversation.Remove(u.bubbles[len(u.bubbles)-1].row)
+		u.bubbles = u.bubbles[:len(u.bubbles)-1]
 	}
 	for i, e := range m.Entries {
-		l := u.lines[i]
-		switch {
-		case e.Interrupted:
-			l.Importance = widget.WarningImportance
-		case e.Role == User:
-			l.Importance = widget.HighImportance
-		default:
-			l.Importance = widget.MediumImportance
-		}
-		l.SetText(e.Line())
+		u.bubbles[i].show(e)
 	}
-	if m.Partial != "" {
+	u.partial.Importance = widget.MediumImportance
+	switch {
+	case m.Partial != "":
 		u.partial.SetText("… " + m.Partial)
-	} else {
+	case len(m.Entries) == 0 && !u.ctl.Running():
+		// An empty window says what to do next.
+		u.partial.Importance = widget.LowImportance
+		u.partial.SetText(nextStep(m))
+	default:
 		u.partial.SetText("")
 	}
 	if atEnd {
@@ -325,26 +361,109 @@ func (u *UI) refreshConversation() {
 	}
 }
 
+// nextStep is what the empty conversation suggests.
+func nextStep(m *Model) string {
+	if names, _, _ := missingModels(m.Models); len(names) > 0 {
+		return "Download the missing models above, then press Start listening and speak."
+	}
+	return "Press Start listening and speak. In push-to-talk mode hold Space while you talk; Esc stops a reply."
+}
+
+// bubble is one entry of the conversation, as in a chat: who and when
+// above what was said, the user's indented from the left and the
+// assistant's from the right.
+type bubble struct {
+	head, text *widget.Label
+	bg         *canvas.Rectangle
+	row        *fyne.Container
+}
+
+// bubbleIndent is how far a bubble stays from the other speaker's side.
+const bubbleIndent = 96
+
+func newBubble() *bubble {
+	b := &bubble{
+		head: widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		text: widget.NewLabel(""),
+		bg:   canvas.NewRectangle(color.Transparent),
+	}
+	b.head.SizeName = theme.SizeNameCaptionText
+	b.text.Wrapping = fyne.TextWrapWord
+	b.bg.CornerRadius = 10
+	b.row = container.New(&layout.CustomPaddedLayout{TopPadding: 4, BottomPadding: 4},
+		container.NewStack(b.bg, container.New(layout.NewCustomPaddedLayout(-6, -6, 0, 0), container.NewVBox(b.head, b.text))))
+	return b
+}
+
+func (b *bubble) show(e Entry) {
+	b.head.SetText(e.Header())
+	b.text.SetText(e.Text)
+	pad := b.row.Layout.(*layout.CustomPaddedLayout)
+	if e.Role == User {
+		pad.LeftPadding, pad.RightPadding = bubbleIndent, 0
+		b.bg.FillColor = userBubble
+		b.head.Importance = widget.HighImportance
+	} else {
+		pad.LeftPadding, pad.RightPadding = 0, bubbleIndent
+		b.bg.FillColor = theme.Color(theme.ColorNameInputBackground)
+		b.head.Importance = widget.MediumImportance
+	}
+	if e.Interrupted {
+		b.head.Importance = widget.WarningImportance
+	}
+	b.head.Refresh()
+	b.bg.Refresh()
+	b.row.Refresh()
+}
+
+// line is the bubble as one line of text, for Dump.
+func (b *bubble) line() string { return "[" + b.head.Text + "] " + b.text.Text }
+
+// userBubble is the user's bubble: the primary color, faint.
+var userBubble = color.NRGBA{0x29, 0x79, 0xff, 0x30}
+
 func (u *UI) refreshProblem() {
 	m := &u.model
 	var msgs []string
-	if m.Missing != nil {
-		msgs = append(msgs, "Missing: "+m.Missing.Message)
-	} else if m.Err != "" {
+	if m.Err != "" {
 		msgs = append(msgs, "Error: "+m.Err)
 	}
 	if m.Notice != "" {
 		msgs = append(msgs, "Note: "+m.Notice)
 	}
 	u.errText.Importance = widget.WarningImportance
-	if m.Missing != nil || m.Err != "" {
+	if m.Err != "" {
 		u.errText.Importance = widget.DangerImportance
 	}
 	u.errText.SetText(strings.Join(msgs, "\n"))
 	show(u.errText, len(msgs) > 0)
-	canDownload := m.Missing != nil && len(m.Missing.Models) > 0 && m.Download == nil
+}
+
+// refreshModels shows the models panel while a model is missing, a
+// download runs or has failed, and hides it once all is in place.
+func (u *UI) refreshModels() {
+	m := &u.model
+	names, bytes, unknown := missingModels(m.Models)
+	show(u.models, len(names) > 0 || m.Download != nil || m.DownloadErr != "")
+	if len(u.modelRows.Objects) != len(m.Models) {
+		u.modelRows.RemoveAll()
+		for range m.Models {
+			// Cut rather than widen the window.
+			l := widget.NewLabel("")
+			l.Truncation = fyne.TextTruncateEllipsis
+			u.modelRows.Add(l)
+		}
+	}
+	for i, r := range m.Models {
+		l := u.modelRows.Objects[i].(*widget.Label)
+		l.Importance = rowImportance[r.State]
+		l.SetText(r.Line())
+	}
+	u.downloadErr.SetText(m.DownloadErr + "\n" + downloadHint)
+	show(u.downloadErr, m.DownloadErr != "")
+	canDownload := len(names) > 0 && m.Download == nil
 	if canDownload {
-		u.download.SetText(downloadLabel(m.Missing))
+		u.download.SetText(downloadLabel(names, bytes, unknown, m.DownloadErr != ""))
 	}
 	show(u.download, canDownload)
 	if d := m.Download; d != nil {
@@ -353,6 +472,16 @@ func (u *UI) refreshProblem() {
 	}
 	show(u.progress, m.Download != nil)
 	show(u.progressLabel, m.Download != nil)
+}
+
+// downloadHint is the way on when a download fails.
+const downloadHint = "Check the network connection and try again, or copy the model files by hand (docs/models.md says where they go)."
+
+var rowImportance = map[ModelState]widget.Importance{
+	ModelInstalled: widget.SuccessImportance,
+	ModelMissing:   widget.DangerImportance,
+	ModelUnused:    widget.LowImportance,
+	ModelNotBuilt:  widget.WarningImportance,
 }
 
 func show(o fyne.CanvasObject, visible bool) {
@@ -372,8 +501,7 @@ func (u *UI) toggle() {
 	u.Start()
 }
 
-func (u *UI) setMode(mode string) {
-	ptt := mode == pushToTalk
+func (u *UI) setPushToTalk(ptt bool) {
 	u.ctl.Gate.SetPushToTalk(ptt)
 	if ptt {
 		u.talk.Enable()
@@ -396,22 +524,30 @@ func (u *UI) clearConversation() {
 	}
 }
 
-func (u *UI) startDownload() {
+// DownloadMissing fetches the models the panel lists as missing; then, if
+// start is set or they were missing for a session the user asked for, the
+// session starts once they are in.
+func (u *UI) DownloadMissing(start bool) {
 	var models []assets.Model
 	u.update(func(m *Model) {
-		if m.Missing == nil {
-			return
-		}
+		names, _, _ := missingModels(m.Models)
 		var err error
-		if models, err = m.Missing.manifestModels(); err != nil {
-			m.Err = err.Error()
+		if models, err = manifestModels(names); err != nil {
+			m.DownloadErr = shortError(err)
 			return
 		}
-		m.Download = &DownloadProgress{Label: "starting download"}
+		start = start || m.StartBlocked
+		m.Download, m.DownloadErr = &DownloadProgress{Label: "starting download"}, ""
+		if start {
+			m.Err = ""
+		}
 	})
-	if len(models) > 0 {
+	switch {
+	case len(models) > 0:
 		src, stages := u.session()
-		u.ctl.Download(src, stages, models)
+		u.ctl.Download(src, stages, models, start)
+	case start:
+		u.Start() // nothing to download
 	}
 }
 
@@ -422,18 +558,31 @@ func (u *UI) Dump() string {
 	fmt.Fprintf(&b, "status: %s\n", u.status.Text)
 	fmt.Fprintf(&b, "indicators: %s, %s\n", u.userVoice.Text, u.assistantVoice.Text)
 	b.WriteString("conversation:\n")
-	for _, l := range u.lines {
-		fmt.Fprintf(&b, "  %s\n", l.Text)
+	for _, bb := range u.bubbles {
+		fmt.Fprintf(&b, "  %s\n", bb.line())
 	}
 	if u.partial.Text != "" {
-		fmt.Fprintf(&b, "partial: %s\n", u.partial.Text)
+		what := "partial"
+		if u.model.Partial == "" {
+			what = "hint"
+		}
+		fmt.Fprintf(&b, "%s: %s\n", what, u.partial.Text)
 	}
 	fmt.Fprintf(&b, "%s\n%s\n", u.latencyText.Text, u.summary.Text)
 	if u.errText.Visible() {
 		fmt.Fprintf(&b, "problem: %s\n", u.errText.Text)
 	}
-	if u.download.Visible() {
-		fmt.Fprintf(&b, "offer: %s\n", u.download.Text)
+	if u.models.Visible() {
+		b.WriteString("models:\n")
+		for _, o := range u.modelRows.Objects {
+			fmt.Fprintf(&b, "  %s\n", o.(*widget.Label).Text)
+		}
+		if u.downloadErr.Visible() {
+			fmt.Fprintf(&b, "  download failed: %s\n", u.model.DownloadErr)
+		}
+		if u.download.Visible() {
+			fmt.Fprintf(&b, "  offer: %s\n", u.download.Text)
+		}
 	}
 	return b.String()
 }

@@ -2,12 +2,14 @@ package app
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/internal/testenv"
+	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/pipeline"
 )
 
@@ -35,8 +38,8 @@ func (u *UI) feed(events ...pipeline.Event) {
 
 func lineTexts(u *UI) []string {
 	var out []string
-	for _, l := range u.lines {
-		out = append(out, l.Text)
+	for _, b := range u.bubbles {
+		out = append(out, b.line())
 	}
 	return out
 }
@@ -51,24 +54,25 @@ func TestUIScriptedConversation(t *testing.T) {
 	assert.Equal(t, "User speaking", u.status.Text)
 	assert.Equal(t, "… what is the weather", u.partial.Text)
 	assert.Equal(t, "You: speaking", u.userVoice.Text)
-	assert.Empty(t, u.lines)
+	assert.Empty(t, u.bubbles)
 
 	u.feed(demoEvents[5:13]...)
 	assert.Equal(t, "Thinking", u.status.Text)
 	assert.Empty(t, u.partial.Text)
-	assert.Equal(t, []string{"You: what is the weather like today", "Assistant: It is sunny …"}, lineTexts(u), "the reply streams")
+	assert.Equal(t, []string{"[You · 0:00] what is the weather like today", "[Assistant · 0:00 · …] It is sunny"}, lineTexts(u), "the reply streams")
 	assert.Equal(t, "Assistant: speaking", u.assistantVoice.Text)
 
 	u.feed(demoEvents[13:21]...)
 	assert.Equal(t, "Interrupted", u.status.Text)
-	assert.Equal(t, "Assistant: It is sunny [interrupted]", u.lines[1].Text)
-	assert.Equal(t, widget.WarningImportance, u.lines[1].Importance, "interrupted replies stand out")
+	assert.Equal(t, "[Assistant · 0:00 · interrupted] It is sunny", u.bubbles[1].line())
+	assert.Equal(t, widget.WarningImportance, u.bubbles[1].head.Importance, "interrupted replies stand out")
+	assert.Equal(t, widget.HighImportance, u.bubbles[0].head.Importance, "the user's turns stand out from the replies")
 	assert.Equal(t, "Last turn: endpointing 700 ms | ASR final 0 ms | first token 120 ms | first audio 240 ms", u.latencyText.Text)
 	assert.Equal(t, []float64{700, 0, 120, 240}, u.latencyBar.Layout.(*barLayout).weights)
 
 	u.feed(demoEvents[21:]...)
 	assert.Equal(t, "Listening", u.status.Text)
-	assert.Len(t, u.lines, 4)
+	assert.Len(t, u.bubbles, 4)
 	assert.Equal(t, "Session: 2 turns (1 interrupted)  end-to-end p50 980 ms  p95 980 ms", u.summary.Text)
 	assert.False(t, u.errText.Visible())
 
@@ -78,7 +82,7 @@ func TestUIScriptedConversation(t *testing.T) {
 	assert.Zero(t, bar[1].Size().Width)
 
 	u.clearConversation()
-	assert.Empty(t, u.lines)
+	assert.Empty(t, u.bubbles)
 	assert.Equal(t, "Last turn: none yet", u.latencyText.Text)
 }
 
@@ -88,13 +92,30 @@ func TestUIErrorView(t *testing.T) {
 	assert.True(t, u.errText.Visible())
 	assert.Equal(t, "Error: asr: model broken", u.errText.Text)
 	assert.Equal(t, widget.DangerImportance, u.errText.Importance)
-	assert.False(t, u.download.Visible())
 
-	u.update(func(m *Model) {
-		m.Stopped(nil)
-		m.Missing = &Problem{Message: "VAD: Silero v5 model not found", Models: []string{"silero-vad-v5"}, Bytes: 2327524}
-	})
-	assert.Equal(t, "Missing: VAD: Silero v5 model not found", u.errText.Text)
+	u.update(func(m *Model) { m.Started() })
+	assert.False(t, u.errText.Visible(), "a new session clears the error")
+
+	u.update(func(m *Model) { m.Notice = "running half duplex" })
+	assert.Equal(t, "Note: running half duplex", u.errText.Text)
+	assert.Equal(t, widget.WarningImportance, u.errText.Importance, "a notice is no error")
+}
+
+var sileroMissing = []ModelRow{
+	{Stage: "Speech detection", Name: "Silero VAD v5", State: ModelMissing, Models: []string{"silero-vad-v5"}, Bytes: 2327524},
+	{Stage: "Speech synthesis", Name: "MOSS-TTS-Nano", State: ModelUnused, Note: "test double: tone"},
+}
+
+// The models panel lists each stage's model, offers the missing ones with
+// their size, shows a download's progress, says why one failed and offers
+// it again, and goes away once all is in place.
+func TestUIModelsPanel(t *testing.T) {
+	u := newTestUI(t, Options{})
+	u.update(func(m *Model) { m.Models = sileroMissing })
+	require.True(t, u.models.Visible())
+	assert.Equal(t, "Speech detection (Silero VAD v5): missing, 2.2 MiB", u.modelRows.Objects[0].(*widget.Label).Text)
+	assert.Equal(t, widget.DangerImportance, u.modelRows.Objects[0].(*widget.Label).Importance)
+	assert.Equal(t, "Speech synthesis (MOSS-TTS-Nano): not used, test double: tone", u.modelRows.Objects[1].(*widget.Label).Text)
 	assert.True(t, u.download.Visible())
 	assert.Equal(t, "Download silero-vad-v5 (2.2 MiB)", u.download.Text)
 	assert.False(t, u.progress.Visible())
@@ -107,12 +128,33 @@ func TestUIErrorView(t *testing.T) {
 	assert.Equal(t, 0.5, u.progress.Value)
 	assert.Equal(t, "silero-vad-v5/silero_vad_v5.onnx: 1.1 MiB of 2.2 MiB", u.progressLabel.Text)
 
-	u.update(func(m *Model) { m.Started() })
-	assert.False(t, u.errText.Visible(), "a new session clears the problem")
+	u.update(func(m *Model) { m.Download, m.DownloadErr = nil, "downloading silero-vad-v5: connection refused" })
+	assert.True(t, u.downloadErr.Visible(), "a failed download says why")
+	assert.Equal(t, "downloading silero-vad-v5: connection refused\n"+downloadHint, u.downloadErr.Text)
+	assert.Equal(t, "Try again: download silero-vad-v5 (2.2 MiB)", u.download.Text)
+	assert.Contains(t, u.Dump(), "download failed: downloading silero-vad-v5: connection refused")
 
-	u.update(func(m *Model) { m.Notice = "running half duplex" })
-	assert.Equal(t, "Note: running half duplex", u.errText.Text)
-	assert.Equal(t, widget.WarningImportance, u.errText.Importance, "a notice is no error")
+	u.update(func(m *Model) {
+		m.DownloadErr = ""
+		m.Models = []ModelRow{{Stage: "Speech detection", Name: "Silero VAD v5", State: ModelInstalled}}
+	})
+	assert.False(t, u.models.Visible(), "nothing to do: out of the way")
+}
+
+// At launch the panel already says what is missing, before any start.
+func TestUIModelsPanelAtLaunch(t *testing.T) {
+	t.Setenv(assets.EnvCache, t.TempDir())
+	s := demoStages()
+	s.TTS = wiring.TTSMoss
+	u := newTestUI(t, Options{Stages: s})
+	require.True(t, u.models.Visible())
+	assert.Contains(t, u.Dump(), "Speech synthesis (MOSS-TTS-Nano): missing")
+	assert.Contains(t, u.Dump(), "offer: Download the 2 missing models")
+	assert.Contains(t, u.Dump(), "hint: Download the missing models above, then press Start listening")
+	assert.False(t, u.errText.Visible(), "nothing has failed yet")
+
+	demo := newTestUI(t, Options{Stages: demoStages()})
+	assert.False(t, demo.models.Visible(), "the doubles need no model")
 }
 
 func TestUIReplaySession(t *testing.T) {
@@ -138,7 +180,7 @@ func TestUIPushToTalkAndMute(t *testing.T) {
 	assert.True(t, g.Open())
 	assert.True(t, u.talk.Disabled(), "hands-free needs no talk button")
 
-	u.mode.SetSelected(pushToTalk)
+	u.pushToTalk.SetChecked(true)
 	assert.False(t, g.Open())
 	require.False(t, u.talk.Disabled())
 	u.talk.MouseDown(&desktop.MouseEvent{})
@@ -146,7 +188,7 @@ func TestUIPushToTalkAndMute(t *testing.T) {
 	u.talk.MouseUp(&desktop.MouseEvent{})
 	assert.False(t, g.Open())
 
-	u.mode.SetSelected(handsFree)
+	u.pushToTalk.SetChecked(false)
 	test.Tap(u.mute)
 	assert.False(t, g.Open())
 	test.Tap(u.mute)
@@ -173,14 +215,14 @@ func TestUISettingsSaved(t *testing.T) {
 	s, err := f.settings(u.settings)
 	require.NoError(t, err)
 	u.saveSettings(s)
-	u.mode.SetSelected(pushToTalk)
+	u.pushToTalk.SetChecked(true)
 
 	again := New(a, Options{})
 	want := Settings{CaptureDevice: "USB mic", ModelDir: "/models", SystemPrompt: "Be terse.", PushToTalk: true,
 		BargeIn: pipeline.BargeIn{Mode: pipeline.InterruptDuck, MinSpeech: 400 * time.Millisecond, MinWords: 2,
 			Backchannels: []string{"yeah", "嗯", "uh-huh"}}}
 	assert.Equal(t, want, again.settings)
-	assert.Equal(t, pushToTalk, again.mode.Selected)
+	assert.True(t, again.pushToTalk.Checked)
 	assert.Equal(t, bargeInModes[1].label, newSettingsForm(again.settings).bargeIn.Selected)
 
 	for _, bad := range []struct {
@@ -215,7 +257,8 @@ func TestUIDownloadButton(t *testing.T) {
 		Puller: assets.Puller{Dir: cache, Mirror: srv.URL},
 	})
 	u.update(func(m *Model) {
-		m.Missing = &Problem{Message: "VAD: Silero v5 model not found", Models: []string{"silero-vad-v5"}, Bytes: int64(len(data))}
+		m.Models = sileroMissing
+		m.StartBlocked = true // as after a start that failed for want of it
 	})
 	require.True(t, u.download.Visible())
 	test.Tap(u.download)
@@ -233,20 +276,70 @@ func TestUIDownloadButton(t *testing.T) {
 	assert.False(t, u.download.Visible())
 	assert.False(t, u.progress.Visible())
 	assert.False(t, u.errText.Visible())
-	assert.Len(t, u.lines, 4, "the session ran once the model was in")
+	assert.Len(t, u.bubbles, 4, "the session ran once the model was in")
 }
 
 // The download button stays short however many models are missing (they
-// are listed above it), and says when part of the size is unknown.
+// are listed above it), says when part of the size is unknown, and offers
+// a failed download again.
 func TestDownloadLabel(t *testing.T) {
 	for _, tc := range []struct {
-		p    Problem
-		want string
+		names   []string
+		bytes   int64
+		unknown bool
+		retry   bool
+		want    string
 	}{
-		{Problem{Models: []string{"silero-vad-v5"}, Bytes: 2327524}, "Download silero-vad-v5 (2.2 MiB)"},
-		{Problem{Models: []string{"a", "b", "c"}, Bytes: 3 << 20}, "Download the 3 missing models (3.0 MiB)"},
-		{Problem{Models: []string{"a", "llm"}, Bytes: 1 << 20, SizeUnknown: true}, "Download the 2 missing models (1.0 MiB and more)"},
+		{[]string{"silero-vad-v5"}, 2327524, false, false, "Download silero-vad-v5 (2.2 MiB)"},
+		{[]string{"a", "b", "c"}, 3 << 20, false, false, "Download the 3 missing models (3.0 MiB)"},
+		{[]string{"a", "llm"}, 1 << 20, true, false, "Download the 2 missing models (1.0 MiB and more)"},
+		{[]string{"a", "llm"}, 1 << 20, true, true, "Try again: download the 2 missing models (1.0 MiB and more)"},
 	} {
-		assert.Equal(t, tc.want, downloadLabel(&tc.p))
+		assert.Equal(t, tc.want, downloadLabel(tc.names, tc.bytes, tc.unknown, tc.retry))
 	}
+}
+
+// The keyboard: Space holds the microphone open in push-to-talk mode (and
+// does nothing hands-free), Esc reaches the running session as a press of
+// the stop key.
+func TestUIKeys(t *testing.T) {
+	src := &heldSource{started: make(chan Session, 1)}
+	u := newTestUI(t, Options{Source: src, Stages: demoStages()})
+	g := &u.ctl.Gate
+	space := &fyne.KeyEvent{Name: fyne.KeySpace}
+	u.keyDown(space)
+	assert.True(t, g.Open(), "hands-free: the microphone is open anyway")
+	u.pushToTalk.SetChecked(true)
+	assert.False(t, g.Open())
+	u.keyDown(space)
+	assert.True(t, g.Open(), "Space held")
+	u.keyUp(space)
+	assert.False(t, g.Open(), "Space let go")
+
+	u.keyDown(&fyne.KeyEvent{Name: fyne.KeyEscape})
+	u.Start()
+	s := <-src.started
+	u.keyDown(&fyne.KeyEvent{Name: fyne.KeyEscape})
+	select {
+	case <-s.StopKey:
+	case <-time.After(10 * time.Second):
+		require.FailNow(t, "Esc did not reach the session")
+	}
+	select {
+	case <-s.StopKey:
+		require.FailNow(t, "a press before the session started reached it")
+	default:
+	}
+	u.ctl.Stop()
+	u.ctl.Wait()
+}
+
+// heldSource is a Source double that runs until stopped, handing the test
+// its session.
+type heldSource struct{ started chan Session }
+
+func (h *heldSource) Run(ctx context.Context, s Session) error {
+	h.started <- s
+	<-ctx.Done()
+	return nil
 }

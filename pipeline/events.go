@@ -38,7 +38,8 @@ const (
 	// is paused (or ducked) while the pipeline decides.
 	EvBargeInPending EventType = "barge_in_pending"
 	// EvBargeIn: a confirmed interruption; the reply is cancelled and Text
-	// is what the user heard of it.
+	// is what the user heard of it. Reason is ReasonStopKey when the
+	// user's stop key did it (Config.Interrupt), empty for speech.
 	EvBargeIn EventType = "barge_in"
 	// EvBargeInResumed: the sound was not an interruption; the reply plays
 	// on from where it paused.
@@ -59,6 +60,9 @@ const (
 	EvTurnMetrics     EventType = "turn_metrics"
 	EvError           EventType = "error"
 )
+
+// ReasonStopKey is a barge-in's reason when the stop key did it.
+const ReasonStopKey = "stop_key"
 
 // Event is one entry of the session's event stream, consumed by the GUI,
 // the CLI's --json output, the replay harness and tests. Which fields are

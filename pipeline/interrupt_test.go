@@ -449,3 +449,44 @@ func TestThousandBargeIns(t *testing.T) {
 	assert.LessOrEqual(t, goroutines[1], goroutines[0]+2, "goroutines")
 	assert.Less(t, int64(heap[1])-int64(heap[0]), int64(8<<20), "heap growth")
 }
+
+// The stop key (Config.Interrupt) cuts the reply at once, as a barge-in
+// that needs no speech: what was heard is remembered as interrupted, the
+// speaker goes quiet, and the next question is answered with that history.
+// A stop with no reply under way does nothing.
+func TestStopKeyCutsTheReply(t *testing.T) {
+	const pressed = 4 * time.Second
+	s := scenario{
+		length: 30 * time.Second,
+		user: []pipelinetest.Utterance{
+			{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: "tell me a long story"},
+			{Start: 20 * time.Second, End: 21 * time.Second, Text: "thanks"},
+		},
+		replies:   []string{strings.Repeat(story+" ", 4), "You are welcome."},
+		stopKeyAt: []time.Duration{200 * time.Millisecond, pressed, 10 * time.Second},
+	}
+	var gen *pipelinetest.ScriptedLLM
+	s.tune = func(c *pipeline.Config) { gen = c.LLM.(*pipelinetest.ScriptedLLM) }
+	o := s.run(t)
+
+	barge := o.of(pipeline.EvBargeIn)
+	require.Len(t, barge, 1, "only the press during the reply stops anything")
+	assert.Equal(t, pipeline.ReasonStopKey, barge[0].Reason)
+	assert.Equal(t, 1, barge[0].Turn)
+	assert.Equal(t, pressed, barge[0].At, "at the press, on the replay clock")
+	heard := barge[0].Text
+	assert.NotEmpty(t, heard)
+	assert.True(t, strings.HasPrefix(story, heard), "heard %q", heard)
+	assert.Less(t, len(heard), len(story), "the reply was cut early")
+	assert.Less(t, o.soundingFor(pressed+50*time.Millisecond, 20*time.Second), time.Millisecond, "quiet after the stop")
+
+	assert.Equal(t, []string{"tell me a long story", "thanks"}, texts(o.of(pipeline.EvTurnCommit)))
+	convs := gen.Conversations()
+	assert.Equal(t, []llm.Message{
+		{Role: llm.System, Content: "You are a helpful assistant."},
+		{Role: llm.User, Content: "tell me a long story"},
+		{Role: llm.Assistant, Content: heard, Interrupted: true},
+		{Role: llm.User, Content: "thanks"},
+	}, convs[len(convs)-1])
+	assert.Greater(t, o.soundingFor(21*time.Second, 30*time.Second), 500*time.Millisecond, "the second reply is heard")
+}

@@ -47,6 +47,14 @@ type Config struct {
 	// Speculate starts the reply at the user's first pause, before the
 	// turn is committed (see speculate.go), if the LLM rolls back.
 	Speculate bool
+	// Interrupt, if set, stops the reply whenever a value arrives: the
+	// user's stop key (the desktop app's Esc). It acts as a barge-in that
+	// needs no speech to decide: speech already over the reply becomes the
+	// next turn, and a speculated reply, not heard yet, is left alone. As
+	// with capture frames, the sender takes a hold on the clock before
+	// each send (clock.Clock.Hold) and the pipeline releases it once it
+	// has acted, so on a virtual clock the stop lands at one audio time.
+	Interrupt <-chan struct{}
 	// ComputeScale puts each stage's measured compute, times this, on the
 	// clock (see compute.go); 0 leaves compute free, for replays whose
 	// figures are the same on every run.
@@ -207,6 +215,11 @@ func (p *Pipeline) Run(ctx context.Context) (err error) {
 			return nil
 		case r := <-p.done:
 			p.responseEnded(r)
+			p.clk.Release()
+		case <-p.cfg.Interrupt:
+			if p.resp != nil {
+				p.bargeIn(p.turn, ReasonStopKey)
+			}
 			p.clk.Release()
 		case f, ok := <-frames:
 			if !ok {
@@ -397,7 +410,7 @@ func (p *Pipeline) arbitrate(t *userTurn, now time.Duration) {
 	speech := audio.Mono16k.Duration(int64(t.voiced))
 	switch {
 	case p.listen.confirms(t.partial, speech):
-		p.bargeIn(t)
+		p.bargeIn(t, "")
 	case !t.speaking && now-t.speechEnd >= p.cfg.BargeIn.ResumeAfter:
 		p.resumeReply(t)
 	}
@@ -487,16 +500,18 @@ func (p *Pipeline) commit(reason turn.Reason) error {
 
 // bargeIn interrupts the current response: cancel first so no more audio
 // can be queued, then flush so the next device period is silent. The
-// speech that interrupted is a turn of its own from here on, with all it
-// has been heard to say.
-func (p *Pipeline) bargeIn(t *userTurn) {
+// speech that interrupted (t, nil when a stop key did) is a turn of its
+// own from here on, with all it has been heard to say.
+func (p *Pipeline) bargeIn(t *userTurn, reason string) {
 	at := p.clk.Now()
 	r := p.resp
-	t.over = false // the user's turn now, whatever it turns out to hold
+	if t != nil {
+		t.over = false // the user's turn now, whatever it turns out to hold
+	}
 	heard := p.cancelResponse()
-	p.emit(Event{Type: EvBargeIn, At: at, Turn: r.turn, Text: heard})
+	p.emit(Event{Type: EvBargeIn, At: at, Turn: r.turn, Text: heard, Reason: reason})
 	p.setState(StateInterrupted, at)
-	if t.speaking {
+	if t != nil && t.speaking {
 		p.setState(StateUserSpeaking, at)
 	} else {
 		p.setState(StateListening, at)

@@ -39,6 +39,9 @@ type scenario struct {
 	// tokensPerSecond paces the scripted LLM (default 50, negative for no
 	// delay at all).
 	tokensPerSecond float64
+	// stopKeyAt are the audio times the stop key is pressed at
+	// (Config.Interrupt).
+	stopKeyAt []time.Duration
 }
 
 type outcome struct {
@@ -85,6 +88,13 @@ func (s scenario) run(t testing.TB) outcome {
 		s.input = pipelinetest.Voice(s.length, s.user...)
 	}
 	dev := audio.VirtualConfig{Input: s.input, Echo: s.echo, Stall: 5 * time.Second}
+	if len(s.stopKeyAt) > 0 {
+		keys := make(chan struct{})
+		cfg.Interrupt = keys
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go pressAt(ctx, clk, keys, s.stopKeyAt)
+	}
 	res, err := pipeline.Replay(context.Background(), clk, cfg, dev, func(e pipeline.Event) {
 		out.events = append(out.events, e)
 	})
@@ -98,6 +108,24 @@ func (s scenario) run(t testing.TB) outcome {
 		}
 	}
 	return out
+}
+
+// pressAt sends a key press at each audio time, holding the clock from
+// the moment it wakes until the pipeline has taken the press.
+func pressAt(ctx context.Context, clk *clock.Virtual, keys chan<- struct{}, times []time.Duration) {
+	for _, at := range times {
+		clk.Hold()
+		if clk.Sleep(ctx, at-clk.Now()) != nil {
+			clk.Release()
+			return
+		}
+		select {
+		case keys <- struct{}{}:
+		case <-ctx.Done():
+			clk.Release()
+			return
+		}
+	}
 }
 
 func (o outcome) of(typ pipeline.EventType) []pipeline.Event {

@@ -298,7 +298,7 @@ func TestVADCommand(t *testing.T) {
 
 func TestTurnCommand(t *testing.T) {
 	testenv.Model(t, "silero_vad_v5.onnx")
-	stdout, stderr, err := agent(t, "turn", "testdata/demo.wav", "--model", "../turn/smartturn/testdata/smart_turn_tiny.onnx", "--json")
+	stdout, stderr, err := agent(t, "turn", "testdata/demo.wav", "--turn-model", "../turn/smartturn/testdata/smart_turn_tiny.onnx", "--json")
 	require.NoError(t, err, stderr)
 	var out struct {
 		Probability float64 `json:"probability"`
@@ -309,7 +309,7 @@ func TestTurnCommand(t *testing.T) {
 	assert.Less(t, out.Probability, 1.0)
 	assert.Equal(t, out.Probability >= 0.5, out.Complete)
 
-	_, stderr, err = agent(t, "turn", "testdata/demo.wav", "--model", "/nonexistent/smart-turn.onnx")
+	_, stderr, err = agent(t, "turn", "testdata/demo.wav", "--turn-model", "/nonexistent/smart-turn.onnx")
 	require.Error(t, err)
 	assert.Contains(t, stderr, "/nonexistent/smart-turn.onnx")
 }

@@ -137,18 +137,30 @@ type Config struct {
 	FrontEnd audio.FrontEnd `yaml:"-"`
 }
 
+// ErrOpen is wrapped by the error of a device that would not open; each
+// front end adds how to pick another in its own terms.
+var ErrOpen = errors.New("cannot open")
+
+// DefaultConfig is the configuration a zero Config's fields stand for: the
+// system's default devices at 48 kHz, mono playback, 10 ms periods and 5 s
+// queued for the speaker.
+func DefaultConfig() Config {
+	return Config{Rate: 48000, PlaybackChannels: 1, Period: 10 * time.Millisecond, PlaybackBuffer: 5 * time.Second}
+}
+
 func (c *Config) defaults() error {
+	def := DefaultConfig()
 	if c.Rate == 0 {
-		c.Rate = 48000
+		c.Rate = def.Rate
 	}
 	if c.PlaybackChannels == 0 {
-		c.PlaybackChannels = 1
+		c.PlaybackChannels = def.PlaybackChannels
 	}
 	if c.Period == 0 {
-		c.Period = 10 * time.Millisecond
+		c.Period = def.Period
 	}
 	if c.PlaybackBuffer == 0 {
-		c.PlaybackBuffer = 5 * time.Second
+		c.PlaybackBuffer = def.PlaybackBuffer
 	}
 	if err := (audio.Format{Rate: c.Rate, Channels: c.PlaybackChannels}).Validate(); err != nil {
 		return fmt.Errorf("audio device config: %w", err)
@@ -414,7 +426,7 @@ func open(cfg Config, ctx *malgo.AllocatedContext) (*Duplex, error) {
 	}
 	d.dev, err = malgo.InitDevice(ctx.Context, dc, malgo.DeviceCallbacks{Data: d.process, Stop: d.onStop})
 	if err != nil {
-		return nil, fmt.Errorf("audio device %q: cannot open at %d Hz f32 (capture mono, playback %d ch): %v; check that a sound server runs (PulseAudio or PipeWire: pulseaudio --start) and that the device exists and is not held by another program; voice-agent devices lists what can be opened, --backend alsa|pulseaudio picks the backend", d.name, cfg.Rate, cfg.PlaybackChannels, err)
+		return nil, fmt.Errorf("audio device %q: %w at %d Hz f32 (capture mono, playback %d ch): %w; check that a sound server runs (PulseAudio or PipeWire: pulseaudio --start) and that the device exists and is not held by another program", d.name, ErrOpen, cfg.Rate, cfg.PlaybackChannels, err)
 	}
 
 	d.wg.Add(1)

@@ -77,7 +77,7 @@ the scripted recognizer and LLM), and the report names it.`,
 		},
 	}
 	cmd.Flags().Float64Var(&scale, "compute-scale", scale, "charge each stage's compute to the clock times this (1: this machine; 20: a device 20 times slower)")
-	return cmd
+	return a.stageFlags(cmd, wiring.PipelineFlags)
 }
 
 func summarizeBench(turns []pipeline.TurnMetrics) pipelineBench {

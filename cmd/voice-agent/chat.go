@@ -26,7 +26,7 @@ import (
 // chatCmd is a text conversation with the language model: the same
 // generator and history the voice pipeline uses, without audio.
 func (a *app) chatCmd() *cobra.Command {
-	return &cobra.Command{
+	return a.stageFlags(&cobra.Command{
 		Use: "chat [--llm-model-dir DIR]",
 		Example: `  voice-agent chat
   voice-agent chat --llm scripted --script test/testdata/demo.json`,
@@ -74,7 +74,7 @@ func (a *app) chatCmd() *cobra.Command {
 					stats.PromptTokens, stats.GeneratedTokens, stats.Prefill.Round(time.Millisecond), stats.Decode.Round(time.Millisecond), note)
 			}
 		},
-	}
+	}, wiring.LLMFlags)
 }
 
 // reply streams one answer to out until it ends or an interrupt arrives.
@@ -138,7 +138,7 @@ func (a *app) benchLLMCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&runs, "runs", 5, "measured runs per test (after one warm-up)")
-	return cmd
+	return a.stageFlags(cmd, wiring.LLMFlags)
 }
 
 type llmBenchTest struct {

@@ -20,14 +20,14 @@ import (
 
 const exampleConfig = "../../configs/voice-agent.yaml"
 
-// loadWith runs a command that opens nothing under the given config file
-// and returns the configuration it ended up with.
+// loadWith runs `config` (which takes every flag and opens nothing) under
+// the given config file and returns the configuration it ended up with.
 func loadWith(t *testing.T, path string, flags ...string) (Config, error) {
 	t.Helper()
-	a := &app{cfg: Config{Stages: wiring.DefaultStages()}}
+	a := newApp()
 	root := a.root()
 	root.SetOut(&bytes.Buffer{})
-	root.SetArgs(append([]string{"devices", "--backend", "null", "--config", path}, flags...))
+	root.SetArgs(append([]string{"config", "--config", path}, flags...))
 	err := root.Execute()
 	return a.cfg, err
 }
@@ -157,7 +157,7 @@ func TestCheckLeaks(t *testing.T) {
 // devices --json lists the devices as the events are written: lower_snake
 // keys.
 func TestDevicesJSON(t *testing.T) {
-	a := &app{cfg: Config{Stages: wiring.DefaultStages()}}
+	a := newApp()
 	root := a.root()
 	var out bytes.Buffer
 	root.SetOut(&out)

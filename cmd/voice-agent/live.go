@@ -40,12 +40,8 @@ func (a *app) runCmd() *cobra.Command {
 			return err
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&d.Backend, "backend", "", "audio backend: pulseaudio, alsa, null (default: automatic)")
-	f.StringVar(&d.Capture, "capture", "", "capture device name (default: system default)")
-	f.StringVar(&d.Playback, "playback", "", "playback device name (default: system default)")
-	f.IntVar(&d.Rate, "rate", 48000, "device sample rate")
-	return cmd
+	a.deviceFlags(cmd.Flags())
+	return a.stageFlags(cmd, wiring.PipelineFlags)
 }
 
 func (a *app) devicesCmd() *cobra.Command {

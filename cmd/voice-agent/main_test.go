@@ -33,10 +33,10 @@ stages:
   vad_tuning:
     threshold: 0.6
 `), 0o644))
-	a := &app{cfg: Config{Stages: wiring.DefaultStages()}}
+	a := newApp()
 	root := a.root()
 	root.SetOut(&bytes.Buffer{})
-	root.SetArgs([]string{"devices", "--backend", "null", "--config", path, "--llm", "mnn", "--barge-in-min-words", "2", "--backchannels", "ok,sure"})
+	root.SetArgs([]string{"config", "--config", path, "--llm", "mnn", "--barge-in-min-words", "2", "--backchannels", "ok,sure"})
 	require.NoError(t, root.Execute())
 
 	st := a.cfg.Stages
@@ -74,10 +74,10 @@ func TestConfigValuesAreChecked(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "config.yaml")
 			require.NoError(t, os.WriteFile(path, []byte(tc.yaml), 0o644))
-			a := &app{cfg: Config{Stages: wiring.DefaultStages()}}
+			a := newApp()
 			root := a.root()
 			root.SetOut(&bytes.Buffer{})
-			root.SetArgs(append([]string{"devices", "--backend", "null", "--config", path}, tc.args...))
+			root.SetArgs(append([]string{"config", "--config", path}, tc.args...))
 			err := root.Execute()
 			if tc.err == "" {
 				require.NoError(t, err)
@@ -92,9 +92,9 @@ func TestConfigValuesAreChecked(t *testing.T) {
 func TestBadConfigFileIsAnError(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	require.NoError(t, os.WriteFile(path, []byte("stages: [not, a, map"), 0o644))
-	a := &app{cfg: Config{Stages: wiring.DefaultStages()}}
+	a := newApp()
 	root := a.root()
-	root.SetArgs([]string{"devices", "--backend", "null", "--config", path})
+	root.SetArgs([]string{"config", "--config", path})
 	err := root.Execute()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), path)
@@ -120,7 +120,7 @@ func TestModelsCacheFromFlagEnvOrConfigFile(t *testing.T) {
 			if c.env == "" {
 				require.NoError(t, os.Unsetenv(assets.EnvCache))
 			}
-			a := &app{cfg: Config{Stages: wiring.DefaultStages()}}
+			a := newApp()
 			root := a.root()
 			var out bytes.Buffer
 			root.SetOut(&out)
@@ -163,4 +163,91 @@ func FuzzConfigFile(f *testing.F) {
 		}
 		require.Equal(t, cfg, again)
 	})
+}
+
+// What `config` prints is a config file that gives the same settings back,
+// flags included: the way to start one's own.
+func TestConfigPrintsAFileThatLoadsBack(t *testing.T) {
+	a := newApp()
+	root := a.root()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	empty := filepath.Join(t.TempDir(), "empty.yaml")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	root.SetArgs([]string{"config", "--config", empty, "--llm-threads", "3", "--barge-in=duck", "--rate", "44100", "--backchannels", "ok,sure"})
+	require.NoError(t, root.Execute())
+	printed := a.cfg
+
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(path, out.Bytes(), 0o644))
+	loaded, err := loadWith(t, path)
+	require.NoError(t, err)
+	assert.Equal(t, printed, loaded)
+	assert.Equal(t, 3, loaded.Stages.LLMThreads)
+	assert.Equal(t, pipeline.InterruptDuck, loaded.Stages.BargeIn.Mode)
+	assert.Equal(t, 44100, loaded.Device.Rate)
+	assert.Equal(t, []string{"ok", "sure"}, loaded.Stages.BargeIn.Backchannels)
+}
+
+// Each command offers the flags of the stages it runs: the pipeline
+// commands every stage's, a single-stage command its stage's, and the
+// model and device commands none.
+func TestFlagsBelongToTheCommandsThatUseThem(t *testing.T) {
+	pipelineFlags := []string{"vad", "vad-model", "turn", "turn-model", "asr", "asr-model-dir", "llm", "llm-model-dir",
+		"llm-threads", "system-prompt", "tts", "voice", "barge-in", "speculate", "aec", "half-duplex", "script", "onnxruntime", "model-dir"}
+	for _, tc := range []struct {
+		command []string
+		has     []string
+		lacks   []string
+	}{
+		{[]string{"run"}, append([]string{"capture", "backend"}, pipelineFlags...), nil},
+		{[]string{"replay"}, append([]string{"compute-scale"}, pipelineFlags...), []string{"capture"}},
+		{[]string{"config"}, append([]string{"capture", "rate"}, pipelineFlags...), nil},
+		{[]string{"bench", "pipeline"}, pipelineFlags, nil},
+		{[]string{"vad"}, []string{"vad", "vad-model", "vad-threads", "onnxruntime", "model-dir"}, []string{"asr", "llm-threads", "barge-in", "script"}},
+		{[]string{"turn"}, []string{"turn", "turn-model", "script"}, []string{"vad", "aec"}},
+		{[]string{"asr"}, []string{"asr", "asr-model-dir", "script"}, []string{"turn-model", "speculate"}},
+		{[]string{"chat"}, []string{"llm", "llm-model-dir", "system-prompt", "script"}, []string{"onnxruntime", "tts", "barge-in"}},
+		{[]string{"bench", "llm"}, []string{"llm", "llm-threads"}, []string{"vad", "tts"}},
+		{[]string{"tts"}, []string{"tts", "voice", "tts-model-dir", "onnxruntime"}, []string{"script", "llm", "barge-in"}},
+		{[]string{"models", "list"}, nil, pipelineFlags},
+		{[]string{"models", "pull"}, []string{"mirror"}, pipelineFlags},
+		{[]string{"devices"}, []string{"backend"}, pipelineFlags},
+		{[]string{"version"}, []string{"onnxruntime"}, []string{"vad", "llm", "barge-in", "model-dir"}},
+	} {
+		t.Run(strings.Join(tc.command, " "), func(t *testing.T) {
+			cmd, rest, err := newApp().root().Find(tc.command)
+			require.NoError(t, err)
+			require.Empty(t, rest)
+			for _, name := range tc.has {
+				assert.NotNil(t, cmd.Flags().Lookup(name), "--%s", name)
+			}
+			for _, name := range tc.lacks {
+				assert.Nil(t, cmd.Flags().Lookup(name), "--%s", name)
+			}
+		})
+	}
+}
+
+// A command typed wrong says how to type it.
+func TestWrongUsageSaysWhatToType(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"vad"}, "usage: voice-agent vad IN.wav [flags]"},
+		{[]string{"models", "path"}, "usage: voice-agent models path NAME [flags]"},
+		{[]string{"vad", "--modle", "x", "a.wav"}, "`voice-agent vad --help` lists its flags"},
+		{[]string{"models", "list", "--llm-threads", "2"}, "`voice-agent models list --help` lists its flags"},
+		{[]string{"frobnicate"}, "`voice-agent --help` lists the commands"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			root := newApp().root()
+			root.SetOut(&bytes.Buffer{})
+			root.SetArgs(tc.args)
+			err := root.Execute()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
 }

@@ -15,7 +15,7 @@ import (
 
 // vadCmd prints the speech segments Silero finds in a recording.
 func (a *app) vadCmd() *cobra.Command {
-	return &cobra.Command{
+	return a.stageFlags(&cobra.Command{
 		Use:     "vad IN.wav",
 		Example: `  voice-agent vad test/testdata/demo.wav --json`,
 		Short:   "Print the speech segments in a recording (Silero VAD)",
@@ -56,15 +56,15 @@ func (a *app) vadCmd() *cobra.Command {
 			}
 			return nil
 		},
-	}
+	}, wiring.VADFlags)
 }
 
 // turnCmd prints Smart Turn's completion probability for a recording.
 func (a *app) turnCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use: "turn IN.wav [--model PATH]",
+		Use: "turn IN.wav [--turn-model PATH]",
 		Example: `  voice-agent turn question.wav
-  voice-agent turn question.wav --model smart-turn-v3.2-cpu.onnx`,
+  voice-agent turn question.wav --turn-model smart-turn-v3.2-cpu.onnx`,
 		Short: "Print the probability that the speaker has finished (Smart Turn v3)",
 		Long:  "Runs Smart Turn on the last 8 s of the recording, as the pipeline does at each pause.",
 		Args:  cobra.ExactArgs(1),
@@ -99,14 +99,13 @@ func (a *app) turnCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&a.cfg.Stages.TurnModel, "model", "", "Smart Turn v3 ONNX model (default: as --turn-model)")
-	return cmd
+	return a.stageFlags(cmd, wiring.TurnFlags)
 }
 
 // asrCmd transcribes a recording with X-ASR, printing partial results as
 // they change, as a live session would see them.
 func (a *app) asrCmd() *cobra.Command {
-	return &cobra.Command{
+	return a.stageFlags(&cobra.Command{
 		Use: "asr IN.wav [--asr-model-dir DIR]",
 		Example: `  voice-agent asr test/testdata/demo.wav
   voice-agent asr talk.wav --asr-model-dir ~/models/xasr-zh-en-streaming-160ms --json`,
@@ -159,5 +158,5 @@ func (a *app) asrCmd() *cobra.Command {
 			dur := audio.Mono16k.Duration(int64(len(pcm)))
 			return show(line{Type: "final", AtS: dur.Seconds(), Text: final, RTF: time.Since(start).Seconds() / dur.Seconds()})
 		},
-	}
+	}, wiring.ASRFlags)
 }

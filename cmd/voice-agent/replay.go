@@ -98,7 +98,7 @@ to the replay clock (then each turn's metrics also give every stage's compute).`
 	f.DurationVar(&echoDelay, "echo-delay", 50*time.Millisecond, "simulated speaker-to-mic delay")
 	f.Float64Var(&echoGain, "echo-gain", 0, "simulated echo gain (0: no echo path)")
 	f.Float64Var(&compute, "compute-scale", 0, "charge each stage's measured compute to the replay clock, times this (1: this machine; 50: a device 50x slower; 0: compute is free)")
-	return cmd
+	return a.stageFlags(cmd, wiring.PipelineFlags)
 }
 
 // eventFile opens a JSON-lines event log, or a no-op sink for "".

@@ -55,5 +55,5 @@ func (a *app) ttsCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "WAV file to write")
-	return cmd
+	return a.stageFlags(cmd, wiring.TTSFlags)
 }

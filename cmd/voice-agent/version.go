@@ -74,7 +74,7 @@ func (v buildVersion) print(w io.Writer) {
 }
 
 func (a *app) versionCmd() *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use: "version",
 		Example: `  voice-agent version
   voice-agent version --json`,
@@ -89,4 +89,6 @@ func (a *app) versionCmd() *cobra.Command {
 			return nil
 		},
 	}
+	a.cfg.Stages.AddONNXRuntimeFlag(cmd.Flags())
+	return cmd
 }

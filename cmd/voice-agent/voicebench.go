@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/voicebench"
 	"github.com/voiceassistant/voice/voicebench/score"
 )
@@ -74,7 +75,7 @@ as SUBSET.jsonl with an "audio" field naming a WAV file relative to DIR.`,
 	for _, name := range []string{"data", "subset", "out"} {
 		_ = cmd.MarkFlagRequired(name) // fails only for an undefined flag
 	}
-	return cmd
+	return a.stageFlags(cmd, wiring.PipelineFlags)
 }
 
 func (a *app) voicebenchScoreCmd() *cobra.Command {

@@ -26,7 +26,7 @@ import (
 // voiceAgent runs the command line in-process.
 func voiceAgent(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	a := &app{cfg: Config{Stages: wiring.DefaultStages()}}
+	a := newApp()
 	root := a.root()
 	var out bytes.Buffer
 	root.SetOut(&out)

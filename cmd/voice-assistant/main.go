@@ -34,6 +34,7 @@ type options struct {
 	modelsCache string
 	mirror      string
 	start       bool
+	pull        bool
 }
 
 func main() {
@@ -50,16 +51,25 @@ func command() *cobra.Command {
 		Short: "On-device voice assistant (desktop app)",
 		Long: `Talk to the assistant through the microphone and speaker, with the
 conversation, its state and latency on screen. Devices, the model directory,
-barge-in, echo cancellation and the system prompt are set in the window and
-kept between runs. With --replay a recording stands in for the microphone.`,
+barge-in, echo cancellation and the system prompt are set in the window
+(Settings, or Ctrl+,) and kept between runs. The window lists each stage's
+model and downloads the missing ones. Space is push-to-talk, Esc stops a
+reply. With --replay a recording stands in for the microphone.`,
+		Example: `  voice-assistant
+  voice-assistant --pull --start
+  voice-assistant --replay test/testdata/demo.wav --script test/testdata/demo.json \
+    --vad energy --asr scripted --turn scripted --llm scripted --tts tone`,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE:          func(cmd *cobra.Command, _ []string) error { return run(cmd.Context(), o) },
 	}
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%w (`voice-assistant --help` lists the flags)", err)
+	})
 	f := cmd.Flags()
 	st := &o.stages
-	st.AddBackendFlags(f)
+	st.AddBackendFlags(f, wiring.PipelineFlags)
 	f.StringVar(&o.backend, "backend", "", "audio backend: pulseaudio, alsa, null (default: automatic), as voice-agent's")
 	// The name this flag had before it matched voice-agent's.
 	f.StringVar(&o.backend, "audio-backend", "", "")
@@ -71,6 +81,7 @@ kept between runs. With --replay a recording stands in for the microphone.`,
 	f.StringVar(&o.modelsCache, "models-cache", "", "model cache directory (default $VOICE_MODELS, else $XDG_DATA_HOME/voice-agent/models)")
 	f.StringVar(&o.mirror, "mirror", "", "base URL replacing the scheme and host of model download sources")
 	f.BoolVar(&o.start, "start", false, "start listening at once (always so with --replay)")
+	f.BoolVar(&o.pull, "pull", false, "download the missing models at once (then start, with --start or --replay)")
 	return cmd
 }
 
@@ -113,7 +124,10 @@ func run(ctx context.Context, o options) error {
 		<-ctx.Done()
 		fyne.Do(a.Quit)
 	}()
-	if o.start {
+	switch {
+	case o.pull:
+		u.DownloadMissing(o.start)
+	case o.start:
 		u.Start()
 	}
 	u.Window().ShowAndRun()

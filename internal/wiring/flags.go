@@ -1,16 +1,114 @@
 package wiring
 
-import "github.com/spf13/pflag"
+import (
+	"github.com/spf13/pflag"
 
-// AddBackendFlags defines the flags that choose each stage's backend (and
-// the doubles' script and the ONNX Runtime library), with s's values as
-// defaults: every command that builds a pipeline takes them alike.
-func (s *Stages) AddBackendFlags(f *pflag.FlagSet) {
-	f.StringVar(&s.VAD, "vad", s.VAD, "VAD backend: silero, or energy (test double)")
-	f.StringVar(&s.ASR, "asr", s.ASR, "ASR backend: xasr, or scripted (test double)")
-	f.StringVar(&s.Turn, "turn", s.Turn, "turn detector: smart-turn, none (silence only), or scripted (test double)")
-	f.StringVar(&s.LLM, "llm", s.LLM, "LLM backend: mnn, or scripted (test double)")
-	f.StringVar(&s.TTS, "tts", s.TTS, "TTS backend: moss, none (text only), or tone (test double)")
-	f.StringVar(&s.Script, "script", s.Script, "JSON script for the scripted doubles")
+	"github.com/voiceassistant/voice/pipeline"
+)
+
+// FlagGroup picks the stage flags a command offers: a command takes the
+// flags of the stages it runs and no others, so `vad --help` lists the
+// VAD's knobs and not the barge-in policy's.
+type FlagGroup uint
+
+const (
+	VADFlags FlagGroup = 1 << iota
+	TurnFlags
+	ASRFlags
+	LLMFlags
+	TTSFlags
+	// ConversationFlags are the pipeline's own: barge-in, speculation,
+	// chunking for synthesis and the capture front-end.
+	ConversationFlags
+
+	// PipelineFlags are every stage's and the pipeline's: for the
+	// commands that run the whole assistant.
+	PipelineFlags = VADFlags | TurnFlags | ASRFlags | LLMFlags | TTSFlags | ConversationFlags
+
+	onnxStages   = VADFlags | TurnFlags | ASRFlags | TTSFlags
+	modelStages  = onnxStages | LLMFlags
+	scriptStages = TurnFlags | ASRFlags | LLMFlags
+)
+
+// AddBackendFlags defines the flags that choose the backends of the stages
+// in groups (and the doubles' script and the ONNX Runtime library where a
+// stage needs them), with s's values as defaults.
+func (s *Stages) AddBackendFlags(f *pflag.FlagSet, groups FlagGroup) {
+	if groups&VADFlags != 0 {
+		f.StringVar(&s.VAD, "vad", s.VAD, "VAD backend: silero, or energy (test double)")
+	}
+	if groups&ASRFlags != 0 {
+		f.StringVar(&s.ASR, "asr", s.ASR, "ASR backend: xasr, or scripted (test double)")
+	}
+	if groups&TurnFlags != 0 {
+		f.StringVar(&s.Turn, "turn", s.Turn, "turn detector: smart-turn, none (silence only), or scripted (test double)")
+	}
+	if groups&LLMFlags != 0 {
+		f.StringVar(&s.LLM, "llm", s.LLM, "LLM backend: mnn, or scripted (test double)")
+	}
+	if groups&TTSFlags != 0 {
+		f.StringVar(&s.TTS, "tts", s.TTS, "TTS backend: moss, none (text only), or tone (test double)")
+	}
+	if groups&scriptStages != 0 {
+		f.StringVar(&s.Script, "script", s.Script, "JSON script for the scripted doubles")
+	}
+	if groups&onnxStages != 0 {
+		s.AddONNXRuntimeFlag(f)
+	}
+}
+
+// AddONNXRuntimeFlag defines --onnxruntime, the ONNX Runtime library.
+func (s *Stages) AddONNXRuntimeFlag(f *pflag.FlagSet) {
 	f.StringVar(&s.ONNXRuntime, "onnxruntime", s.ONNXRuntime, "ONNX Runtime library (default: $ONNXRUNTIME_LIB, third_party/onnxruntime, system)")
+}
+
+// AddFlags defines every flag of the stages in groups: backend, model,
+// threads and, for ConversationFlags, the pipeline's policies.
+func (s *Stages) AddFlags(f *pflag.FlagSet, groups FlagGroup) {
+	s.AddBackendFlags(f, groups)
+	if groups&modelStages != 0 {
+		f.StringVar(&s.ModelDir, "model-dir", s.ModelDir, "model directory")
+	}
+	if groups&VADFlags != 0 {
+		f.StringVar(&s.VADModel, "vad-model", s.VADModel, "Silero VAD model (default: model directory, then third_party/models)")
+		f.IntVar(&s.VADThreads, "vad-threads", s.VADThreads, "VAD model CPU threads (default 1)")
+	}
+	if groups&TurnFlags != 0 {
+		f.StringVar(&s.TurnModel, "turn-model", s.TurnModel, "Smart Turn model (default: model directory, then third_party/models)")
+		f.IntVar(&s.TurnThreads, "turn-threads", s.TurnThreads, "Smart Turn model CPU threads (default 1)")
+	}
+	if groups&ASRFlags != 0 {
+		f.StringVar(&s.ASRModelDir, "asr-model-dir", s.ASRModelDir, "X-ASR model directory (default: <model dir>/xasr-zh-en-streaming-160ms, the model directory itself, then third_party/models)")
+		f.IntVar(&s.ASRThreads, "asr-threads", s.ASRThreads, "ASR model CPU threads (default 1)")
+	}
+	if groups&LLMFlags != 0 {
+		f.StringVar(&s.LLMModelDir, "llm-model-dir", s.LLMModelDir, "MNN LLM export directory (default: <model dir>/mnn-pocket-0.3b-int4, then the model directory itself)")
+		f.IntVar(&s.LLMThreads, "llm-threads", s.LLMThreads, "LLM CPU threads (default: one per core but one, at most 4)")
+		f.IntVar(&s.LLMMaxTokens, "llm-max-tokens", s.LLMMaxTokens, "longest reply of the MNN LLM, in tokens (default 512)")
+		f.StringVar(&s.SystemPrompt, "system-prompt", s.SystemPrompt, "system prompt")
+	}
+	if groups&TTSFlags != 0 {
+		f.StringVar(&s.TTSModelDir, "tts-model-dir", s.TTSModelDir, "MOSS-TTS-Nano ONNX set (default: <model dir>/MOSS-TTS-Nano-100M-ONNX)")
+		f.StringVar(&s.TTSCodecDir, "tts-codec-dir", s.TTSCodecDir, "MOSS audio tokenizer ONNX (default: where the TTS set's manifest points)")
+		f.StringVar(&s.Voice, "voice", s.Voice, "built-in voice of the synthesizer (default Junhao)")
+		f.IntVar(&s.TTSThreads, "tts-threads", s.TTSThreads, "TTS model CPU threads (default 1)")
+	}
+	if groups&ConversationFlags != 0 {
+		s.addConversationFlags(f)
+	}
+}
+
+func (s *Stages) addConversationFlags(f *pflag.FlagSet) {
+	f.Var(&s.BargeIn.Mode, "barge-in", "when the user speaks over a reply: pause it and decide (cancel or resume), duck it and decide, or off (let it finish; the speech is the next turn)")
+	f.Lookup("barge-in").NoOptDefVal = string(pipeline.InterruptPause)
+	f.DurationVar(&s.BargeIn.MinSpeech, "barge-in-min-speech", s.BargeIn.MinSpeech, "speech this long interrupts even before it has words (0: at once)")
+	f.IntVar(&s.BargeIn.MinWords, "barge-in-min-words", s.BargeIn.MinWords, "words, backchannels aside, that interrupt (0: only --barge-in-min-speech decides)")
+	f.DurationVar(&s.BargeIn.ResumeAfter, "barge-in-resume-after", s.BargeIn.ResumeAfter, "after a sound that did not interrupt, play on once this much silence has passed")
+	f.StringSliceVar(&s.BargeIn.Backchannels, "backchannels", s.BargeIn.Backchannels, "words and phrases that never interrupt (comma-separated)")
+	f.BoolVar(&s.Speculate, "speculate", s.Speculate, "start the reply at the user's first pause, before the turn is committed (with an LLM that can take it back)")
+	f.IntVar(&s.Chunk.FirstWords, "first-chunk-words", s.Chunk.FirstWords, "end the first chunk for synthesis after this many words (0: at a clause or sentence)")
+	f.BoolVar(&s.FrontEnd.AEC, "aec", s.FrontEnd.AEC, "echo cancellation (with a build with -tags webrtcapm)")
+	f.BoolVar(&s.FrontEnd.NS, "ns", s.FrontEnd.NS, "noise suppression")
+	f.BoolVar(&s.FrontEnd.AGC, "agc", s.FrontEnd.AGC, "automatic gain control")
+	f.BoolVar(&s.FrontEnd.HalfDuplex, "half-duplex", s.FrontEnd.HalfDuplex, "close the microphone while the assistant speaks")
 }

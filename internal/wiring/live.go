@@ -25,6 +25,9 @@ type Live struct {
 	Warn func(string)
 	// Listening is called once the device runs.
 	Listening func()
+	// Interrupt stops the reply when a value arrives (the stop key; see
+	// pipeline.Config.Interrupt).
+	Interrupt <-chan struct{}
 }
 
 // Run builds the stages, opens the device and runs the pipeline until ctx
@@ -64,7 +67,9 @@ func (l Live) Run(ctx context.Context) (stats device.Stats, err error) {
 		return stats, err
 	}
 	defer func() { err = errors.Join(err, dev.Close()) }()
-	cfg.Clock, cfg.Device = clk, dev
+	// The stream clock needs no hold for a press (its Hold and Release
+	// do nothing).
+	cfg.Clock, cfg.Device, cfg.Interrupt = clk, dev, l.Interrupt
 	p, err := pipeline.New(cfg)
 	if err != nil {
 		return stats, err

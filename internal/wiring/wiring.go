@@ -576,11 +576,26 @@ func NewTurnDetector(s Stages) (*smartturn.Model, error) {
 	return smartturn.New(path, s.onnx(s.TurnThreads))
 }
 
-// MissingStages names the stages (as the model manifest does: vad, turn,
-// asr, llm, tts) whose configured real backend has no model where the
-// agent looks for one, without loading anything. The LLM counts only in a
-// build with MNN: without the engine a model would not help.
-func (s Stages) MissingStages() []string {
+// StageModel is what one stage's configured backend needs of the disk.
+type StageModel struct {
+	// Stage is the manifest's name: runtime (the ONNX Runtime library),
+	// vad, turn, asr, llm or tts.
+	Stage string
+	// Backend is the configured backend ("onnxruntime" for the runtime).
+	Backend string
+	// Loads is whether the backend loads a model: a test double, "none"
+	// or an engine not in this build does not.
+	Loads bool
+	// NotBuilt is set when the backend's engine is not in this build.
+	NotBuilt bool
+	// Present is whether the model is where the agent looks for one.
+	Present bool
+}
+
+// StageModels says, stage by stage, whether the configured backends would
+// find their models (and the ONNX stages their runtime), without loading
+// anything.
+func (s Stages) StageModels() []StageModel {
 	found := func(explicit, file string) bool {
 		if explicit != "" {
 			return true
@@ -588,20 +603,29 @@ func (s Stages) MissingStages() []string {
 		_, ok, err := s.model("", file)
 		return ok && err == nil
 	}
+	models := []StageModel{
+		{Stage: "vad", Backend: s.VAD, Loads: s.VAD == VADSilero, Present: found(s.VADModel, SileroFile)},
+		{Stage: "asr", Backend: s.ASR, Loads: s.ASR == ASRXASR, Present: found(s.ASRModelDir, XASRDir) || s.ModelDir != ""},
+		{Stage: "turn", Backend: s.Turn, Loads: s.Turn == TurnSmart, Present: found(s.TurnModel, SmartTurnFile)},
+		{Stage: "llm", Backend: s.LLM, Loads: s.LLM == LLMMNN && mnn.Built, NotBuilt: s.LLM == LLMMNN && !mnn.Built,
+			Present: found(s.LLMModelDir, MNNDir) || s.ModelDir != ""},
+		{Stage: "tts", Backend: s.TTS, Loads: s.TTS == TTSMoss, Present: found(s.TTSModelDir, MossDir)},
+	}
+	onnxStage := slices.ContainsFunc(models, func(m StageModel) bool { return m.Loads && m.Stage != "llm" })
+	_, err := onnx.FindLibrary(s.ONNXRuntime)
+	runtime := StageModel{Stage: "runtime", Backend: "onnxruntime", Loads: onnxStage, Present: err == nil}
+	return append([]StageModel{runtime}, models...)
+}
+
+// MissingStages names the model stages (vad, turn, asr, llm, tts) whose
+// configured real backend has no model where the agent looks for one,
+// without loading anything. The LLM counts only in a build with MNN:
+// without the engine a model would not help.
+func (s Stages) MissingStages() []string {
 	var missing []string
-	for _, st := range []struct {
-		name    string
-		real    bool
-		present func() bool
-	}{
-		{"vad", s.VAD == VADSilero, func() bool { return found(s.VADModel, SileroFile) }},
-		{"turn", s.Turn == TurnSmart, func() bool { return found(s.TurnModel, SmartTurnFile) }},
-		{"asr", s.ASR == ASRXASR, func() bool { return found(s.ASRModelDir, XASRDir) || s.ModelDir != "" }},
-		{"llm", s.LLM == LLMMNN && mnn.Built, func() bool { return found(s.LLMModelDir, MNNDir) || s.ModelDir != "" }},
-		{"tts", s.TTS == TTSMoss, func() bool { return found(s.TTSModelDir, MossDir) }},
-	} {
-		if st.real && !st.present() {
-			missing = append(missing, st.name)
+	for _, m := range s.StageModels() {
+		if m.Stage != "runtime" && m.Loads && !m.Present {
+			missing = append(missing, m.Stage)
 		}
 	}
 	return missing
