@@ -1,6 +1,8 @@
 package wiring
 
 import (
+	"strings"
+
 	"github.com/spf13/pflag"
 
 	"github.com/voiceassistant/voice/pipeline"
@@ -34,23 +36,21 @@ const (
 // in groups (and the doubles' script and the ONNX Runtime library where a
 // stage needs them), with s's values as defaults.
 func (s *Stages) AddBackendFlags(f *pflag.FlagSet, groups FlagGroup) {
-	if groups&VADFlags != 0 {
-		f.StringVar(&s.VAD, "vad", s.VAD, "VAD backend: silero, or energy (test double)")
-	}
-	if groups&ASRFlags != 0 {
-		f.StringVar(&s.ASR, "asr", s.ASR, "ASR backend: xasr, or scripted (test double)")
-	}
-	if groups&TurnFlags != 0 {
-		f.StringVar(&s.Turn, "turn", s.Turn, "turn detector: smart-turn, none (silence only), or scripted (test double)")
-	}
-	if groups&LLMFlags != 0 {
-		f.StringVar(&s.LLM, "llm", s.LLM, "LLM backend: mnn, or scripted (test double)")
-	}
-	if groups&TTSFlags != 0 {
-		f.StringVar(&s.TTS, "tts", s.TTS, "TTS backend: moss, none (text only), or tone (test double)")
-	}
-	if groups&scriptStages != 0 {
-		f.StringVar(&s.Script, "script", s.Script, "JSON script for the scripted doubles")
+	for _, b := range []struct {
+		group         FlagGroup
+		value         *string
+		name, choices string
+	}{
+		{VADFlags, &s.VAD, "vad", "VAD backend: silero, or energy (test double)"},
+		{ASRFlags, &s.ASR, "asr", "ASR backend: xasr, or scripted (test double)"},
+		{TurnFlags, &s.Turn, "turn", "turn detector: smart-turn, none (silence only), or scripted (test double)"},
+		{LLMFlags, &s.LLM, "llm", "LLM backend: mnn, or scripted (test double)"},
+		{TTSFlags, &s.TTS, "tts", "TTS backend: moss, none (text only), or tone (test double)"},
+		{scriptStages, &s.Script, "script", "JSON script for the scripted doubles"},
+	} {
+		if groups&b.group != 0 {
+			f.StringVar(b.value, b.name, *b.value, b.choices)
+		}
 	}
 	if groups&onnxStages != 0 {
 		s.AddONNXRuntimeFlag(f)
@@ -69,29 +69,32 @@ func (s *Stages) AddFlags(f *pflag.FlagSet, groups FlagGroup) {
 	if groups&modelStages != 0 {
 		f.StringVar(&s.ModelDir, "model-dir", s.ModelDir, "model directory")
 	}
-	if groups&VADFlags != 0 {
-		f.StringVar(&s.VADModel, "vad-model", s.VADModel, "Silero VAD model (default: model directory, then third_party/models)")
-		f.IntVar(&s.VADThreads, "vad-threads", s.VADThreads, "VAD model CPU threads (default 1)")
-	}
-	if groups&TurnFlags != 0 {
-		f.StringVar(&s.TurnModel, "turn-model", s.TurnModel, "Smart Turn model (default: model directory, then third_party/models)")
-		f.IntVar(&s.TurnThreads, "turn-threads", s.TurnThreads, "Smart Turn model CPU threads (default 1)")
-	}
-	if groups&ASRFlags != 0 {
-		f.StringVar(&s.ASRModelDir, "asr-model-dir", s.ASRModelDir, "X-ASR model directory (default: <model dir>/xasr-zh-en-streaming-160ms, the model directory itself, then third_party/models)")
-		f.IntVar(&s.ASRThreads, "asr-threads", s.ASRThreads, "ASR model CPU threads (default 1)")
+	for _, m := range []struct {
+		group       FlagGroup
+		model       *string
+		name, where string
+		threads     *int
+		threadsHelp string
+	}{
+		{VADFlags, &s.VADModel, "vad-model", "Silero VAD model (default: model directory, then third_party/models)", &s.VADThreads, "VAD model CPU threads (default 1)"},
+		{TurnFlags, &s.TurnModel, "turn-model", "Smart Turn model (default: model directory, then third_party/models)", &s.TurnThreads, "Smart Turn model CPU threads (default 1)"},
+		{ASRFlags, &s.ASRModelDir, "asr-model-dir", "X-ASR model directory (default: <model dir>/xasr-zh-en-streaming-160ms, the model directory itself, then third_party/models)", &s.ASRThreads, "ASR model CPU threads (default 1)"},
+		{LLMFlags, &s.LLMModelDir, "llm-model-dir", "MNN LLM export directory (default: <model dir>/mnn-pocket-0.3b-int4, then the model directory itself)", &s.LLMThreads, "LLM CPU threads (default: one per core but one, at most 4)"},
+		{TTSFlags, &s.TTSModelDir, "tts-model-dir", "MOSS-TTS-Nano ONNX set (default: <model dir>/MOSS-TTS-Nano-100M-ONNX)", &s.TTSThreads, "TTS model CPU threads (default 1)"},
+	} {
+		if groups&m.group != 0 {
+			f.StringVar(m.model, m.name, *m.model, m.where)
+			stage, _, _ := strings.Cut(m.name, "-")
+			f.IntVar(m.threads, stage+"-threads", *m.threads, m.threadsHelp)
+		}
 	}
 	if groups&LLMFlags != 0 {
-		f.StringVar(&s.LLMModelDir, "llm-model-dir", s.LLMModelDir, "MNN LLM export directory (default: <model dir>/mnn-pocket-0.3b-int4, then the model directory itself)")
-		f.IntVar(&s.LLMThreads, "llm-threads", s.LLMThreads, "LLM CPU threads (default: one per core but one, at most 4)")
 		f.IntVar(&s.LLMMaxTokens, "llm-max-tokens", s.LLMMaxTokens, "longest reply of the MNN LLM, in tokens (default 512)")
 		f.StringVar(&s.SystemPrompt, "system-prompt", s.SystemPrompt, "system prompt")
 	}
 	if groups&TTSFlags != 0 {
-		f.StringVar(&s.TTSModelDir, "tts-model-dir", s.TTSModelDir, "MOSS-TTS-Nano ONNX set (default: <model dir>/MOSS-TTS-Nano-100M-ONNX)")
 		f.StringVar(&s.TTSCodecDir, "tts-codec-dir", s.TTSCodecDir, "MOSS audio tokenizer ONNX (default: where the TTS set's manifest points)")
 		f.StringVar(&s.Voice, "voice", s.Voice, "built-in voice of the synthesizer (default Junhao)")
-		f.IntVar(&s.TTSThreads, "tts-threads", s.TTSThreads, "TTS model CPU threads (default 1)")
 	}
 	if groups&ConversationFlags != 0 {
 		s.addConversationFlags(f)
