@@ -104,6 +104,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 type eventQueue struct {
 	mu     sync.Mutex
 	queue  []Event
+	last   time.Duration // the latest At published
 	wake   chan struct{}
 	closed bool
 	out    chan Event
@@ -115,9 +116,16 @@ func newEventQueue() *eventQueue {
 	return q
 }
 
+// emit publishes e, stamped no earlier than the events before it: a
+// response's goroutines stamp their events when they happen and publish
+// them a moment later, and with compute on the clock another goroutine's
+// event can be published in between. The stream stays in time order, as
+// Event.At promises; the turn's metrics keep the exact times.
 func (q *eventQueue) emit(e Event) {
 	q.mu.Lock()
 	if !q.closed {
+		e.At = max(e.At, q.last)
+		q.last = e.At
 		q.queue = append(q.queue, e)
 	}
 	q.mu.Unlock()
