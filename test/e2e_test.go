@@ -5,6 +5,7 @@ package test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/testenv"
@@ -29,13 +31,21 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "voice-agent")
-	build := exec.Command("go", "build", "-o", binary, "../cmd/voice-agent")
+	// The leak checker is in test builds only (cmd/voice-agent/leakcheck.go).
+	build := exec.Command("go", "build", "-tags", "leakcheck", "-o", binary, "../cmd/voice-agent")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		panic("building voice-agent: " + err.Error())
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	if code == 0 {
+		// No test leaves a goroutine (a process's pipes, a server) behind.
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 

@@ -1,5 +1,6 @@
 // Package turn decides when the user has finished speaking: the
-// endpointing policy here, Smart Turn v3 (Whisper features + ONNX) beside it.
+// endpointing policy (silence, the turn model's verdict, a fallback) over
+// any turn model; Smart Turn v3 is in turn/smartturn.
 package turn
 
 import (

@@ -110,7 +110,7 @@ type tables struct {
 	window []float64   // povey, FrameLength
 	mel    [][]float64 // per bin, weights for FFT bins melLo[m]...
 	melLo  []int
-	fft    *realFFT // read-only tables; clone for scratch
+	power  *dsp.RealPower // zero-pads FrameLength to fftSize
 }
 
 var (
@@ -120,7 +120,7 @@ var (
 
 func getTables() *tables {
 	tablesOnce.Do(func() {
-		t := &tables{window: make([]float64, FrameLength), fft: newRealFFT(fftSize)}
+		t := &tables{window: make([]float64, FrameLength), power: dsp.NewRealPower(fftSize)}
 		a := 2 * math.Pi / (FrameLength - 1)
 		for j := range t.window {
 			t.window[j] = math.Pow(0.5-0.5*math.Cos(a*float64(j)), 0.85)
@@ -161,7 +161,7 @@ func melBanks() ([][]float64, []int) {
 // extractor turns one frame of raw samples into 80 log-mel energies.
 type extractor struct {
 	t     *tables
-	fft   *realFFT
+	fft   *dsp.Scratch
 	frame []float64 // FrameLength
 	power []float64 // numFFTBins
 }
@@ -170,7 +170,7 @@ func newExtractor() *extractor {
 	t := getTables()
 	return &extractor{
 		t:     t,
-		fft:   t.fft.clone(),
+		fft:   t.power.NewScratch(),
 		frame: make([]float64, FrameLength),
 		power: make([]float64, numFFTBins),
 	}
@@ -191,11 +191,7 @@ func (e *extractor) compute(dst []float32) {
 		x[j] -= preemph * x[j-1]
 	}
 	x[0] -= preemph * x[0]
-	win := e.t.window[:FrameLength]
-	for j := range x {
-		x[j] *= win[j]
-	}
-	e.fft.power(x, e.power)
+	e.t.power.Power(x, e.t.window, e.power, e.fft)
 	dst = dst[:NumBins]
 	for m, w := range e.t.mel {
 		p := e.power[e.t.melLo[m]:]

@@ -467,27 +467,6 @@ func TestMatchesNaiveReference(t *testing.T) {
 	}
 }
 
-func TestPowerSpectrumMatchesDFT(t *testing.T) {
-	f := newRealFFT(fftSize)
-	rng := rand.New(rand.NewPCG(3, 4))
-	for _, n := range []int{0, 1, 7, 400, 511, 512} {
-		x := make([]float64, n)
-		for i := range x {
-			x[i] = rng.NormFloat64()
-		}
-		p := make([]float64, numFFTBins)
-		f.power(x, p)
-		for k := range p {
-			var s complex128
-			for j, v := range x {
-				s += complex(v, 0) * cmplx.Exp(complex(0, -2*math.Pi*float64(j*k%fftSize)/fftSize))
-			}
-			want := real(s)*real(s) + imag(s)*imag(s)
-			require.InDelta(t, want, p[k], 1e-9*(1+want), "n=%d k=%d", n, k)
-		}
-	}
-}
-
 func TestTables(t *testing.T) {
 	tb := getTables()
 	require.Len(t, tb.window, FrameLength)

@@ -136,24 +136,6 @@ func TestLoggerFormats(t *testing.T) {
 	}
 }
 
-func TestCheckLeaks(t *testing.T) {
-	release := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		<-release
-	}()
-	t.Setenv(envLeakCheck, "")
-	assert.NoError(t, checkLeaks(), "off unless asked for")
-	t.Setenv(envLeakCheck, "1")
-	err := checkLeaks()
-	require.Error(t, err, "a goroutine still blocked")
-	assert.Contains(t, err.Error(), "TestCheckLeaks")
-	close(release)
-	<-stopped
-	assert.NoError(t, checkLeaks())
-}
-
 // devices --json lists the devices as the events are written: lower_snake
 // keys.
 func TestDevicesJSON(t *testing.T) {

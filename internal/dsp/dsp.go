@@ -1,12 +1,68 @@
 // Package dsp holds the signal-processing steps the feature extractors
-// (Kaldi fbank for the recognizer, Whisper log-mel for Smart Turn) share.
+// (Kaldi fbank for the recognizer, Whisper log-mel for Smart Turn) share:
+// one FFT, the power spectrum of real frames, and sparse filterbanks.
 package dsp
 
 import "math"
 
-// UnpackTwiddles returns exp(-2πik/n) for k = 0..n/4, the factors
-// PackedPower needs for an n-point real transform.
-func UnpackTwiddles(n int) []complex128 {
+// RealPower computes power spectra of real n-sample frames as an
+// n/2-point complex FFT of the samples packed in pairs, then a split
+// step: half the work of a complex transform. Its tables are read-only and
+// may be shared; each user brings its own scratch (NewScratch).
+type RealPower struct {
+	n      int
+	fft    *FFT
+	unpack []complex128 // exp(-2πik/n), k = 0..n/4
+}
+
+// NewRealPower plans n-point power spectra; n/2 must factor into 2, 4 and
+// 5 (see NewFFT).
+func NewRealPower(n int) *RealPower {
+	return &RealPower{n: n, fft: NewFFT(n / 2), unpack: unpackTwiddles(n)}
+}
+
+// Scratch is one user's working memory for RealPower.
+type Scratch struct{ z, work []complex128 }
+
+// NewScratch returns working memory for r.
+func (r *RealPower) NewScratch() *Scratch {
+	return &Scratch{z: make([]complex128, r.n/2), work: make([]complex128, r.n/2)}
+}
+
+// Power sets p[k] = |X[k]|², k = 0..n/2, for X the n-point DFT of x times
+// win (nil: no window). x may be shorter than n: the missing samples are
+// zeros.
+func (r *RealPower) Power(x, win []float64, p []float64, s *Scratch) {
+	half := r.n / 2
+	z := s.z[:half]
+	x = x[:min(len(x), r.n)]
+	pairs := len(x) / 2
+	if win == nil {
+		for i := range pairs {
+			z[i] = complex(x[2*i], x[2*i+1])
+		}
+	} else {
+		win = win[:len(x)]
+		for i := range pairs {
+			z[i] = complex(x[2*i]*win[2*i], x[2*i+1]*win[2*i+1])
+		}
+	}
+	i := pairs
+	if 2*i < len(x) { // odd length: the last sample pairs with a zero
+		v := x[2*i]
+		if win != nil {
+			v *= win[2*i]
+		}
+		z[i] = complex(v, 0)
+		i++
+	}
+	clear(z[i:])
+	packedPower(r.fft.Transform(z, s.work), r.unpack, p[:half+1])
+}
+
+// unpackTwiddles returns exp(-2πik/n) for k = 0..n/4, the factors
+// packedPower needs for an n-point real transform.
+func unpackTwiddles(n int) []complex128 {
 	w := make([]complex128, n/4+1)
 	for k := range w {
 		s, c := math.Sincos(-2 * math.Pi * float64(k) / float64(n))
@@ -15,11 +71,10 @@ func UnpackTwiddles(n int) []complex128 {
 	return w
 }
 
-// PackedPower turns the n/2-point complex DFT z of a real signal packed as
+// packedPower turns the n/2-point complex DFT z of a real signal packed as
 // z[k] = x[2k] + i·x[2k+1] into the power spectrum p[k] = |X[k]|², k =
-// 0..n/2, of the n-point real DFT X, using tw from UnpackTwiddles(n).
-// Computing a real transform this way costs half a complex one.
-func PackedPower(z []complex128, tw []complex128, p []float64) {
+// 0..n/2, of the n-point real DFT X, using tw from unpackTwiddles(n).
+func packedPower(z []complex128, tw []complex128, p []float64) {
 	half := len(z)
 	z0 := z[0]
 	p[0] = sq(real(z0) + imag(z0))

@@ -7,11 +7,11 @@ Slaney mel filter bank written out. It writes, for 1 s, 5 s and 12 s test
 signals, the full 80 x 800 feature matrix (mel-major, float32
 little-endian, gzip-compressed with mtime 0 so reruns are byte-identical):
 
-    turn/testdata/whisper_features_{1s,5s,12s}.f32.gz
-    turn/testdata/whisper_features_golden.json   (index + input checksums)
+    turn/smartturn/testdata/whisper_features_{1s,5s,12s}.f32.gz
+    turn/smartturn/testdata/whisper_features_golden.json   (index + input checksums)
 
 The inputs are not stored: test_signal() below is a chirp plus noise from a
-32-bit LCG, and turn/features_test.go regenerates the same samples (keep
+32-bit LCG, and turn/smartturn/internal/golden regenerates the same samples (keep
 the two in step; the JSON's input checksums catch a drift).
 
 Regenerate (from the repository root; needs only numpy, e.g. Debian
@@ -37,7 +37,7 @@ N_FRAMES = 800
 
 CASES = [("1s", 1.0), ("5s", 5.0), ("12s", 12.0)]
 
-OUT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "turn", "testdata")
+OUT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "turn", "smartturn", "testdata")
 
 
 def test_signal(seconds):

@@ -1,3 +1,7 @@
+// Package smartturn is Smart Turn v3, the model that tells from the last
+// 8 s of speech whether the speaker has finished: its Whisper log-mel
+// features (features.go, checked against the reference implementation's
+// goldens) and its ONNX Runtime session.
 package smartturn
 
 import (
@@ -11,7 +15,6 @@ import (
 	ort "github.com/yalue/onnxruntime_go"
 
 	"github.com/voiceassistant/voice/internal/onnx"
-	"github.com/voiceassistant/voice/turn"
 )
 
 // Hint tells the user how to get the Smart Turn model.
@@ -20,7 +23,7 @@ const Hint = "run `voice-agent models pull smart-turn-v3.2-cpu`, or download sma
 // Inputs and Outputs are the signature a Smart Turn v3
 // model must declare (-1: any batch size; the session feeds batch 1).
 var (
-	Inputs  = []onnx.Tensor{{Name: "input_features", Type: onnx.Float, Dims: []int64{-1, turn.NumMels, turn.NumFrames}}}
+	Inputs  = []onnx.Tensor{{Name: "input_features", Type: onnx.Float, Dims: []int64{-1, NumMels, NumFrames}}}
 	Outputs = []onnx.Tensor{{Name: "logits", Type: onnx.Float, Dims: []int64{-1, 1}}}
 )
 
@@ -34,7 +37,7 @@ type Model struct {
 	mu      sync.Mutex
 	path    string
 	sess    *onnx.Session
-	feat    *turn.Featurizer
+	feat    *Featurizer
 	in, out *ort.Tensor[float32]
 	ins     []ort.Value
 	outs    []ort.Value
@@ -52,8 +55,8 @@ func New(modelPath string, opts onnx.Options) (*Model, error) {
 		}
 		return nil, fmt.Errorf("smart turn: %w", err)
 	}
-	s := &Model{path: modelPath, sess: sess, feat: turn.NewFeaturizer()}
-	if s.in, err = ort.NewEmptyTensor[float32](ort.NewShape(1, turn.NumMels, turn.NumFrames)); err == nil {
+	s := &Model{path: modelPath, sess: sess, feat: NewFeaturizer()}
+	if s.in, err = ort.NewEmptyTensor[float32](ort.NewShape(1, NumMels, NumFrames)); err == nil {
 		if s.out, err = ort.NewEmptyTensor[float32](ort.NewShape(1, 1)); err == nil {
 			s.run, err = ort.NewRunOptions()
 		}

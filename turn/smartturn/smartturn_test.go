@@ -14,7 +14,7 @@ import (
 
 	"github.com/voiceassistant/voice/internal/onnx"
 	"github.com/voiceassistant/voice/internal/testenv"
-	"github.com/voiceassistant/voice/turn/internal/golden"
+	"github.com/voiceassistant/voice/turn/smartturn/internal/golden"
 )
 
 var tinyModel = filepath.Join("testdata", "smart_turn_tiny.onnx")

@@ -1,3 +1,6 @@
+// Package silero is the Silero VAD v5 session: the speech probability of
+// each 32 ms window of 16 kHz audio, with the model's recurrent state and
+// context carried from one window to the next.
 package silero
 
 import (

@@ -1,8 +1,8 @@
-package turn
+package dsp
 
 import "math"
 
-// fftPlan is a mixed-radix (2, 4, 5) Stockham autosort complex FFT,
+// FFT is a mixed-radix (2, 4, 5) Stockham autosort complex FFT,
 // forward (exp(-2πi jk/n)), unscaled. Stage s splits the current length n
 // into p sub-sequences of length m = n/p (decimation in frequency):
 //
@@ -11,7 +11,7 @@ import "math"
 // for i < m, k < p and the s interleaved sequences q < s; the next stage
 // transforms the m-point sequences at stride s·p. Output is in natural
 // order, with no bit reversal.
-type fftPlan struct {
+type FFT struct {
 	n      int
 	stages []fftStage
 }
@@ -21,7 +21,10 @@ type fftStage struct {
 	tw      []complex128 // tw[i*(p-1)+k-1] = w_n^(i·k), k = 1..p-1
 }
 
-func newFFTPlan(n int) *fftPlan {
+// NewFFT plans an n-point transform. n is a constant of the caller's
+// feature definition; one that does not factor into 2, 4 and 5 is a
+// programming error, and panics.
+func NewFFT(n int) *FFT {
 	var radices []int
 	for r := n; r > 1; {
 		switch {
@@ -35,10 +38,10 @@ func newFFTPlan(n int) *fftPlan {
 			radices = append(radices, 2)
 			r /= 2
 		default:
-			panic("turn: FFT length must factor into 2, 4 and 5")
+			panic("dsp: FFT length must factor into 2, 4 and 5")
 		}
 	}
-	plan := &fftPlan{n: n}
+	plan := &FFT{n: n}
 	length, stride := n, 1
 	for _, p := range radices {
 		m := length / p
@@ -55,9 +58,9 @@ func newFFTPlan(n int) *fftPlan {
 	return plan
 }
 
-// transform computes the FFT of x using work (both of length n) as
+// Transform computes the FFT of x using work (both of length n) as
 // scratch and returns the slice holding the result (x or work).
-func (p *fftPlan) transform(x, work []complex128) []complex128 {
+func (p *FFT) Transform(x, work []complex128) []complex128 {
 	x, work = x[:p.n], work[:p.n]
 	for _, st := range p.stages {
 		switch st.p {

@@ -1,4 +1,4 @@
-package turn
+package smartturn
 
 import (
 	"errors"
@@ -23,7 +23,6 @@ const (
 
 const (
 	numBins   = NFFT/2 + 1 // 201 rfft bins
-	halfFFT   = NFFT / 2   // 200-point complex FFT packs the 400 real samples
 	padSide   = NFFT / 2   // centered STFT: reflect-pad 200 each side
 	paddedLen = WindowSamples + 2*padSide
 )
@@ -58,18 +57,18 @@ var featurizers = sync.Pool{New: func() any { return NewFeaturizer() }}
 type Featurizer struct {
 	t      *featureTables
 	padded []float64 // normalized, reflect-padded 8 s buffer
-	z, w   []complex128
+	fft    *dsp.Scratch
 	power  []float64
 }
 
 // NewFeaturizer returns a Featurizer; the window, mel filters and FFT
 // twiddles are computed once per process and shared.
 func NewFeaturizer() *Featurizer {
+	t := tables()
 	return &Featurizer{
-		t:      tables(),
+		t:      t,
 		padded: make([]float64, paddedLen),
-		z:      make([]complex128, halfFFT),
-		w:      make([]complex128, halfFFT),
+		fft:    t.power.NewScratch(),
 		power:  make([]float64, numBins),
 	}
 }
@@ -126,7 +125,7 @@ func (f *Featurizer) Compute(dst, pcm []float32) error {
 	t := f.t
 	maxLog := math.Inf(-1)
 	for fr := range NumFrames {
-		f.powerSpectrum(f.padded[fr*HopLength : fr*HopLength+NFFT])
+		t.power.Power(f.padded[fr*HopLength:fr*HopLength+NFFT], t.window, f.power, f.fft)
 		for m := range NumMels {
 			var e float64
 			w := t.mel[m]
@@ -146,28 +145,12 @@ func (f *Featurizer) Compute(dst, pcm []float32) error {
 	return nil
 }
 
-// powerSpectrum sets f.power to |rfft(window * frame)|^2 for a 400-sample
-// frame, computing the real FFT as a 200-point complex FFT of the
-// even/odd samples packed as real/imaginary parts.
-func (f *Featurizer) powerSpectrum(frame []float64) {
-	t := f.t
-	z := f.z
-	frame = frame[:NFFT]
-	win := t.window[:NFFT]
-	for n := range z {
-		z[n] = complex(frame[2*n]*win[2*n], frame[2*n+1]*win[2*n+1])
-	}
-	Z := t.fft.transform(z, f.w)
-	dsp.PackedPower(Z, t.unpack, f.power[:numBins])
-}
-
 // featureTables are the constants every Featurizer shares.
 type featureTables struct {
 	window []float64   // periodic Hann, 400
 	mel    [][]float64 // per filter, weights for bins melLo[m]...
 	melLo  []int
-	fft    *fftPlan     // 200-point complex FFT
-	unpack []complex128 // exp(-2πik/400), k = 0..100
+	power  *dsp.RealPower // 400-point
 }
 
 var (
@@ -177,11 +160,10 @@ var (
 
 func tables() *featureTables {
 	tablesOnce.Do(func() {
-		t := &featureTables{window: make([]float64, NFFT), fft: newFFTPlan(halfFFT)}
+		t := &featureTables{window: make([]float64, NFFT), power: dsp.NewRealPower(NFFT)}
 		for n := range t.window {
 			t.window[n] = 0.5 - 0.5*math.Cos(2*math.Pi*float64(n)/NFFT)
 		}
-		t.unpack = dsp.UnpackTwiddles(NFFT)
 		t.mel, t.melLo = slaneyMelFilters()
 		sharedTabs = t
 	})

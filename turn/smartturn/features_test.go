@@ -1,10 +1,8 @@
-package turn
+package smartturn
 
 import (
 	"encoding/json"
 	"math"
-	"math/cmplx"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,7 +13,7 @@ import (
 
 	"github.com/voiceassistant/voice/internal/testenv"
 
-	"github.com/voiceassistant/voice/turn/internal/golden"
+	"github.com/voiceassistant/voice/turn/smartturn/internal/golden"
 )
 
 type goldenIndex struct {
@@ -115,46 +113,6 @@ func TestWhisperFeaturesShape(t *testing.T) {
 	require.NoError(t, f.Compute(dst, golden.Signal(2)))
 	require.NoError(t, f.Compute(dst, tail))
 	assert.Equal(t, a, dst)
-}
-
-func TestFFTMatchesDFT(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{2, 4, 5, 8, 10, 20, 25, 40, 100, 200, 400} {
-		plan := newFFTPlan(n)
-		x := make([]complex128, n)
-		for i := range x {
-			x[i] = complex(rng.NormFloat64(), rng.NormFloat64())
-		}
-		want := make([]complex128, n)
-		for k := range want {
-			for j, v := range x {
-				want[k] += v * cmplx.Rect(1, -2*math.Pi*float64(j*k%n)/float64(n))
-			}
-		}
-		in := append([]complex128(nil), x...)
-		got := plan.transform(in, make([]complex128, n))
-		for k := range want {
-			require.InDelta(t, 0, cmplx.Abs(got[k]-want[k]), 1e-9*float64(n), "n=%d k=%d", n, k)
-		}
-	}
-}
-
-func TestPowerSpectrumMatchesDFT(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	f := NewFeaturizer()
-	frame := make([]float64, NFFT)
-	for i := range frame {
-		frame[i] = rng.NormFloat64()
-	}
-	f.powerSpectrum(frame)
-	for k := range numBins {
-		var x complex128
-		for n, v := range frame {
-			x += complex(v*f.t.window[n], 0) * cmplx.Rect(1, -2*math.Pi*float64(n*k%NFFT)/NFFT)
-		}
-		want := real(x)*real(x) + imag(x)*imag(x)
-		require.InDelta(t, want, f.power[k], 1e-9*(1+want), "bin %d", k)
-	}
 }
 
 func TestSlaneyMelFilters(t *testing.T) {

@@ -1,4 +1,4 @@
-// Package golden regenerates the test inputs shared by the turn package's
+// Package golden regenerates the test inputs shared by the smartturn package's
 // golden tests and the generator scripts in scripts/models.
 package golden
 
