@@ -157,7 +157,7 @@ func TestControllerStartStopNoLeak(t *testing.T) {
 			select {
 			case <-src.running:
 			case <-time.After(30 * time.Second):
-				t.Fatalf("session %d did not start", i)
+				require.FailNow(t, "session did not start", "session %d", i)
 			}
 		}
 		c.Stop()

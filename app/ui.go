@@ -9,7 +9,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
-	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
@@ -113,46 +112,6 @@ func New(a fyne.App, opts Options) *UI {
 	u.bindKeys()
 	u.checkModels()
 	return u
-}
-
-// checkModels looks again for each stage's model (at launch, after the
-// settings change), for the models panel.
-func (u *UI) checkModels() {
-	_, stages := u.session()
-	rows, err := ModelRows(stages)
-	u.update(func(m *Model) {
-		m.Models = rows
-		if err != nil {
-			m.Err = err.Error()
-		}
-	})
-}
-
-// bindKeys makes the keyboard work the assistant: Space is the talk button
-// in push-to-talk mode, Esc stops the reply, and the platform's settings
-// shortcut (Ctrl+, or Cmd+,) opens the settings.
-func (u *UI) bindKeys() {
-	if dc, ok := u.win.Canvas().(desktop.Canvas); ok {
-		dc.SetOnKeyDown(u.keyDown)
-		dc.SetOnKeyUp(u.keyUp)
-	}
-	u.win.Canvas().AddShortcut(&desktop.CustomShortcut{KeyName: fyne.KeyComma, Modifier: fyne.KeyModifierShortcutDefault},
-		func(fyne.Shortcut) { u.showSettings() })
-}
-
-func (u *UI) keyDown(ev *fyne.KeyEvent) {
-	switch ev.Name {
-	case fyne.KeySpace:
-		u.talk.hold(true)
-	case fyne.KeyEscape:
-		u.ctl.StopReply()
-	}
-}
-
-func (u *UI) keyUp(ev *fyne.KeyEvent) {
-	if ev.Name == fyne.KeySpace {
-		u.talk.hold(false)
-	}
 }
 
 // Window is the app's window.
@@ -262,17 +221,6 @@ func (u *UI) build() fyne.CanvasObject {
 	return container.NewBorder(top, u.latency, nil, nil, u.scroll)
 }
 
-// latencyLegend names the latency bar's colors.
-func latencyLegend() fyne.CanvasObject {
-	row := container.NewHBox()
-	for i, name := range StageNames {
-		swatch := container.NewGridWrap(fyne.NewSize(12, 12), canvas.NewRectangle(StageColors[i]))
-		row.Add(container.NewCenter(swatch))
-		row.Add(widget.NewLabel(name))
-	}
-	return row
-}
-
 // refresh shows the model.
 func (u *UI) refresh() {
 	m := &u.model
@@ -329,99 +277,6 @@ func indicator(who string, on bool) string {
 	return who + ": quiet"
 }
 
-func (u *UI) refreshConversation() {
-	m := &u.model
-	atEnd := u.scroll.Offset.Y >= u.scroll.Content.MinSize().Height-u.scroll.Size().Height-1
-	for len(u.bubbles) < len(m.Entries) {
-		b := newBubble()
-		u.bubbles = append(u.bubbles, b)
-		u.conversation.Add(b.row)
-	}
-	for len(u.bubbles) > len(m.Entries) {
-		u.conversation.Remove(u.bubbles[len(u.bubbles)-1].row)
-		u.bubbles = u.bubbles[:len(u.bubbles)-1]
-	}
-	for i, e := range m.Entries {
-		u.bubbles[i].show(e)
-	}
-	u.partial.Importance = widget.MediumImportance
-	switch {
-	case m.Partial != "":
-		u.partial.SetText("… " + m.Partial)
-	case len(m.Entries) == 0 && !u.ctl.Running():
-		// An empty window says what to do next.
-		u.partial.Importance = widget.LowImportance
-		u.partial.SetText(nextStep(m))
-	default:
-		u.partial.SetText("")
-	}
-	if atEnd {
-		// Follow the conversation unless the user scrolled back.
-		u.scroll.ScrollToBottom()
-	}
-}
-
-// nextStep is what the empty conversation suggests.
-func nextStep(m *Model) string {
-	if names, _, _ := missingModels(m.Models); len(names) > 0 {
-		return "Download the missing models above, then press Start listening and speak."
-	}
-	return "Press Start listening and speak. In push-to-talk mode hold Space while you talk; Esc stops a reply."
-}
-
-// bubble is one entry of the conversation, as in a chat: who and when
-// above what was said, the user's indented from the left and the
-// assistant's from the right.
-type bubble struct {
-	head, text *widget.Label
-	bg         *canvas.Rectangle
-	row        *fyne.Container
-}
-
-// bubbleIndent is how far a bubble stays from the other speaker's side.
-const bubbleIndent = 96
-
-func newBubble() *bubble {
-	b := &bubble{
-		head: widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		text: widget.NewLabel(""),
-		bg:   canvas.NewRectangle(color.Transparent),
-	}
-	b.head.SizeName = theme.SizeNameCaptionText
-	b.text.Wrapping = fyne.TextWrapWord
-	b.bg.CornerRadius = 10
-	b.row = container.New(&layout.CustomPaddedLayout{TopPadding: 4, BottomPadding: 4},
-		container.NewStack(b.bg, container.New(layout.NewCustomPaddedLayout(-6, -6, 0, 0), container.NewVBox(b.head, b.text))))
-	return b
-}
-
-func (b *bubble) show(e Entry) {
-	b.head.SetText(e.Header())
-	b.text.SetText(e.Text)
-	pad := b.row.Layout.(*layout.CustomPaddedLayout)
-	if e.Role == User {
-		pad.LeftPadding, pad.RightPadding = bubbleIndent, 0
-		b.bg.FillColor = userBubble
-		b.head.Importance = widget.HighImportance
-	} else {
-		pad.LeftPadding, pad.RightPadding = 0, bubbleIndent
-		b.bg.FillColor = theme.Color(theme.ColorNameInputBackground)
-		b.head.Importance = widget.MediumImportance
-	}
-	if e.Interrupted {
-		b.head.Importance = widget.WarningImportance
-	}
-	b.head.Refresh()
-	b.bg.Refresh()
-	b.row.Refresh()
-}
-
-// line is the bubble as one line of text, for Dump.
-func (b *bubble) line() string { return "[" + b.head.Text + "] " + b.text.Text }
-
-// userBubble is the user's bubble: the primary color, faint.
-var userBubble = color.NRGBA{0x29, 0x79, 0xff, 0x30}
-
 func (u *UI) refreshProblem() {
 	m := &u.model
 	var msgs []string
@@ -437,51 +292,6 @@ func (u *UI) refreshProblem() {
 	}
 	u.errText.SetText(strings.Join(msgs, "\n"))
 	show(u.errText, len(msgs) > 0)
-}
-
-// refreshModels shows the models panel while a model is missing, a
-// download runs or has failed, and hides it once all is in place.
-func (u *UI) refreshModels() {
-	m := &u.model
-	names, bytes, unknown := missingModels(m.Models)
-	show(u.models, len(names) > 0 || m.Download != nil || m.DownloadErr != "")
-	if len(u.modelRows.Objects) != len(m.Models) {
-		u.modelRows.RemoveAll()
-		for range m.Models {
-			// Cut rather than widen the window.
-			l := widget.NewLabel("")
-			l.Truncation = fyne.TextTruncateEllipsis
-			u.modelRows.Add(l)
-		}
-	}
-	for i, r := range m.Models {
-		l := u.modelRows.Objects[i].(*widget.Label)
-		l.Importance = rowImportance[r.State]
-		l.SetText(r.Line())
-	}
-	u.downloadErr.SetText(m.DownloadErr + "\n" + downloadHint)
-	show(u.downloadErr, m.DownloadErr != "")
-	canDownload := len(names) > 0 && m.Download == nil
-	if canDownload {
-		u.download.SetText(downloadLabel(names, bytes, unknown, m.DownloadErr != ""))
-	}
-	show(u.download, canDownload)
-	if d := m.Download; d != nil {
-		u.progress.SetValue(d.Fraction)
-		u.progressLabel.SetText(d.Label)
-	}
-	show(u.progress, m.Download != nil)
-	show(u.progressLabel, m.Download != nil)
-}
-
-// downloadHint is the way on when a download fails.
-const downloadHint = "Check the network connection and try again, or copy the model files by hand (docs/models.md says where they go)."
-
-var rowImportance = map[ModelState]widget.Importance{
-	ModelInstalled: widget.SuccessImportance,
-	ModelMissing:   widget.DangerImportance,
-	ModelUnused:    widget.LowImportance,
-	ModelNotBuilt:  widget.WarningImportance,
 }
 
 func show(o fyne.CanvasObject, visible bool) {
@@ -524,33 +334,6 @@ func (u *UI) clearConversation() {
 	}
 }
 
-// DownloadMissing fetches the models the panel lists as missing; then, if
-// start is set or they were missing for a session the user asked for, the
-// session starts once they are in.
-func (u *UI) DownloadMissing(start bool) {
-	var models []assets.Model
-	u.update(func(m *Model) {
-		names, _, _ := missingModels(m.Models)
-		var err error
-		if models, err = manifestModels(names); err != nil {
-			m.DownloadErr = shortError(err)
-			return
-		}
-		start = start || m.StartBlocked
-		m.Download, m.DownloadErr = &DownloadProgress{Label: "starting download"}, ""
-		if start {
-			m.Err = ""
-		}
-	})
-	switch {
-	case len(models) > 0:
-		src, stages := u.session()
-		u.ctl.Download(src, stages, models, start)
-	case start:
-		u.Start() // nothing to download
-	}
-}
-
 // Dump is the window's content as text: what tests compare and
 // --dump-when-done writes. Call it on the UI thread.
 func (u *UI) Dump() string {
@@ -586,26 +369,3 @@ func (u *UI) Dump() string {
 	}
 	return b.String()
 }
-
-// barLayout lays its children out in a row, each as wide as its share of
-// weights (the latency bar's stages).
-type barLayout struct{ weights []float64 }
-
-func (l *barLayout) Layout(objs []fyne.CanvasObject, size fyne.Size) {
-	var total float64
-	for _, w := range l.weights {
-		total += w
-	}
-	x := float32(0)
-	for i, o := range objs {
-		w := float32(0)
-		if i < len(l.weights) && total > 0 {
-			w = size.Width * float32(l.weights[i]/total)
-		}
-		o.Move(fyne.NewPos(x, 0))
-		o.Resize(fyne.NewSize(w, size.Height))
-		x += w
-	}
-}
-
-func (l *barLayout) MinSize([]fyne.CanvasObject) fyne.Size { return fyne.NewSize(100, 12) }

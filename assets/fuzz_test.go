@@ -3,9 +3,10 @@ package assets
 import (
 	"encoding/json"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzParseManifest feeds parseManifest with damaged manifests. A
@@ -31,47 +32,33 @@ func FuzzParseManifest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := parseManifest(data)
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "assets: manifest: ") {
-				t.Fatalf("error %q does not say it is the manifest", err)
-			}
+			require.True(t, strings.HasPrefix(err.Error(), "assets: manifest: "), "error %q does not say it is the manifest", err)
 			return
 		}
-		if err := m.validate(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, m.validate())
 		again, err := json.Marshal(m)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		m2, err := parseManifest(again)
-		if err != nil {
-			t.Fatalf("re-encoded manifest does not parse: %v\n%s", err, again)
-		}
-		if !reflect.DeepEqual(normalized(m), normalized(m2)) {
-			t.Fatalf("re-encoding changed the manifest:\n%+v\n%+v", m, m2)
-		}
+		require.NoError(t, err, "re-encoded manifest does not parse:\n%s", again)
+		require.Equal(t, normalized(m), normalized(m2), "re-encoding changed the manifest")
 		const cache = "/cache"
 		keys := map[string]bool{}
 		for _, mod := range m.Models {
-			if got, ok := m.Model(mod.Name); !ok || got.Name != mod.Name {
-				t.Fatalf("Model(%q) not found", mod.Name)
-			}
+			got, ok := m.Model(mod.Name)
+			require.True(t, ok, "Model(%q) not found", mod.Name)
+			require.Equal(t, mod.Name, got.Name, "Model(%q) not found", mod.Name)
 			dir := Path(cache, mod)
-			if filepath.Dir(dir) != cache {
-				t.Fatalf("model %q lands in %s, not a directory of %s", mod.Name, dir, cache)
-			}
+			require.Equal(t, cache, filepath.Dir(dir), "model %q lands in %s, not a directory of %s", mod.Name, dir, cache)
 			for _, file := range mod.Files {
 				p := filepath.Join(dir, filepath.FromSlash(file.Path))
-				if rel, err := filepath.Rel(dir, p); err != nil || rel == "." || !filepath.IsLocal(rel) {
-					t.Fatalf("model %q file %q lands at %s, outside %s", mod.Name, file.Path, p, dir)
-				}
-				if file.Size < 0 || len(file.Sources) == 0 {
-					t.Fatalf("model %q file %+v", mod.Name, file)
-				}
+				rel, err := filepath.Rel(dir, p)
+				require.NoError(t, err, "model %q file %q lands at %s, outside %s", mod.Name, file.Path, p, dir)
+				require.NotEqual(t, ".", rel, "model %q file %q lands at %s, outside %s", mod.Name, file.Path, p, dir)
+				require.True(t, filepath.IsLocal(rel), "model %q file %q lands at %s, outside %s", mod.Name, file.Path, p, dir)
+				require.GreaterOrEqual(t, file.Size, int64(0), "model %q file %+v", mod.Name, file)
+				require.NotEmpty(t, file.Sources, "model %q file %+v", mod.Name, file)
 				key := lockKey(mod, file)
-				if keys[key] {
-					t.Fatalf("two files share the lock-file key %q", key)
-				}
+				require.False(t, keys[key], "two files share the lock-file key %q", key)
 				keys[key] = true
 			}
 		}
@@ -104,32 +91,19 @@ func FuzzParseLock(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		entries, err := parseLock("dir/models.lock", data)
 		if err != nil {
-			if entries != nil {
-				t.Fatal("entries and an error")
-			}
-			if !strings.Contains(err.Error(), "dir/models.lock") {
-				t.Fatalf("error %q does not name the file", err)
-			}
+			require.Nil(t, entries, "entries and an error")
+			require.ErrorContains(t, err, "dir/models.lock", "error does not name the file")
 			return
 		}
-		if entries == nil {
-			t.Fatal("a nil map: record would panic writing to it")
-		}
+		require.NotNil(t, entries, "a nil map: record would panic writing to it")
 		for key, e := range entries {
-			if !isSHA256(e.SHA256) || e.Size < 0 {
-				t.Fatalf("entry %q: %+v", key, e)
-			}
+			require.True(t, isSHA256(e.SHA256), "entry %q: %+v", key, e)
+			require.GreaterOrEqual(t, e.Size, int64(0), "entry %q: %+v", key, e)
 		}
 		b, err := json.MarshalIndent(entries, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		again, err := parseLock("dir/models.lock", append(b, '\n'))
-		if err != nil {
-			t.Fatalf("re-encoded lock does not parse: %v\n%s", err, b)
-		}
-		if !reflect.DeepEqual(entries, again) {
-			t.Fatalf("re-encoding changed the lock:\n%v\n%v", entries, again)
-		}
+		require.NoError(t, err, "re-encoded lock does not parse:\n%s", b)
+		require.Equal(t, entries, again, "re-encoding changed the lock")
 	})
 }

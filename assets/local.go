@@ -1,8 +1,7 @@
-// Package assets locates the files the assistant needs at run time: the
-// ONNX Runtime library and model files. This first part finds the copies
-// that scripts/setup installs under third_party/ in the source tree; the
-// model manifest, verified downloads and the user cache come next.
 package assets
+
+// This file finds the copies that scripts/setup installs under
+// third_party/ in the source tree.
 
 import (
 	"os"

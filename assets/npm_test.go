@@ -6,10 +6,12 @@ import (
 	"compress/gzip"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // npmTarball packs files the way npm does (under package/).
@@ -19,19 +21,12 @@ func npmTarball(t *testing.T, files map[string][]byte) []byte {
 	zw := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(zw)
 	for name, data := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write(data); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}))
+		_, err := tw.Write(data)
+		require.NoError(t, err)
 	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, tw.Close())
+	require.NoError(t, zw.Close())
 	return buf.Bytes()
 }
 
@@ -49,15 +44,13 @@ func TestParseNPMSource(t *testing.T) {
 	}
 	for _, c := range cases {
 		s, isNPM, err := parseNPMSource(c.src)
-		if isNPM != c.isNPM || (err != nil) != c.bad {
-			t.Fatalf("%s: npm %v err %v", c.src, isNPM, err)
-		}
+		require.Equal(t, c.isNPM, isNPM, "%s: npm %v err %v", c.src, isNPM, err)
+		require.Equal(t, c.bad, err != nil, "%s: npm %v err %v", c.src, isNPM, err)
 		if !c.isNPM || c.bad {
 			continue
 		}
-		if got := s.tarballURL("R/"); got != c.url || s.member != c.member {
-			t.Errorf("%s: url %s member %s", c.src, got, s.member)
-		}
+		assert.Equal(t, c.url, s.tarballURL("R/"), "%s: url", c.src)
+		assert.Equal(t, c.member, s.member, "%s: member", c.src)
 	}
 }
 
@@ -94,21 +87,14 @@ func TestPullFromNPMTarball(t *testing.T) {
 			m.Files[0].Sources = []string{c.source}
 			err := p.Pull(testCtx(t), m)
 			if c.wantErr == "" {
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				checkFile(t, p, m, data)
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-				t.Fatalf("error %v, want one containing %q", err, c.wantErr)
-			}
-			if hits.Load() != 1 {
-				t.Errorf("%d requests: a bad package is not retried", hits.Load())
-			}
-			if st, _ := p.Verify(m); st[0].Present {
-				t.Errorf("a file was left in the cache: %+v", st[0])
-			}
+			require.ErrorContains(t, err, c.wantErr)
+			assert.Equal(t, int32(1), hits.Load(), "requests: a bad package is not retried")
+			st, _ := p.Verify(m)
+			assert.False(t, st[0].Present, "a file was left in the cache: %+v", st[0])
 		})
 	}
 }

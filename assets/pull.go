@@ -1,11 +1,7 @@
 package assets
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,36 +13,6 @@ import (
 	"strings"
 	"time"
 )
-
-// EnvCache names the environment variable that overrides the cache.
-const EnvCache = "VOICE_MODELS"
-
-// CacheDir is the user's model cache: $VOICE_MODELS if set, else
-// $XDG_DATA_HOME/voice-agent/models, else ~/.local/share/voice-agent/models.
-// A model's files live in <cache>/<model name>/<file path>.
-func CacheDir() (string, error) {
-	if d := os.Getenv(EnvCache); d != "" {
-		return d, nil
-	}
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
-		return filepath.Join(d, "voice-agent", "models"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("assets: cache dir: %w (set VOICE_MODELS)", err)
-	}
-	return filepath.Join(home, ".local", "share", "voice-agent", "models"), nil
-}
-
-// Path is the directory that holds model m's files under cache dir.
-func Path(dir string, m Model) string {
-	return filepath.Join(dir, m.Name)
-}
-
-// LockFileName is the name, inside the cache directory, of the file that
-// records the sha256 and size of first downloads of files the manifest
-// has no sha256 for.
-const LockFileName = "models.lock"
 
 // Progress reports a file's download.
 type Progress struct {
@@ -75,21 +41,6 @@ type Puller struct {
 	// Retrying, if set, is told of each failed attempt that will be tried
 	// again after wait, so a user watching knows the pull is not stuck.
 	Retrying func(model, file string, attempt int, err error, wait time.Duration)
-}
-
-// FileStatus is the state of one file of a model in the cache.
-type FileStatus struct {
-	File     File
-	Path     string
-	Present  bool
-	Verified bool
-	Size     int64
-	Problem  string
-}
-
-type lockEntry struct {
-	SHA256 string `json:"sha256"`
-	Size   int64  `json:"size"`
 }
 
 func (p *Puller) retries() int {
@@ -121,200 +72,6 @@ func (p *Puller) client() *http.Client {
 		return p.Client
 	}
 	return http.DefaultClient
-}
-
-func (p *Puller) lockPath() string { return filepath.Join(p.Dir, LockFileName) }
-
-func lockKey(m Model, f File) string { return m.Name + "/" + f.Path }
-
-// readLock reads the lock file; a missing file is an empty map.
-func (p *Puller) readLock() (map[string]lockEntry, error) {
-	b, err := os.ReadFile(p.lockPath())
-	if errors.Is(err, os.ErrNotExist) {
-		return map[string]lockEntry{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("assets: lock file: %w", err)
-	}
-	return parseLock(p.lockPath(), b)
-}
-
-// parseLock parses the lock file at path, which holds b: a JSON object
-// from "MODEL/PATH" to the sha256 and size of the file's first download.
-// An empty file is an empty map, and so is JSON null (which would
-// otherwise leave a nil map for record to write to).
-func parseLock(path string, b []byte) (map[string]lockEntry, error) {
-	entries := map[string]lockEntry{}
-	if len(bytes.TrimSpace(b)) == 0 {
-		return entries, nil
-	}
-	if err := json.Unmarshal(b, &entries); err != nil {
-		return nil, fmt.Errorf("assets: lock file %s: %w", path, err)
-	}
-	if entries == nil {
-		entries = map[string]lockEntry{}
-	}
-	for key, e := range entries {
-		if !isSHA256(e.SHA256) || e.Size < 0 {
-			return nil, fmt.Errorf("assets: lock file %s: %q has sha256 %q and size %d; delete the entry (or the file) and pull again",
-				path, key, e.SHA256, e.Size)
-		}
-	}
-	return entries, nil
-}
-
-// record adds key to the lock file under an exclusive lock, atomically.
-func (p *Puller) record(ctx context.Context, key string, e lockEntry) error {
-	unlock, err := lockFile(ctx, p.Dir)
-	if err != nil {
-		return fmt.Errorf("assets: lock file: %w", err)
-	}
-	defer unlock()
-	entries, err := p.readLock()
-	if err != nil {
-		return err
-	}
-	if old, ok := entries[key]; ok && old == e {
-		return nil
-	}
-	entries[key] = e
-	b, err := json.MarshalIndent(entries, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(p.Dir, LockFileName+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("assets: lock file: %w", err)
-	}
-	_, err = tmp.Write(append(b, '\n'))
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), p.lockPath())
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("assets: lock file: %w", err)
-	}
-	return nil
-}
-
-// expected returns the size and sha256 f must have: the manifest's, or
-// else what the lock file recorded (size from the manifest wins).
-func expected(f File, e lockEntry, locked bool) (size int64, sum string, fromLock bool) {
-	size, sum = f.Size, strings.ToLower(f.SHA256)
-	if sum == "" && locked {
-		sum, fromLock = strings.ToLower(e.SHA256), true
-		if size == 0 {
-			size = e.Size
-		}
-	}
-	return size, sum, fromLock
-}
-
-func hashFile(path string) (string, int64, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return "", 0, err
-	}
-	defer fh.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, fh)
-	if err != nil {
-		return "", n, err
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
-}
-
-// check verifies one file on disk. It returns a problem ("" when
-// verified) and the file's sha256 (when it was read).
-func check(path string, size int64, sum string) (st FileStatus, actual string) {
-	st.Path = path
-	fi, err := os.Stat(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			st.Problem = "missing"
-		} else {
-			st.Problem = err.Error()
-		}
-		return st, ""
-	}
-	st.Present, st.Size = true, fi.Size()
-	if size > 0 && fi.Size() != size {
-		st.Problem = fmt.Sprintf("size %d, expected %d", fi.Size(), size)
-		return st, ""
-	}
-	actual, _, err = hashFile(path)
-	if err != nil {
-		st.Problem = err.Error()
-		return st, ""
-	}
-	if sum == "" {
-		st.Problem = "no sha256 in the manifest or the lock file to check against"
-		return st, actual
-	}
-	if actual != sum {
-		st.Problem = fmt.Sprintf("sha256 %s, expected %s", actual, sum)
-		return st, actual
-	}
-	st.Verified = true
-	return st, actual
-}
-
-// Verify checks each file of m in the cache against the manifest's size
-// and sha256, or the lock file's record when the manifest has no sha256.
-func (p *Puller) Verify(m Model) ([]FileStatus, error) {
-	entries, err := p.readLock()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]FileStatus, 0, len(m.Files))
-	for _, f := range m.Files {
-		e, ok := entries[lockKey(m, f)]
-		size, sum, _ := expected(f, e, ok)
-		st, _ := check(filepath.Join(Path(p.Dir, m), filepath.FromSlash(f.Path)), size, sum)
-		st.File = f
-		out = append(out, st)
-	}
-	return out, nil
-}
-
-// Installed checks m where the agent loads it from: in the cache (see
-// Verify) or, when not every file is there, in its third_party/ folder as
-// scripts/setup installs it (checked against the manifest's sizes and
-// sha256). It returns the folder used and the files' status there.
-func (p *Puller) Installed(m Model) (dir string, files []FileStatus, err error) {
-	files, err = p.Verify(m)
-	if err != nil || allPresent(files) || m.Local == "" {
-		return Path(p.Dir, m), files, err
-	}
-	local, ok := Local(m.Local)
-	if !ok {
-		return Path(p.Dir, m), files, nil
-	}
-	there := make([]FileStatus, 0, len(m.Files))
-	for _, f := range m.Files {
-		st, _ := check(filepath.Join(local, filepath.FromSlash(f.Path)), f.Size, strings.ToLower(f.SHA256))
-		st.File = f
-		there = append(there, st)
-	}
-	if !allPresent(there) {
-		return Path(p.Dir, m), files, nil
-	}
-	return local, there, nil
-}
-
-func allPresent(files []FileStatus) bool {
-	for _, f := range files {
-		if !f.Present {
-			return false
-		}
-	}
-	return true
 }
 
 // Pull downloads every file of m that is missing or does not verify.
@@ -611,34 +368,4 @@ func contentRangeStart(h string) (int64, bool) {
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	return n, err == nil
-}
-
-// CheckCached is the check a command makes, before loading, of a model it
-// found in the cache dir: every file present, with the size the manifest
-// or the lock file gives. Hashing every byte is left to `voice-agent
-// models verify`; a damaged file of the right size is caught by its loader.
-func CheckCached(dir string, m Model) error {
-	entries, err := (&Puller{Dir: dir}).readLock()
-	if err != nil {
-		return err
-	}
-	for _, f := range m.Files {
-		e, ok := entries[lockKey(m, f)]
-		size, _, _ := expected(f, e, ok)
-		path := filepath.Join(Path(dir, m), filepath.FromSlash(f.Path))
-		fi, err := os.Stat(path)
-		var problem string
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			problem = "is missing"
-		case err != nil:
-			problem = err.Error()
-		case size > 0 && fi.Size() != size:
-			problem = fmt.Sprintf("has %d bytes, expected %d (interrupted or damaged)", fi.Size(), size)
-		default:
-			continue
-		}
-		return fmt.Errorf("model %s in the cache: %s %s; run `voice-agent models pull %s` to fetch it again", m.Name, path, problem, m.Name)
-	}
-	return nil
 }

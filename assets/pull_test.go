@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"math/rand"
 	"net/http"
 	"net/http/httptest"
@@ -69,9 +68,7 @@ func testCtx(t *testing.T) context.Context {
 // pullAndCheck pulls m, which must succeed and leave want in the cache.
 func pullAndCheck(t *testing.T, p *Puller, m Model, want []byte) {
 	t.Helper()
-	if err := p.Pull(testCtx(t), m); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, p.Pull(testCtx(t), m))
 	checkFile(t, p, m, want)
 }
 
@@ -79,35 +76,25 @@ func checkFile(t *testing.T, p *Puller, m Model, want []byte) {
 	t.Helper()
 	path := filepath.Join(Path(p.Dir, m), "sub", "model.bin")
 	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("file content differs: %d bytes, want %d", len(got), len(want))
-	}
-	if _, err := os.Stat(path + ".part"); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf(".part left behind: %v", err)
-	}
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(got, want), "file content differs: %d bytes, want %d", len(got), len(want))
+	_, err = os.Stat(path + ".part")
+	require.ErrorIs(t, err, os.ErrNotExist, ".part left behind")
 }
 
 func TestCacheDir(t *testing.T) {
 	t.Setenv("VOICE_MODELS", "/x/models")
-	if d, _ := CacheDir(); d != "/x/models" {
-		t.Errorf("VOICE_MODELS: got %s", d)
-	}
+	d, _ := CacheDir()
+	assert.Equal(t, "/x/models", d, "VOICE_MODELS")
 	t.Setenv("VOICE_MODELS", "")
 	t.Setenv("XDG_DATA_HOME", "/xdg")
-	if d, _ := CacheDir(); d != "/xdg/voice-agent/models" {
-		t.Errorf("XDG_DATA_HOME: got %s", d)
-	}
+	d, _ = CacheDir()
+	assert.Equal(t, "/xdg/voice-agent/models", d, "XDG_DATA_HOME")
 	t.Setenv("XDG_DATA_HOME", "")
 	t.Setenv("HOME", "/home/u")
-	if d, _ := CacheDir(); d != "/home/u/.local/share/voice-agent/models" {
-		t.Errorf("HOME: got %s", d)
-	}
-	if got := Path("/c", Model{Name: "m"}); got != "/c/m" {
-		t.Errorf("Path: %s", got)
-	}
+	d, _ = CacheDir()
+	assert.Equal(t, "/home/u/.local/share/voice-agent/models", d, "HOME")
+	assert.Equal(t, "/c/m", Path("/c", Model{Name: "m"}), "Path")
 }
 
 func TestPullProgress(t *testing.T) {
@@ -124,32 +111,27 @@ func TestPullProgress(t *testing.T) {
 	}
 	m := testModel(srv.URL, data, true)
 	pullAndCheck(t, p, m, data)
-	if len(seen) < 2 {
-		t.Fatalf("got %d progress reports", len(seen))
-	}
+	require.GreaterOrEqual(t, len(seen), 2, "progress reports")
 	for i, pr := range seen {
-		if pr.Model != m.Name || pr.File != "sub/model.bin" || pr.Total != int64(len(data)) {
-			t.Fatalf("report %d: %+v", i, pr)
-		}
-		if i > 0 && pr.Done < seen[i-1].Done {
-			t.Fatalf("Done went back: %d then %d", seen[i-1].Done, pr.Done)
+		require.Equal(t, m.Name, pr.Model, "report %d: %+v", i, pr)
+		require.Equal(t, "sub/model.bin", pr.File, "report %d: %+v", i, pr)
+		require.Equal(t, int64(len(data)), pr.Total, "report %d: %+v", i, pr)
+		if i > 0 {
+			require.GreaterOrEqual(t, pr.Done, seen[i-1].Done, "Done went back: %d then %d", seen[i-1].Done, pr.Done)
 		}
 	}
-	if last := seen[len(seen)-1]; last.Done != last.Total {
-		t.Fatalf("last report %+v", last)
-	}
+	last := seen[len(seen)-1]
+	require.Equal(t, last.Total, last.Done, "last report %+v", last)
 	st, err := p.Verify(m)
-	if err != nil || len(st) != 1 || !st[0].Verified || !st[0].Present || st[0].Size != int64(len(data)) {
-		t.Fatalf("Verify: %+v %v", st, err)
-	}
+	require.NoError(t, err, "Verify")
+	require.Len(t, st, 1, "Verify")
+	require.True(t, st[0].Verified, "Verify: %+v", st)
+	require.True(t, st[0].Present, "Verify: %+v", st)
+	require.Equal(t, int64(len(data)), st[0].Size, "Verify: %+v", st)
 	// A second pull finds the file verified and makes no request.
 	before := n.Load()
-	if err := p.Pull(testCtx(t), m); err != nil {
-		t.Fatal(err)
-	}
-	if n.Load() != before {
-		t.Fatalf("second pull made %d requests", n.Load()-before)
-	}
+	require.NoError(t, p.Pull(testCtx(t), m))
+	require.Equal(t, before, n.Load(), "second pull made requests")
 }
 
 func TestPullResumesAfterCut(t *testing.T) {
@@ -168,8 +150,7 @@ func TestPullResumesAfterCut(t *testing.T) {
 			w.Write(data[:half])
 			w.(http.Flusher).Flush()
 			conn, _, err := w.(http.Hijacker).Hijack()
-			if err != nil {
-				t.Error(err)
+			if !assert.NoError(t, err) {
 				return
 			}
 			conn.Close()
@@ -183,9 +164,7 @@ func TestPullResumesAfterCut(t *testing.T) {
 	pullAndCheck(t, p, m, data)
 	mu.Lock()
 	defer mu.Unlock()
-	if len(ranges) != 2 || ranges[0] != "" || ranges[1] != "bytes=100000-" {
-		t.Fatalf("requests' Range headers: %q", ranges)
-	}
+	require.Equal(t, []string{"", "bytes=100000-"}, ranges, "requests' Range headers")
 }
 
 func TestPullServerIgnoresRange(t *testing.T) {
@@ -210,19 +189,14 @@ func TestPullSHA256Mismatch(t *testing.T) {
 	want := sum([]byte("something else"))
 	m.Files[0].SHA256 = want
 	err := p.Pull(testCtx(t), m)
-	if err == nil {
-		t.Fatal("no error")
-	}
+	require.Error(t, err)
 	for _, s := range []string{"sha256", want, sum(data), "sub/model.bin", "pull again"} {
-		if !strings.Contains(err.Error(), s) {
-			t.Errorf("error %q lacks %q", err, s)
-		}
+		assert.ErrorContains(t, err, s)
 	}
 	path := filepath.Join(Path(p.Dir, m), "sub", "model.bin")
 	for _, f := range []string{path, path + ".part"} {
-		if _, err := os.Stat(f); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%s exists after mismatch", f)
-		}
+		_, err := os.Stat(f)
+		assert.ErrorIs(t, err, os.ErrNotExist, "%s exists after mismatch", f)
 	}
 }
 
@@ -234,13 +208,11 @@ func TestPullSizeMismatch(t *testing.T) {
 		m := testModel(srv.URL, data, true)
 		m.Files[0].Size = size
 		err := p.Pull(testCtx(t), m)
-		if err == nil || !strings.Contains(err.Error(), "size") || !strings.Contains(err.Error(), "10000") {
-			t.Fatalf("size %d: error %v", size, err)
-		}
+		require.ErrorContains(t, err, "size", "size %d", size)
+		require.ErrorContains(t, err, "10000", "size %d", size)
 		path := filepath.Join(Path(p.Dir, m), "sub", "model.bin")
-		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("size %d: file installed", size)
-		}
+		_, err = os.Stat(path)
+		assert.ErrorIs(t, err, os.ErrNotExist, "size %d: file installed", size)
 	}
 }
 
@@ -255,19 +227,11 @@ func TestPull404NoRetry(t *testing.T) {
 	m := testModel(srv.URL, []byte("x"), true)
 	start := time.Now()
 	err := p.Pull(testCtx(t), m)
-	if err == nil {
-		t.Fatal("no error")
-	}
-	if el := time.Since(start); el > 900*time.Millisecond {
-		t.Errorf("took %v", el)
-	}
-	if n.Load() != 1 {
-		t.Errorf("%d requests", n.Load())
-	}
+	require.Error(t, err)
+	assert.LessOrEqual(t, time.Since(start), 900*time.Millisecond, "took")
+	assert.Equal(t, int32(1), n.Load(), "requests")
 	for _, s := range []string{"404", srv.URL + "/files/model.bin", "test-model"} {
-		if !strings.Contains(err.Error(), s) {
-			t.Errorf("error %q lacks %q", err, s)
-		}
+		assert.ErrorContains(t, err, s)
 	}
 }
 
@@ -289,15 +253,9 @@ func TestPullStall(t *testing.T) {
 	start := time.Now()
 	err := p.Pull(testCtx(t), m)
 	el := time.Since(start)
-	if err == nil || !strings.Contains(err.Error(), "stall") {
-		t.Fatalf("error %v", err)
-	}
-	if el > 2*time.Second {
-		t.Errorf("took %v", el)
-	}
-	if n.Load() != 2 {
-		t.Errorf("%d requests, want 2 (1 retry)", n.Load())
-	}
+	require.ErrorContains(t, err, "stall")
+	assert.LessOrEqual(t, el, 2*time.Second, "took")
+	assert.Equal(t, int32(2), n.Load(), "requests, want 2 (1 retry)")
 }
 
 func TestPullRetries5xx(t *testing.T) {
@@ -314,9 +272,7 @@ func TestPullRetries5xx(t *testing.T) {
 	p := testPuller(t, srv)
 	m := testModel(srv.URL, data, true)
 	pullAndCheck(t, p, m, data)
-	if n.Load() != 3 {
-		t.Errorf("%d requests", n.Load())
-	}
+	assert.Equal(t, int32(3), n.Load(), "requests")
 }
 
 func TestPullSourcesInOrder(t *testing.T) {
@@ -363,14 +319,10 @@ func TestPullConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	for i, err := range errs {
-		if err != nil {
-			t.Errorf("puller %d: %v", i, err)
-		}
+		assert.NoError(t, err, "puller %d", i)
 	}
 	checkFile(t, &Puller{Dir: dir}, m, data)
-	if n.Load() != 1 {
-		t.Errorf("%d downloads, want 1", n.Load())
-	}
+	assert.Equal(t, int32(1), n.Load(), "downloads")
 }
 
 func TestPullMirror(t *testing.T) {
@@ -390,13 +342,11 @@ func TestPullMirror(t *testing.T) {
 	pullAndCheck(t, p, m, data)
 	mu.Lock()
 	defer mu.Unlock()
-	if len(paths) != 1 || paths[0] != "/files/model.bin" {
-		t.Errorf("mirror saw %q", paths)
-	}
+	assert.Equal(t, []string{"/files/model.bin"}, paths, "mirror saw")
 	q := &Puller{Mirror: "http://m.local:8080/cache/"}
-	if u, err := q.sourceURL("https://huggingface.co/a/b.onnx?x=1"); err != nil || u != "http://m.local:8080/cache/a/b.onnx?x=1" {
-		t.Errorf("sourceURL: %s %v", u, err)
-	}
+	u, err := q.sourceURL("https://huggingface.co/a/b.onnx?x=1")
+	assert.NoError(t, err, "sourceURL")
+	assert.Equal(t, "http://m.local:8080/cache/a/b.onnx?x=1", u, "sourceURL")
 }
 
 func TestPullLockFile(t *testing.T) {
@@ -415,37 +365,36 @@ func TestPullLockFile(t *testing.T) {
 	defer srv.Close()
 	p := testPuller(t, srv)
 	m := testModel(srv.URL, data, false) // no size, no sha256 in the manifest
-	if st, err := p.Verify(m); err != nil || st[0].Present || st[0].Verified || st[0].Problem == "" {
-		t.Fatalf("before pull: %+v %v", st, err)
-	}
+	st, err := p.Verify(m)
+	require.NoError(t, err, "before pull")
+	require.False(t, st[0].Present, "before pull: %+v", st)
+	require.False(t, st[0].Verified, "before pull: %+v", st)
+	require.NotEmpty(t, st[0].Problem, "before pull: %+v", st)
 	pullAndCheck(t, p, m, data)
 	b, err := os.ReadFile(filepath.Join(p.Dir, "models.lock"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var lock map[string]struct {
 		SHA256 string `json:"sha256"`
 		Size   int64  `json:"size"`
 	}
-	if err := json.Unmarshal(b, &lock); err != nil {
-		t.Fatal(err)
-	}
-	if e := lock["test-model/sub/model.bin"]; e.SHA256 != sum(data) || e.Size != int64(len(data)) {
-		t.Fatalf("lock file: %s", b)
-	}
-	if st, err := p.Verify(m); err != nil || !st[0].Verified {
-		t.Fatalf("after pull: %+v %v", st, err)
-	}
+	require.NoError(t, json.Unmarshal(b, &lock))
+	e := lock["test-model/sub/model.bin"]
+	require.Equal(t, sum(data), e.SHA256, "lock file: %s", b)
+	require.Equal(t, int64(len(data)), e.Size, "lock file: %s", b)
+	st, err = p.Verify(m)
+	require.NoError(t, err, "after pull")
+	require.True(t, st[0].Verified, "after pull: %+v", st)
 
 	// Tamper with the file: Verify fails against the recorded hash.
 	path := filepath.Join(Path(p.Dir, m), "sub", "model.bin")
 	tampered := bytes.Clone(data)
 	tampered[100] ^= 0xff
 	os.WriteFile(path, tampered, 0o644)
-	st, err := p.Verify(m)
-	if err != nil || st[0].Verified || !st[0].Present || !strings.Contains(st[0].Problem, "sha256") {
-		t.Fatalf("tampered: %+v %v", st, err)
-	}
+	st, err = p.Verify(m)
+	require.NoError(t, err, "tampered")
+	require.False(t, st[0].Verified, "tampered: %+v", st)
+	require.True(t, st[0].Present, "tampered: %+v", st)
+	require.Contains(t, st[0].Problem, "sha256", "tampered: %+v", st)
 
 	// Pull repairs it from the source, checked against the lock file.
 	pullAndCheck(t, p, m, data)
@@ -454,9 +403,7 @@ func TestPullLockFile(t *testing.T) {
 	os.Remove(path)
 	serveOther.Store(true)
 	err = p.Pull(testCtx(t), m)
-	if err == nil || !strings.Contains(err.Error(), sum(data)) {
-		t.Fatalf("changed source: %v", err)
-	}
+	require.ErrorContains(t, err, sum(data), "changed source")
 }
 
 // TestPullTwoProcesses pulls the same file from this process and from a
@@ -485,9 +432,7 @@ func TestPullTwoProcesses(t *testing.T) {
 	cmd.Env = append(os.Environ(), "ASSETS_PULL_HELPER_DIR="+dir, "ASSETS_PULL_HELPER_URL="+srv.URL)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, cmd.Start())
 	// Start only once the child is downloading, so this pull waits on
 	// the child's lock and then finds the finished file.
 	select {
@@ -495,21 +440,16 @@ func TestPullTwoProcesses(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		cmd.Process.Kill()
 		cmd.Wait()
-		t.Fatalf("helper made no request\n%s", out.String())
+		require.FailNow(t, "helper made no request", "%s", out.String())
 	}
 	m := testModel(srv.URL, data, true)
 	p := &Puller{Dir: dir, Backoff: 10 * time.Millisecond}
 	err := p.Pull(testCtx(t), m)
-	if werr := cmd.Wait(); werr != nil {
-		t.Fatalf("helper: %v\n%s", werr, out.String())
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	werr := cmd.Wait()
+	require.NoError(t, werr, "helper:\n%s", out.String())
+	require.NoError(t, err)
 	checkFile(t, p, m, data)
-	if n.Load() != 1 {
-		t.Errorf("%d downloads, want 1", n.Load())
-	}
+	assert.Equal(t, int32(1), n.Load(), "downloads")
 }
 
 func TestPullHelperProcess(t *testing.T) {
@@ -520,9 +460,7 @@ func TestPullHelperProcess(t *testing.T) {
 	data := testContent(300_000)
 	m := testModel(os.Getenv("ASSETS_PULL_HELPER_URL"), data, true)
 	p := &Puller{Dir: dir, Backoff: 10 * time.Millisecond}
-	if err := p.Pull(testCtx(t), m); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, p.Pull(testCtx(t), m))
 }
 
 // Installed finds a model where the agent loads it from: the cache when
@@ -582,8 +520,8 @@ func TestFailedPullReportsRetriesAndLeavesNoLitter(t *testing.T) {
 	require.Error(t, p.Pull(testCtx(t), m))
 	assert.Equal(t, []int{1, 2}, retries)
 	err := filepath.WalkDir(p.Dir, func(path string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			t.Errorf("left behind: %s", path)
+		if err == nil {
+			assert.True(t, d.IsDir(), "left behind: %s", path)
 		}
 		return err
 	})

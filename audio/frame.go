@@ -23,12 +23,19 @@ var Mono16k = Format{Rate: ProcessingRate, Channels: 1}
 
 func (f Format) String() string { return fmt.Sprintf("%d Hz/%dch", f.Rate, f.Channels) }
 
+// The largest format any stage processes: Validate, the WAV reader and the
+// resampler all hold to these.
+const (
+	formatMaxChannels = 32
+	formatMaxRate     = 768000
+)
+
 // Validate rejects formats no stage can process.
 func (f Format) Validate() error {
-	if f.Rate <= 0 || f.Rate > 768000 {
+	if f.Rate <= 0 || f.Rate > formatMaxRate {
 		return fmt.Errorf("audio: sample rate %d out of range", f.Rate)
 	}
-	if f.Channels <= 0 || f.Channels > 32 {
+	if f.Channels <= 0 || f.Channels > formatMaxChannels {
 		return fmt.Errorf("audio: channel count %d out of range", f.Channels)
 	}
 	return nil

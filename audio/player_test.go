@@ -15,7 +15,7 @@ import (
 type noSleep struct{ t *testing.T }
 
 func (s noSleep) Sleep(context.Context, time.Duration) error {
-	s.t.Error("player slept with room in the queue")
+	assert.Fail(s.t, "player slept with room in the queue")
 	return errors.New("unexpected sleep")
 }
 

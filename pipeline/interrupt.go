@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/voiceassistant/voice/audio"
 )
 
 // InterruptMode is what the assistant does when the user's voice starts
@@ -202,4 +204,90 @@ func words(text string) []string {
 	}
 	flush()
 	return out
+}
+
+// speechOverReply starts deciding whether speech that began during a
+// response interrupts it: playback pauses (or ducks) at once, while
+// generation and synthesis go on filling the queue.
+func (p *Pipeline) speechOverReply(t *userTurn) {
+	t.over = true
+	switch p.cfg.BargeIn.Mode {
+	case InterruptOff:
+		return // the reply plays on; the speech waits for its end
+	case InterruptDuck:
+		p.player.Duck(duckGain)
+	default:
+		p.player.Pause()
+	}
+	at := p.clk.Now()
+	p.emit(Event{Type: EvBargeInPending, At: at, Turn: p.resp.turn, Text: t.partial})
+	p.setState(StateUserSpeaking, at)
+}
+
+// arbitrate decides, frame by frame, about speech over a response: a
+// confirmed interruption cancels the reply; a sound that ended without
+// confirming lets it play on.
+func (p *Pipeline) arbitrate(t *userTurn, now time.Duration) {
+	if p.cfg.BargeIn.Mode == InterruptOff {
+		return // settled when the reply ends (endResponse)
+	}
+	speech := audio.Mono16k.Duration(int64(t.voiced))
+	switch {
+	case p.listen.confirms(t.partial, speech):
+		p.bargeIn(t, "")
+	case !t.speaking && now-t.speechEnd >= p.cfg.BargeIn.ResumeAfter:
+		p.resumeReply(t)
+	}
+}
+
+// resumeReply plays on a reply paused for a sound that was not an
+// interruption; the sound is no turn.
+func (p *Pipeline) resumeReply(t *userTurn) {
+	at := p.clk.Now()
+	r := p.resp
+	p.player.Resume()
+	p.emit(Event{Type: EvBargeInResumed, At: at, Turn: r.turn, Text: t.partial})
+	p.closeTurn()
+	if r.metrics.PlaybackStart > 0 {
+		p.setState(StateSpeaking, at)
+	} else {
+		p.setState(StateThinking, at)
+	}
+}
+
+// bargeIn interrupts the current response: cancel first so no more audio
+// can be queued, then flush so the next device period is silent. The
+// speech that interrupted (t, nil when a stop key did) is a turn of its
+// own from here on, with all it has been heard to say.
+func (p *Pipeline) bargeIn(t *userTurn, reason string) {
+	at := p.clk.Now()
+	r := p.resp
+	if t != nil {
+		t.over = false // the user's turn now, whatever it turns out to hold
+	}
+	heard := p.cancelResponse()
+	p.emit(Event{Type: EvBargeIn, At: at, Turn: r.turn, Text: heard, Reason: reason})
+	p.setState(StateInterrupted, at)
+	if t != nil && t.speaking {
+		p.setState(StateUserSpeaking, at)
+	} else {
+		p.setState(StateListening, at)
+	}
+}
+
+// cancelResponse stops the current response and remembers what the user
+// heard of it; it returns that text.
+func (p *Pipeline) cancelResponse() string {
+	r := p.resp
+	r.cancel()
+	pos := p.player.Flush()
+	heard := r.heard(pos)
+	p.cfg.History.AddAssistant(heard, true)
+	r.metrics.Interrupted = true
+	p.finishTurn(r, p.clk.Now())
+	if !r.ended {
+		p.stopping++
+	}
+	p.endResponse(p.clk.Now())
+	return heard
 }

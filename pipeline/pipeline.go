@@ -382,55 +382,6 @@ func (p *Pipeline) closeTurn() {
 	p.turn = nil
 }
 
-// speechOverReply starts deciding whether speech that began during a
-// response interrupts it: playback pauses (or ducks) at once, while
-// generation and synthesis go on filling the queue.
-func (p *Pipeline) speechOverReply(t *userTurn) {
-	t.over = true
-	switch p.cfg.BargeIn.Mode {
-	case InterruptOff:
-		return // the reply plays on; the speech waits for its end
-	case InterruptDuck:
-		p.player.Duck(duckGain)
-	default:
-		p.player.Pause()
-	}
-	at := p.clk.Now()
-	p.emit(Event{Type: EvBargeInPending, At: at, Turn: p.resp.turn, Text: t.partial})
-	p.setState(StateUserSpeaking, at)
-}
-
-// arbitrate decides, frame by frame, about speech over a response: a
-// confirmed interruption cancels the reply; a sound that ended without
-// confirming lets it play on.
-func (p *Pipeline) arbitrate(t *userTurn, now time.Duration) {
-	if p.cfg.BargeIn.Mode == InterruptOff {
-		return // settled when the reply ends (endResponse)
-	}
-	speech := audio.Mono16k.Duration(int64(t.voiced))
-	switch {
-	case p.listen.confirms(t.partial, speech):
-		p.bargeIn(t, "")
-	case !t.speaking && now-t.speechEnd >= p.cfg.BargeIn.ResumeAfter:
-		p.resumeReply(t)
-	}
-}
-
-// resumeReply plays on a reply paused for a sound that was not an
-// interruption; the sound is no turn.
-func (p *Pipeline) resumeReply(t *userTurn) {
-	at := p.clk.Now()
-	r := p.resp
-	p.player.Resume()
-	p.emit(Event{Type: EvBargeInResumed, At: at, Turn: r.turn, Text: t.partial})
-	p.closeTurn()
-	if r.metrics.PlaybackStart > 0 {
-		p.setState(StateSpeaking, at)
-	} else {
-		p.setState(StateThinking, at)
-	}
-}
-
 // endpoint runs the endpointing policy for the open turn.
 func (p *Pipeline) endpoint(ctx context.Context, now time.Duration) error {
 	t := p.turn
@@ -496,43 +447,6 @@ func (p *Pipeline) commit(reason turn.Reason) error {
 	}
 	p.resp = p.startResponse(m, p.cfg.History.Messages(), p.turnNo, "")
 	return nil
-}
-
-// bargeIn interrupts the current response: cancel first so no more audio
-// can be queued, then flush so the next device period is silent. The
-// speech that interrupted (t, nil when a stop key did) is a turn of its
-// own from here on, with all it has been heard to say.
-func (p *Pipeline) bargeIn(t *userTurn, reason string) {
-	at := p.clk.Now()
-	r := p.resp
-	if t != nil {
-		t.over = false // the user's turn now, whatever it turns out to hold
-	}
-	heard := p.cancelResponse()
-	p.emit(Event{Type: EvBargeIn, At: at, Turn: r.turn, Text: heard, Reason: reason})
-	p.setState(StateInterrupted, at)
-	if t != nil && t.speaking {
-		p.setState(StateUserSpeaking, at)
-	} else {
-		p.setState(StateListening, at)
-	}
-}
-
-// cancelResponse stops the current response and remembers what the user
-// heard of it; it returns that text.
-func (p *Pipeline) cancelResponse() string {
-	r := p.resp
-	r.cancel()
-	pos := p.player.Flush()
-	heard := r.heard(pos)
-	p.cfg.History.AddAssistant(heard, true)
-	r.metrics.Interrupted = true
-	p.finishTurn(r, p.clk.Now())
-	if !r.ended {
-		p.stopping++
-	}
-	p.endResponse(p.clk.Now())
-	return heard
 }
 
 // endResponse forgets the current response once it is over (played out,
@@ -653,41 +567,3 @@ func (p *Pipeline) setState(s State, at time.Duration) {
 }
 
 func (p *Pipeline) emit(e Event) { p.events.emit(e) }
-
-// recentAudio keeps the last few seconds of capture so a turn can start
-// before the VAD's (delayed) speech-start decision.
-type recentAudio struct {
-	ring []float32
-	end  int64 // stream position just past the newest sample
-}
-
-func newRecentAudio(keep time.Duration) recentAudio {
-	return recentAudio{ring: make([]float32, audio.Mono16k.Samples(keep))}
-}
-
-func (h *recentAudio) add(f audio.Frame) {
-	if f.Pos != h.end {
-		clear(h.ring) // a gap in the stream: what is kept no longer precedes f
-	}
-	samples := f.Samples[max(0, len(f.Samples)-len(h.ring)):]
-	at := int((f.End() - int64(len(samples))) % int64(len(h.ring)))
-	n := copy(h.ring[at:], samples)
-	copy(h.ring, samples[n:])
-	h.end = f.End()
-}
-
-// since returns the kept audio in [from, before) as one frame, clipped to
-// what is still kept.
-func (h *recentAudio) since(from, before int64) audio.Frame {
-	from = max(from, h.end-int64(len(h.ring)), 0)
-	before = min(before, h.end)
-	f := audio.Frame{Format: audio.Mono16k, Pos: from}
-	if before <= from {
-		return f
-	}
-	f.Samples = make([]float32, before-from)
-	at := int(from % int64(len(h.ring)))
-	n := copy(f.Samples, h.ring[at:])
-	copy(f.Samples[n:], h.ring)
-	return f
-}

@@ -68,7 +68,7 @@ func TestChatInterruptStopsTheReplyNotTheProgram(t *testing.T) {
 	case err := <-done:
 		require.NoError(t, err)
 	case <-time.After(10 * time.Second):
-		t.Fatal("chat did not exit at end of input")
+		require.FailNow(t, "chat did not exit at end of input")
 	}
 }
 

@@ -414,9 +414,8 @@ func TestProcessDoesNotAllocate(t *testing.T) {
 	frame := make([]float32, 160)
 	pos := int64(0)
 	allocs := testing.AllocsPerRun(200, func() {
-		if _, err := d.Process(audio.Frame{Format: audio.Mono16k, Pos: pos, Samples: frame}); err != nil {
-			t.Fatal(err)
-		}
+		_, err := d.Process(audio.Frame{Format: audio.Mono16k, Pos: pos, Samples: frame})
+		require.NoError(t, err)
 		pos += int64(len(frame))
 	})
 	assert.Zero(t, allocs, "a frame without events should cost no garbage")

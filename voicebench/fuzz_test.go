@@ -3,11 +3,11 @@ package voicebench
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/stretchr/testify/require"
 
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/voicebench/voicebenchtest"
@@ -31,15 +31,15 @@ func FuzzParseDone(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		done, complete, err := parseDone("out/sd-qa.jsonl", data)
 		if err != nil {
-			if !strings.Contains(err.Error(), "out/sd-qa.jsonl line ") {
-				t.Fatalf("error %q does not name the file and line", err)
-			}
+			require.ErrorContains(t, err, "out/sd-qa.jsonl line ", "error does not name the file and line")
 			return
 		}
-		if complete < 0 || complete > len(data) || complete > 0 && data[complete-1] != '\n' ||
-			bytes.IndexByte(data[complete:], '\n') >= 0 {
-			t.Fatalf("complete %d of %q", complete, data)
+		require.GreaterOrEqual(t, complete, 0, "complete %d of %q", complete, data)
+		require.LessOrEqual(t, complete, len(data), "complete %d of %q", complete, data)
+		if complete > 0 {
+			require.Equal(t, byte('\n'), data[complete-1], "complete %d of %q", complete, data)
 		}
+		require.NotContains(t, string(data[complete:]), "\n", "complete %d of %q", complete, data)
 		lines := 0
 		for _, line := range bytes.Split(data[:complete], []byte("\n")) {
 			if len(bytes.TrimSpace(line)) == 0 {
@@ -47,27 +47,22 @@ func FuzzParseDone(f *testing.F) {
 			}
 			lines++
 			var rec map[string]any
-			if err := json.Unmarshal(line, &rec); err != nil {
-				t.Fatalf("line %q parsed, but not as an object: %v", line, err)
-			}
-			if id, ok := rec[KeySampleID].(string); !ok || !done[id] {
-				t.Fatalf("line %q: sample_id not noted as done", line)
-			}
+			require.NoError(t, json.Unmarshal(line, &rec), "line %q parsed, but not as an object", line)
+			id, ok := rec[KeySampleID].(string)
+			require.True(t, ok, "line %q: sample_id is not a string", line)
+			require.True(t, done[id], "line %q: sample_id not noted as done", line)
 		}
-		if len(done) > lines {
-			t.Fatalf("%d ids from %d lines", len(done), lines)
-		}
+		require.LessOrEqual(t, len(done), lines, "%d ids from %d lines", len(done), lines)
 		// What the harness appends after the complete lines is read back.
 		res := Result{Sample: Sample{ID: "new\n\"one\"", Fields: map[string]any{"prompt": "p", KeySampleID: "shadowed"}}, Response: "r"}
 		line, err := json.Marshal(res)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		more := append(append(bytes.Clone(data[:complete]), line...), '\n')
 		done2, complete2, err := parseDone("out/sd-qa.jsonl", more)
-		if err != nil || complete2 != len(more) || !done2[res.Sample.ID] || len(done2) < len(done) {
-			t.Fatalf("after appending %s: %v, %d of %d, %v", line, done2, complete2, len(more), err)
-		}
+		require.NoError(t, err, "after appending %s", line)
+		require.Equal(t, len(more), complete2, "after appending %s: %v", line, done2)
+		require.True(t, done2[res.Sample.ID], "after appending %s: %v", line, done2)
+		require.GreaterOrEqual(t, len(done2), len(done), "after appending %s: %v", line, done2)
 	})
 }
 
@@ -79,9 +74,7 @@ const maxFuzzParquet = 64 << 10
 func parquetSeed[T any](tb testing.TB, rows []T) []byte {
 	tb.Helper()
 	var buf bytes.Buffer
-	if err := parquet.Write(&buf, rows); err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, parquet.Write(&buf, rows))
 	return buf.Bytes()
 }
 
@@ -91,9 +84,7 @@ func parquetSeed[T any](tb testing.TB, rows []T) []byte {
 // the samples it reads are the split's, without their audio column.
 func FuzzParquetRows(f *testing.F) {
 	wav, err := voicebenchtest.WAV([]float32{0, 0.25, -0.25, 0.5}, audio.Mono16k)
-	if err != nil {
-		f.Fatal(err)
-	}
+	require.NoError(f, err)
 	three, less := int64(3), "less than"
 	qa := parquetSeed(f, []voicebenchtest.QARow{
 		{Audio: &voicebenchtest.Audio{Bytes: wav, Path: "q1.wav"}, ID: "q1", Prompt: "what is the capital of france", Reference: "paris"},
@@ -122,9 +113,7 @@ func FuzzParquetRows(f *testing.F) {
 		}
 		pq, err := parquetFile(bytes.NewReader(data), int64(len(data)))
 		if err != nil {
-			if pq != nil {
-				t.Fatal("a file and an error")
-			}
+			require.Nil(t, pq, "a file and an error")
 			return
 		}
 		d := &Dataset{shards: []parquetShard{{split: "test", path: "fuzz.parquet", pq: pq}}}
@@ -132,28 +121,20 @@ func FuzzParquetRows(f *testing.F) {
 		n := 0
 		for s, err := range d.All() {
 			if err != nil {
-				if !strings.Contains(err.Error(), "fuzz.parquet") {
-					t.Fatalf("error %q does not name the shard", err)
-				}
+				require.ErrorContains(t, err, "fuzz.parquet", "error does not name the shard")
 				return
 			}
-			if !strings.HasPrefix(s.ID, "test/") {
-				t.Fatalf("sample id %q is not the split's", s.ID)
-			}
-			if _, ok := s.Fields[AudioColumn]; ok {
-				t.Fatalf("sample %s keeps its audio column", s.ID)
-			}
+			require.True(t, strings.HasPrefix(s.ID, "test/"), "sample id %q is not the split's", s.ID)
+			require.NotContains(t, s.Fields, AudioColumn, "sample %s keeps its audio column", s.ID)
 			if n == 0 {
-				if pcm, err := s.PCM(); err == nil && len(pcm) == 0 {
-					t.Fatalf("sample %s: no error and no audio", s.ID)
+				if pcm, err := s.PCM(); err == nil {
+					require.NotEmpty(t, pcm, "sample %s: no error and no audio", s.ID)
 				}
 			}
 			if n++; n == 1000 {
 				return
 			}
 		}
-		if want := pq.NumRows(); int64(n) != want {
-			t.Fatal(fmt.Sprintf("%d samples from a file of %d rows", n, want))
-		}
+		require.Equal(t, pq.NumRows(), int64(n), "samples from a file of %d rows", pq.NumRows())
 	})
 }

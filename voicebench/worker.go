@@ -199,7 +199,7 @@ type textWorker struct {
 
 func newTextWorker(s wiring.Stages) (*textWorker, error) {
 	// No audio runs, so no audio clock: the live clock waits in wall time.
-	gen, release, err := wiring.NewGenerator(s, clock.NewStream(audio.ProcessingRate), nil)
+	gen, release, err := wiring.NewGenerator(s, clock.NewStream(audio.ProcessingRate))
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzParseTokens feeds ParseTokens with damaged token tables. An error
@@ -17,9 +19,7 @@ import (
 // text of a prefix of the ids being a prefix of the text.
 func FuzzParseTokens(f *testing.F) {
 	real, err := os.ReadFile(realTokens)
-	if err != nil {
-		f.Fatal(err)
-	}
+	require.NoError(f, err)
 	lines := bytes.SplitAfter(real, []byte("\n"))
 	f.Add(bytes.Join(lines[:40], nil))                           // specials, punctuation, CJK
 	f.Add(bytes.Join(append(lines[:3:3], lines[4990:]...), nil)) // a gap in the ids
@@ -36,39 +36,30 @@ func FuzzParseTokens(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tok, err := ParseTokens(bytes.NewReader(data), "fuzz.txt")
 		if err != nil {
-			if tok != nil {
-				t.Fatal("a table and an error")
-			}
-			if !strings.Contains(err.Error(), "fuzz.txt") {
-				t.Fatalf("error %q does not name the table", err)
-			}
+			require.Nil(t, tok, "a table and an error")
+			require.ErrorContains(t, err, "fuzz.txt", "error does not name the table")
 			return
 		}
 		n := tok.Len()
-		if n == 0 || tok.Piece(0) != BlankPiece {
-			t.Fatalf("%d tokens, id 0 is %q", n, tok.Piece(0))
-		}
+		require.NotZero(t, n, "no tokens")
+		require.Equal(t, BlankPiece, tok.Piece(0), "%d tokens, id 0", n)
 		var table strings.Builder
 		ids := make([]int, 0, n+2)
 		for id := range n {
 			p := tok.Piece(id)
-			if p == "" || !utf8.ValidString(p) || strings.ContainsFunc(p, func(r rune) bool { return r == '\n' }) {
-				t.Fatalf("id %d has piece %q", id, p)
-			}
-			if back, ok := tok.ID(p); !ok || back != id {
-				t.Fatalf("piece %q of id %d maps back to %d, %v", p, id, back, ok)
-			}
+			require.NotEmpty(t, p, "id %d has an empty piece", id)
+			require.True(t, utf8.ValidString(p), "id %d has piece %q", id, p)
+			require.NotContains(t, p, "\n", "id %d has piece %q", id, p)
+			back, ok := tok.ID(p)
+			require.True(t, ok, "piece %q of id %d maps back to %d, %v", p, id, back, ok)
+			require.Equal(t, id, back, "piece %q of id %d maps back", p, id)
 			fmt.Fprintf(&table, "%s %d\n", p, id)
 			ids = append(ids, id)
 		}
 		again, err := ParseTokens(strings.NewReader(table.String()), "again.txt")
-		if err != nil {
-			t.Fatalf("the table printed back does not parse: %v", err)
-		}
+		require.NoError(t, err, "the table printed back does not parse")
 		for id := range n {
-			if again.Piece(id) != tok.Piece(id) {
-				t.Fatalf("printed back, id %d is %q, was %q", id, again.Piece(id), tok.Piece(id))
-			}
+			require.Equal(t, tok.Piece(id), again.Piece(id), "printed back, id %d", id)
 		}
 		// A sequence of ids, out-of-range ones included, from the input.
 		seq := make([]int, 0, 256)
@@ -77,15 +68,13 @@ func FuzzParseTokens(f *testing.F) {
 		}
 		for _, seq := range [][]int{append(ids, -1, n), seq} {
 			text := tok.Detokenize(seq)
-			if !utf8.ValidString(text) || strings.TrimSpace(text) != text {
-				t.Fatalf("Detokenize(%v) = %q", seq, text)
-			}
+			require.True(t, utf8.ValidString(text), "Detokenize(%v) = %q", seq, text)
+			require.Equal(t, strings.TrimSpace(text), text, "Detokenize(%v)", seq)
 			// Partial results grow monotonically.
 			for _, k := range []int{len(seq) / 3, len(seq) / 2, len(seq) - 1} {
 				if k >= 0 {
-					if p := tok.Detokenize(seq[:k]); !strings.HasPrefix(text, p) {
-						t.Fatalf("Detokenize of %v is %q, of its first %d ids %q: not a prefix", seq, text, k, p)
-					}
+					p := tok.Detokenize(seq[:k])
+					require.True(t, strings.HasPrefix(text, p), "Detokenize of %v is %q, of its first %d ids %q: not a prefix", seq, text, k, p)
 				}
 			}
 		}

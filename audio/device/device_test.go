@@ -275,9 +275,7 @@ func TestOverrunKeepsPositions(t *testing.T) {
 		case i >= capacity:
 			want = 0
 		}
-		if v != want {
-			t.Fatalf("sample %d = %v, want %v (capacity %d, dropped %d)", i, v, want, capacity, dropped)
-		}
+		require.Equal(t, want, v, "sample %d (capacity %d, dropped %d)", i, capacity, dropped)
 	}
 }
 
@@ -340,9 +338,8 @@ func BenchmarkCallback(b *testing.B) {
 			b.StopTimer()
 			d.ring.SkipTo(d.ring.Written())
 			d.player.Flush()
-			if _, _, err := d.player.Write(ctx, refill); err != nil {
-				b.Fatal(err)
-			}
+			_, _, err := d.player.Write(ctx, refill)
+			require.NoError(b, err)
 			select {
 			case <-d.wake:
 			default:

@@ -194,12 +194,9 @@ func TestFrontEndAlignedAcrossOverrun(t *testing.T) {
 		if gap {
 			wantNear, wantFar = 0, 0
 		}
-		if near[i] != wantNear || far[i] != wantFar {
-			t.Fatalf("sample %d: near %v far %v, want %v %v (capacity %d, dropped %d)", i, near[i], far[i], wantNear, wantFar, capacity, dropped)
-		}
-		if got := frames[i/FrameSize].Samples[i%FrameSize]; got != 0.5*wantNear {
-			t.Fatalf("delivered sample %d = %v, want %v", i, got, 0.5*wantNear)
-		}
+		require.Equal(t, wantNear, near[i], "sample %d: near (capacity %d, dropped %d)", i, capacity, dropped)
+		require.Equal(t, wantFar, far[i], "sample %d: far (capacity %d, dropped %d)", i, capacity, dropped)
+		require.Equal(t, 0.5*wantNear, frames[i/FrameSize].Samples[i%FrameSize], "delivered sample %d", i)
 	}
 }
 

@@ -1,6 +1,8 @@
 // Command voice-agent is the headless voice assistant: live on the
-// microphone and speaker (run), over recorded audio (replay), and the
-// device list (devices).
+// microphone and speaker (run, live.go), over recorded audio (replay), one
+// stage at a time (vad, turn, asr in stagecmds.go; chat; tts), measured
+// (bench), its models (models), its settings (config) and, unless built
+// with -tags novoicebench, the VoiceBench harness (voicebench).
 package main
 
 import (

@@ -2,161 +2,258 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
 	"time"
 
+	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
-	"github.com/voiceassistant/voice/audio"
-	"github.com/voiceassistant/voice/internal/wiring"
-	"github.com/voiceassistant/voice/vad"
+	"github.com/voiceassistant/voice/assets"
 )
 
-// vadCmd prints the speech segments Silero finds in a recording.
-func (a *app) vadCmd() *cobra.Command {
-	return a.stageFlags(&cobra.Command{
-		Use:     "vad IN.wav",
-		Example: `  voice-agent vad test/testdata/demo.wav --json`,
-		Short:   "Print the speech segments in a recording (Silero VAD)",
-		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			pcm, err := audio.ReadWAVMono16k(args[0])
-			if err != nil {
-				return err
+// modelsCmd manages the model cache: the only command that touches the
+// network is `models pull`.
+func (a *app) modelsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "models", Short: "List, download, verify and locate the models"}
+	var mirror string
+	puller := func() (*assets.Puller, assets.Manifest, error) {
+		m, err := assets.LoadManifest()
+		if err != nil {
+			return nil, m, err
+		}
+		dir, err := assets.CacheDir()
+		if err != nil {
+			return nil, m, err
+		}
+		return &assets.Puller{Dir: dir, Mirror: mirror}, m, nil
+	}
+	// selected is the puller and the named models (all if none named).
+	var pick func(assets.Manifest, []string) ([]assets.Model, error)
+	selected := func(names []string) (*assets.Puller, []assets.Model, error) {
+		p, m, err := puller()
+		if err != nil {
+			return nil, nil, err
+		}
+		mods, err := pick(m, names)
+		return p, mods, err
+	}
+	// Named models are taken as named; "all" means those this platform
+	// uses (not the other architectures' native libraries).
+	pick = func(m assets.Manifest, names []string) ([]assets.Model, error) {
+		if len(names) == 0 {
+			var out []assets.Model
+			for _, mod := range m.Models {
+				if mod.ForThisPlatform() {
+					out = append(out, mod)
+				}
 			}
-			det, closeVAD, err := wiring.NewVAD(a.cfg.Stages)
-			if err != nil {
-				return err
+			return out, nil
+		}
+		var out []assets.Model
+		for _, n := range names {
+			mod, ok := m.Model(n)
+			if !ok {
+				var all []string
+				for _, x := range m.Models {
+					all = append(all, x.Name)
+				}
+				return nil, fmt.Errorf("no model %q; the models are: %s", n, strings.Join(all, ", "))
 			}
-			defer func() { err = errors.Join(err, closeVAD()) }()
-			segs, err := vad.Segments(det, pcm)
-			if err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
-			}
-			type segment struct {
-				Start float64 `json:"start_s"`
-				End   float64 `json:"end_s"`
-			}
-			out := struct {
-				Segments []segment `json:"segments"`
-			}{Segments: []segment{}}
-			for _, s := range segs {
-				out.Segments = append(out.Segments, segment{
-					Start: audio.Mono16k.Duration(s.Start).Seconds(),
-					End:   audio.Mono16k.Duration(s.End).Seconds(),
-				})
-			}
-			w := cmd.OutOrStdout()
-			if a.json {
-				return json.NewEncoder(w).Encode(out)
-			}
-			for _, s := range out.Segments {
-				fmt.Fprintf(w, "%8.3fs  %8.3fs  (%.3fs)\n", s.Start, s.End, s.End-s.Start)
-			}
-			return nil
-		},
-	}, wiring.VADFlags)
-}
+			out = append(out, mod)
+		}
+		return out, nil
+	}
 
-// turnCmd prints Smart Turn's completion probability for a recording.
-func (a *app) turnCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use: "turn IN.wav [--turn-model PATH]",
-		Example: `  voice-agent turn question.wav
-  voice-agent turn question.wav --turn-model smart-turn-v3.2-cpu.onnx`,
-		Short: "Print the probability that the speaker has finished (Smart Turn v3)",
-		Long:  "Runs Smart Turn on the last 8 s of the recording, as the pipeline does at each pause.",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			pcm, err := audio.ReadWAVMono16k(args[0])
+	list := &cobra.Command{
+		Use: "list",
+		Example: `  voice-agent models list
+  voice-agent models list --json`,
+		Short: "What is needed, what is present and verified",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, mods, err := selected(nil)
 			if err != nil {
 				return err
 			}
-			m, err := wiring.NewTurnDetector(a.cfg.Stages)
-			if err != nil {
-				return err
+			type row struct {
+				Model string `json:"model"`
+				Stage string `json:"stage"`
+				State string `json:"state"`
+				// Size is the model's bytes, 0 when some file's size is
+				// not known before it is downloaded.
+				Size int64  `json:"size_bytes"`
+				Path string `json:"path"`
 			}
-			defer func() { err = errors.Join(err, m.Close()) }()
-			start := time.Now()
-			p, err := m.Predict(cmd.Context(), pcm)
-			if err != nil {
-				return err
+			var rows []row
+			for _, mod := range mods {
+				dir, st, err := p.Installed(mod)
+				if err != nil {
+					return err
+				}
+				r := row{Model: mod.Name, Stage: mod.Stage, Path: dir, State: "verified"}
+				known := true
+				for _, f := range st {
+					switch {
+					case f.Present:
+						r.Size += f.Size
+					case f.File.Size > 0:
+						r.Size += f.File.Size
+					default:
+						known = false
+					}
+					switch {
+					case !f.Present:
+						r.State = "missing: voice-agent models pull " + mod.Name
+					case !f.Verified && !strings.HasPrefix(r.State, "missing"):
+						r.State = "unverified: " + f.Problem
+					}
+				}
+				if !known {
+					r.Size = 0
+				}
+				rows = append(rows, r)
 			}
-			out := struct {
-				Probability float64 `json:"probability"`
-				Complete    bool    `json:"complete"`
-				MS          float64 `json:"compute_ms"`
-			}{p, p >= 0.5, float64(time.Since(start).Microseconds()) / 1000}
 			if a.json {
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(out)
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(rows)
 			}
-			verdict := "incomplete"
-			if out.Complete {
-				verdict = "complete"
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "MODEL\tSTAGE\tSIZE\tSTATE\tPATH")
+			for _, r := range rows {
+				size := "size unknown"
+				if r.Size > 0 {
+					size = assets.FormatSize(r.Size)
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", r.Model, r.Stage, size, r.State, r.Path)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%.4f (%s)\n", p, verdict)
+			fmt.Fprintf(w, "\ncache: %s\n", p.Dir)
+			return w.Flush()
+		},
+	}
+
+	pull := &cobra.Command{
+		Use: "pull [NAME...]",
+		Example: `  voice-agent models pull
+  voice-agent models pull silero-vad-v5 smart-turn-v3.2-cpu
+  voice-agent models pull --mirror http://mirror.local:8080`,
+		Short: "Download models into the cache, verified (all models if none named)",
+		RunE: func(cmd *cobra.Command, names []string) error {
+			p, mods, err := selected(names)
+			if err != nil {
+				return err
+			}
+			p.Progress = progressPrinter(cmd, isatty.IsTerminal(os.Stderr.Fd()))
+			p.Retrying = func(model, file string, attempt int, err error, wait time.Duration) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s/%s: attempt %d failed (%v); trying again in %v\n", model, file, attempt, err, wait)
+			}
+			// Every model is tried, so one that cannot be had does not
+			// keep the others from the user; the summary says which.
+			var pulled, failed []string
+			for _, mod := range mods {
+				if err := p.Pull(cmd.Context(), mod); err != nil {
+					if cmd.Context().Err() != nil {
+						return err
+					}
+					a.log.Error("pull failed", "model", mod.Name, "error", err)
+					failed = append(failed, mod.Name)
+					continue
+				}
+				a.log.Info("pulled", "model", mod.Name, "path", assets.Path(p.Dir, mod))
+				pulled = append(pulled, mod.Name)
+			}
+			if len(pulled) > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "pulled: %s\n", strings.Join(pulled, ", "))
+			}
+			if len(failed) == 0 {
+				return nil
+			}
+			return fmt.Errorf("could not pull %s (above, why); try again (a partial download resumes), "+
+				"or --mirror URL for a mirror of the sources, or copy the files into %s/NAME/ by hand and run voice-agent models verify",
+				strings.Join(failed, ", "), p.Dir)
+		},
+	}
+	pull.Flags().StringVar(&mirror, "mirror", "", "base URL replacing the scheme and host of every source")
+
+	verify := &cobra.Command{
+		Use: "verify [NAME...]",
+		Example: `  voice-agent models verify
+  voice-agent models verify mnn-pocket-0.3b-int4`,
+		Short: "Check the installed files' sizes and checksums (the cache, or third_party/)",
+		RunE: func(cmd *cobra.Command, names []string) error {
+			p, mods, err := selected(names)
+			if err != nil {
+				return err
+			}
+			bad := 0
+			for _, mod := range mods {
+				_, st, err := p.Installed(mod)
+				if err != nil {
+					return err
+				}
+				for _, f := range st {
+					state := "ok"
+					if !f.Verified {
+						bad++
+						state = f.Problem
+						if !f.Present {
+							state = "missing"
+						}
+					}
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", f.Path, state)
+				}
+			}
+			if bad > 0 {
+				return fmt.Errorf("%d file(s) missing or not verified; run voice-agent models pull", bad)
+			}
 			return nil
 		},
 	}
-	return a.stageFlags(cmd, wiring.TurnFlags)
+
+	path := &cobra.Command{
+		Use:     "path NAME",
+		Example: `  voice-agent models path silero-vad-v5`,
+		Short:   "Print where a model is loaded from: the cache, or third_party/ where scripts/setup installs it",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, mods, err := selected(args)
+			if err != nil {
+				return err
+			}
+			dir, _, err := p.Installed(mods[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), dir)
+			return nil
+		},
+	}
+	cmd.AddCommand(list, pull, verify, path)
+	return cmd
 }
 
-// asrCmd transcribes a recording with X-ASR, printing partial results as
-// they change, as a live session would see them.
-func (a *app) asrCmd() *cobra.Command {
-	return a.stageFlags(&cobra.Command{
-		Use: "asr IN.wav [--asr-model-dir DIR]",
-		Example: `  voice-agent asr test/testdata/demo.wav
-  voice-agent asr talk.wav --asr-model-dir ~/models/xasr-zh-en-streaming-160ms --json`,
-		Short: "Transcribe a recording with the streaming recognizer (X-ASR)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			pcm, err := audio.ReadWAVMono16k(args[0])
-			if err != nil {
-				return err
+// progressPrinter draws a progress line on a terminal and plain lines
+// (at most one per file and 10% step) otherwise.
+func progressPrinter(cmd *cobra.Command, tty bool) func(assets.Progress) {
+	lastPct := map[string]int{}
+	return func(pr assets.Progress) {
+		key := pr.Model + "/" + pr.File
+		pct := -1
+		if pr.Total > 0 {
+			pct = int(100 * pr.Done / pr.Total)
+		}
+		line := fmt.Sprintf("%s %s/%s %s/s eta %s", key, assets.FormatSize(pr.Done), assets.FormatSize(pr.Total), assets.FormatSize(int64(pr.Rate)), pr.ETA.Round(time.Second))
+		if tty {
+			fmt.Fprintf(cmd.ErrOrStderr(), "\r%-100s", line)
+			if pct == 100 {
+				fmt.Fprintln(cmd.ErrOrStderr())
 			}
-			r, err := wiring.NewRecognizer(a.cfg.Stages)
-			if err != nil {
-				return err
-			}
-			defer func() { err = errors.Join(err, r.Close()) }()
-			type line struct {
-				Type string  `json:"type"`
-				AtS  float64 `json:"at_s"`
-				Text string  `json:"text"`
-				RTF  float64 `json:"rtf,omitempty"`
-			}
-			enc := json.NewEncoder(cmd.OutOrStdout())
-			show := func(l line) error {
-				if a.json {
-					return enc.Encode(l)
-				}
-				_, err := fmt.Fprintf(cmd.OutOrStdout(), "%7.2fs %-7s %s\n", l.AtS, l.Type, l.Text)
-				return err
-			}
-			start := time.Now()
-			frame := int(audio.Mono16k.Samples(100 * time.Millisecond))
-			last := ""
-			for pos := 0; pos < len(pcm); pos += frame {
-				f := audio.Frame{Format: audio.Mono16k, Pos: int64(pos), Samples: pcm[pos:min(pos+frame, len(pcm))]}
-				partial, err := r.Accept(f)
-				if err != nil {
-					return fmt.Errorf("%s: %w", args[0], err)
-				}
-				if partial != last {
-					last = partial
-					if err := show(line{Type: "partial", AtS: f.Stop().Seconds(), Text: partial}); err != nil {
-						return err
-					}
-				}
-			}
-			final, err := r.Finalize()
-			if err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
-			}
-			dur := audio.Mono16k.Duration(int64(len(pcm)))
-			return show(line{Type: "final", AtS: dur.Seconds(), Text: final, RTF: time.Since(start).Seconds() / dur.Seconds()})
-		},
-	}, wiring.ASRFlags)
+			return
+		}
+		if last, seen := lastPct[key]; !seen || pct/10 > last/10 {
+			lastPct[key] = pct
+			fmt.Fprintln(cmd.ErrOrStderr(), line)
+		}
+	}
 }

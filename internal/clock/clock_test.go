@@ -201,7 +201,7 @@ func TestVirtualWaitIdleWaitsForRelease(t *testing.T) {
 		for i := range holds {
 			select {
 			case err := <-done:
-				t.Fatalf("WaitIdle returned (%v) with %d hold(s) left", err, holds-i)
+				require.FailNow(t, "WaitIdle returned early", "WaitIdle returned (%v) with %d hold(s) left", err, holds-i)
 			case <-time.After(20 * time.Millisecond):
 			}
 			clk.Release()
@@ -210,7 +210,7 @@ func TestVirtualWaitIdleWaitsForRelease(t *testing.T) {
 		case err := <-done:
 			require.NoError(t, err)
 		case <-time.After(2 * time.Second):
-			t.Fatal("WaitIdle did not return after the last Release")
+			require.FailNow(t, "WaitIdle did not return after the last Release")
 		}
 	}
 }

@@ -36,21 +36,13 @@ const (
 // in groups (and the doubles' script and the ONNX Runtime library where a
 // stage needs them), with s's values as defaults.
 func (s *Stages) AddBackendFlags(f *pflag.FlagSet, groups FlagGroup) {
-	for _, b := range []struct {
-		group         FlagGroup
-		value         *string
-		name, choices string
-	}{
-		{VADFlags, &s.VAD, "vad", "VAD backend: silero, or energy (test double)"},
-		{ASRFlags, &s.ASR, "asr", "ASR backend: xasr, or scripted (test double)"},
-		{TurnFlags, &s.Turn, "turn", "turn detector: smart-turn, none (silence only), or scripted (test double)"},
-		{LLMFlags, &s.LLM, "llm", "LLM backend: mnn, or scripted (test double)"},
-		{TTSFlags, &s.TTS, "tts", "TTS backend: moss, none (text only), or tone (test double)"},
-		{scriptStages, &s.Script, "script", "JSON script for the scripted doubles"},
-	} {
-		if groups&b.group != 0 {
-			f.StringVar(b.value, b.name, *b.value, b.choices)
+	for _, c := range s.choices() {
+		if groups&c.group != 0 {
+			f.Var(choiceFlag{c}, c.key, c.what+": "+c.help)
 		}
+	}
+	if groups&scriptStages != 0 {
+		f.StringVar(&s.Script, "script", s.Script, "JSON script for the scripted doubles")
 	}
 	if groups&onnxStages != 0 {
 		s.AddONNXRuntimeFlag(f)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/audio/device"
@@ -35,6 +36,9 @@ type Live struct {
 func (l Live) Run(ctx context.Context) (stats device.Stats, err error) {
 	// Stages first: a missing model is reported without touching the
 	// audio hardware.
+	if doubles := l.Stages.Doubles(); len(doubles) > 0 && l.Warn != nil {
+		l.Warn("test doubles stand in for " + strings.Join(doubles, ", ") + ": a demo, not the assistant")
+	}
 	clk := clock.NewStream(audio.ProcessingRate)
 	cfg, closeStages, err := Build(l.Stages, clk)
 	if err != nil {

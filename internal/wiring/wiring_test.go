@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -38,7 +39,7 @@ func TestBuild(t *testing.T) {
 		{name: "missing VAD model", edit: func(s *Stages) { s.VAD = VADSilero; s.ModelDir = t.TempDir(); s.VADModel = "/nonexistent/silero.onnx" },
 			errs: []string{"/nonexistent/silero.onnx", "scripts/setup"}},
 		{name: "Smart Turn from the model directory", edit: func(s *Stages) { s.Turn = TurnSmart; s.TurnModel = tinySmartTurn }},
-		{name: "unknown backend", edit: func(s *Stages) { s.VAD = "webrtc" }, errs: []string{`unknown --vad backend "webrtc"`}},
+		{name: "unknown backend", edit: func(s *Stages) { s.VAD = "webrtc" }, errs: []string{`stages.vad: "webrtc" is not one of silero, energy`}},
 		{name: "scripted without a script", edit: func(s *Stages) { s.Script = "" }, errs: []string{"need --script FILE"}},
 		{name: "script missing", edit: func(s *Stages) { s.Script = "/nonexistent.json" }, errs: []string{"/nonexistent.json"}},
 		{name: "script without replies", edit: func(s *Stages) { s.Script = noReplies }, errs: []string{"no replies"}},
@@ -178,4 +179,34 @@ func FuzzParseScript(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The defaults are the real models, and each stage's test doubles are
+// marked as such: they run only when asked for by name.
+func TestDefaultsAreNoDoubles(t *testing.T) {
+	s := DefaultStages()
+	assert.Empty(t, s.Doubles())
+	for _, c := range s.choices() {
+		assert.Equal(t, c.valid[0], *c.value, "%s: the real backend comes first and is the default", c.key)
+	}
+	s.ASR, s.LLM, s.TTS = ASRScripted, LLMScripted, TTSTone
+	assert.Equal(t, []string{"asr", "llm", "tts"}, s.Doubles())
+	s.TTS = TTSNone
+	assert.Equal(t, []string{"asr", "llm"}, s.Doubles(), "none is off, not a double")
+}
+
+// A backend name that is not one is an error naming the valid ones, from
+// the config file as from a flag.
+func TestUnknownBackendIsRefused(t *testing.T) {
+	s := DefaultStages()
+	s.Turn = "smart_turn"
+	require.ErrorContains(t, s.Validate(), `config: stages.turn: "smart_turn" is not one of smart-turn, none, scripted`)
+
+	s = DefaultStages()
+	f := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	s.AddBackendFlags(f, PipelineFlags)
+	require.ErrorContains(t, f.Parse([]string{"--vad", "webrtc"}), `"webrtc" is not one of silero, energy`)
+	require.NoError(t, f.Parse([]string{"--vad", "energy", "--tts", "none"}))
+	assert.Equal(t, VADEnergy, s.VAD)
+	assert.Equal(t, TTSNone, s.TTS)
 }

@@ -214,7 +214,7 @@ func TestCancelledWhileWaitingNeverPrefills(t *testing.T) {
 		require.ErrorIs(t, r.err, context.Canceled)
 		assert.Zero(t, r.st.PromptTokens, "no prefill for a cancelled reply")
 	case <-time.After(10 * time.Second):
-		t.Fatal("the cancelled reply is still waiting for the engine")
+		require.FailNow(t, "the cancelled reply is still waiting for the engine")
 	}
 	letGo()
 	require.NoError(t, <-first)

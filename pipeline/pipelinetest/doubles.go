@@ -1,6 +1,6 @@
 // Package pipelinetest provides test doubles for the pipeline's stages:
-// an energy VAD, a scripted recognizer, a scripted LLM and a tone
-// synthesizer. They make the real orchestrator testable and demonstrable
+// an energy VAD, a scripted recognizer, scripted turn detectors
+// (ScriptedTurn, TimedTurn), a scripted LLM and a tone synthesizer. They make the real orchestrator testable and demonstrable
 // without models; no shipped default uses them.
 package pipelinetest
 

@@ -711,8 +711,7 @@ func TestChunkerStreamingMatchesWhole(t *testing.T) {
 func sameChunks(t *testing.T, want, got []string, msg string, args ...any) {
 	t.Helper()
 	for i := range min(len(want), len(got)) {
-		if want[i] != got[i] {
-			t.Errorf("%s: chunk %d is %q, want %q (previous %q)", fmt.Sprintf(msg, args...), i, got[i], want[i], want[max(0, i-1)])
+		if !assert.Equal(t, want[i], got[i], "%s: chunk %d (previous %q)", fmt.Sprintf(msg, args...), i, want[max(0, i-1)]) {
 			return
 		}
 	}
@@ -931,7 +930,7 @@ func TestChunkerProperties(t *testing.T) {
 		want := whole(cfg, text)
 		fail := func(msg string, args ...any) {
 			t.Helper()
-			t.Fatalf("seed %d, %+v, text %q: %s", seed, cfg, text, fmt.Sprintf(msg, args...))
+			require.FailNow(t, fmt.Sprintf(msg, args...), "seed %d, %+v, text %q", seed, cfg, text)
 		}
 
 		speakable := chunk.Speakable(text)

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/voiceassistant/voice/tts/chunk"
 )
 
@@ -58,21 +60,17 @@ func FuzzChunker(f *testing.F) {
 		cfg := chunk.Config{FirstMin: int(firstMin), Max: int(max)}
 		want := whole(cfg, text)
 		pieces := fuzzPieces(text, sizes)
-		if got := streamed(cfg, pieces); !equal(got, want) {
-			t.Fatalf("%+v: pushed whole\n%q\nin pieces %q\n%q", cfg, want, pieces, got)
-		}
-		if joined, speakable := chunk.Join(want), chunk.Speakable(text); joined != speakable {
-			t.Fatalf("%+v: joined chunks\n%q\nare not the speakable text\n%q", cfg, joined, speakable)
-		}
+		got := streamed(cfg, pieces)
+		require.True(t, equal(got, want), "%+v: pushed whole\n%q\nin pieces %q\n%q", cfg, want, pieces, got)
+		require.Equal(t, chunk.Speakable(text), chunk.Join(want), "%+v: joined chunks are not the speakable text", cfg)
 		for _, c := range want {
-			switch {
-			case c == "" || strings.TrimSpace(c) != c || !utf8.ValidString(c):
-				t.Fatalf("%+v: chunk %q is empty, untrimmed or not UTF-8", cfg, c)
-			case strings.Contains(c, "\n") || strings.Contains(c, "  "):
-				t.Fatalf("%+v: chunk %q has a line break or a double space", cfg, c)
-			case cfg.Max > 0 && utf8.RuneCountInString(c) > cfg.Max && !unbreakable(c, cfg.Max):
-				t.Fatalf("%+v: chunk %q is longer than Max but could be split", cfg, c)
-			}
+			require.NotEmpty(t, c, "%+v: chunk is empty", cfg)
+			require.Equal(t, strings.TrimSpace(c), c, "%+v: chunk is untrimmed", cfg)
+			require.True(t, utf8.ValidString(c), "%+v: chunk %q is not UTF-8", cfg, c)
+			require.NotContains(t, c, "\n", "%+v: chunk has a line break", cfg)
+			require.NotContains(t, c, "  ", "%+v: chunk has a double space", cfg)
+			require.False(t, cfg.Max > 0 && utf8.RuneCountInString(c) > cfg.Max && !unbreakable(c, cfg.Max),
+				"%+v: chunk %q is longer than Max but could be split", cfg, c)
 		}
 		c := chunk.New(cfg)
 		for range 2 {
@@ -80,9 +78,8 @@ func FuzzChunker(f *testing.F) {
 			for _, p := range pieces {
 				got = append(got, c.Push(p)...)
 			}
-			if got = append(got, c.Flush()...); !equal(got, want) {
-				t.Fatalf("%+v: a reused chunker gives\n%q\nnot\n%q", cfg, got, want)
-			}
+			got = append(got, c.Flush()...)
+			require.True(t, equal(got, want), "%+v: a reused chunker gives\n%q\nnot\n%q", cfg, got, want)
 		}
 	})
 }

@@ -2,11 +2,12 @@ package moss
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // tinyMeta reads the tiny model set's three metadata files.
@@ -14,9 +15,7 @@ func tinyMeta(tb testing.TB) (man, tts, codec []byte) {
 	tb.Helper()
 	read := func(path string) []byte {
 		b, err := os.ReadFile(path)
-		if err != nil {
-			tb.Fatal(err)
-		}
+		require.NoError(tb, err)
 		return b
 	}
 	return read(filepath.Join(tinyDir, ManifestFile)), read(filepath.Join(tinyDir, TTSMetaFile)),
@@ -27,14 +26,10 @@ func tinyMeta(tb testing.TB) (man, tts, codec []byte) {
 func editJSON(tb testing.TB, b []byte, set func(m map[string]any)) []byte {
 	tb.Helper()
 	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, json.Unmarshal(b, &m))
 	set(m)
 	out, err := json.Marshal(m)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	return out
 }
 
@@ -75,20 +70,19 @@ var metaDamage = []struct {
 func TestParseMeta(t *testing.T) {
 	man, tts, codec := tinyMeta(t)
 	s, err := parseMeta(metaFile{"man.json", man}, metaFile{"tts.json", tts}, metaFile{"codec.json", codec}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.cfg.layers != 12 || s.cfg.codebook != 1024 || len(s.voice) != 5 || len(s.attns) != 12 {
-		t.Fatalf("config %+v, %d voice frames, %d caches", s.cfg, len(s.voice), len(s.attns))
-	}
+	require.NoError(t, err)
+	require.Equal(t, 12, s.cfg.layers, "config %+v", s.cfg)
+	require.Equal(t, 1024, s.cfg.codebook, "config %+v", s.cfg)
+	require.Len(t, s.voice, 5, "voice frames")
+	require.Len(t, s.attns, 12, "caches")
 	for _, tc := range metaDamage {
 		t.Run(tc.name, func(t *testing.T) {
 			files := map[string][]byte{"man": man, "tts": tts, "codec": codec}
 			files[tc.file] = editJSON(t, files[tc.file], tc.set)
 			_, err := parseMeta(metaFile{"man.json", files["man"]}, metaFile{"tts.json", files["tts"]}, metaFile{"codec.json", files["codec"]}, Options{})
-			if !errors.Is(err, ErrModelMismatch) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.file+".json") {
-				t.Fatalf("err %v, want ErrModelMismatch naming %s.json and saying %q", err, tc.file, tc.want)
-			}
+			require.ErrorIs(t, err, ErrModelMismatch)
+			require.ErrorContains(t, err, tc.want)
+			require.ErrorContains(t, err, tc.file+".json")
 		})
 	}
 }
@@ -112,83 +106,67 @@ func FuzzParseMeta(f *testing.F) {
 	f.Fuzz(func(t *testing.T, man, tts, codec []byte) {
 		s, err := parseMeta(metaFile{"man.json", man}, metaFile{"tts.json", tts}, metaFile{"codec.json", codec}, Options{})
 		if err != nil {
-			if s != nil {
-				t.Fatal("a Synthesizer and an error")
-			}
-			if !errors.Is(err, ErrModelMismatch) {
-				t.Fatalf("error %v is not ErrModelMismatch", err)
-			}
-			if msg := err.Error(); !strings.Contains(msg, "man.json") && !strings.Contains(msg, "tts.json") && !strings.Contains(msg, "codec.json") {
-				t.Fatalf("error %v names no file", err)
-			}
+			require.Nil(t, s, "a Synthesizer and an error")
+			require.ErrorIs(t, err, ErrModelMismatch)
+			msg := err.Error()
+			require.True(t, strings.Contains(msg, "man.json") || strings.Contains(msg, "tts.json") || strings.Contains(msg, "codec.json"),
+				"error %v names no file", err)
 			return
 		}
 		c := s.cfg
-		if c.nVQ != 16 || c.rowWidth != 17 {
-			t.Fatalf("n_vq %d, row_width %d", c.nVQ, c.rowWidth)
-		}
+		require.Equal(t, 16, c.nVQ, "n_vq")
+		require.Equal(t, 17, c.rowWidth, "row_width")
 		for _, v := range []int{c.hidden, c.layers, c.heads, c.headDim, c.codebook} {
-			if v <= 0 || v > maxSize {
-				t.Fatalf("size %d out of range in %+v", v, c)
-			}
+			require.Positive(t, v, "size out of range in %+v", c)
+			require.LessOrEqual(t, v, maxSize, "size out of range in %+v", c)
 		}
 		ids := [][]int{{c.pad, c.audioStart, c.audioEnd, c.userSlot, c.assistantSlot}, s.prefix, s.after, s.assist}
 		for _, frame := range s.voice {
-			if len(frame) != c.nVQ {
-				t.Fatalf("voice frame of %d codes", len(frame))
-			}
+			require.Len(t, frame, c.nVQ, "voice frame")
 			ids = append(ids, frame)
 		}
 		for _, group := range ids {
 			for _, id := range group {
-				if id < 0 || id > 1<<31-1 {
-					t.Fatalf("id %d does not fit an int32 tensor", id)
-				}
+				require.GreaterOrEqual(t, id, 0, "id %d does not fit an int32 tensor", id)
+				require.LessOrEqual(t, id, 1<<31-1, "id %d does not fit an int32 tensor", id)
 			}
 		}
-		if s.frames <= 0 || s.seed == 0 {
-			t.Fatalf("frames %d, seed %d", s.frames, s.seed)
-		}
-		if err := s.format.Validate(); err != nil {
-			t.Fatal(err)
-		}
+		require.Positive(t, s.frames, "frames %d, seed %d", s.frames, s.seed)
+		require.NotZero(t, s.seed, "frames %d, seed %d", s.frames, s.seed)
+		require.NoError(t, s.format.Validate())
 		nKV := 2 * c.layers
-		if len(s.prefillIn) != 2 || len(s.localIn) != 4 || len(s.localOut) != 2 ||
-			len(s.prefillOut) != 1+nKV || len(s.decodeOut) != 1+nKV || len(s.decodeIn) != 2+nKV ||
-			len(s.codecIn) < 2 || len(s.codecOut) < 2 {
-			t.Fatalf("name lists of the wrong lengths for %d layers", c.layers)
-		}
+		require.Len(t, s.prefillIn, 2, "name lists of the wrong lengths for %d layers", c.layers)
+		require.Len(t, s.localIn, 4, "name lists of the wrong lengths for %d layers", c.layers)
+		require.Len(t, s.localOut, 2, "name lists of the wrong lengths for %d layers", c.layers)
+		require.Len(t, s.prefillOut, 1+nKV, "name lists of the wrong lengths for %d layers", c.layers)
+		require.Len(t, s.decodeOut, 1+nKV, "name lists of the wrong lengths for %d layers", c.layers)
+		require.Len(t, s.decodeIn, 2+nKV, "name lists of the wrong lengths for %d layers", c.layers)
+		require.GreaterOrEqual(t, len(s.codecIn), 2, "name lists of the wrong lengths for %d layers", c.layers)
+		require.GreaterOrEqual(t, len(s.codecOut), 2, "name lists of the wrong lengths for %d layers", c.layers)
 		var shapes [][]int64
 		for _, o := range s.offsets {
 			shapes = append(shapes, o.Shape)
 		}
 		for _, a := range s.attns {
-			if len(a.CacheShape) != 4 || len(a.PositionsShape) != 2 {
-				t.Fatalf("attention cache shapes %v, %v", a.CacheShape, a.PositionsShape)
-			}
+			require.Len(t, a.CacheShape, 4, "attention cache shapes %v, %v", a.CacheShape, a.PositionsShape)
+			require.Len(t, a.PositionsShape, 2, "attention cache shapes %v, %v", a.CacheShape, a.PositionsShape)
 			shapes = append(shapes, a.OffsetShape, a.CacheShape, a.PositionsShape)
 		}
-		if len(shapes) == 0 {
-			t.Fatal("no codec state")
-		}
+		require.NotEmpty(t, shapes, "no codec state")
 		for _, shape := range shapes {
 			n := int64(1)
 			for _, d := range shape {
-				if d < 1 || d > maxStateValues {
-					t.Fatalf("state shape %v", shape)
-				}
+				require.GreaterOrEqual(t, d, int64(1), "state shape %v", shape)
+				require.LessOrEqual(t, d, int64(maxStateValues), "state shape %v", shape)
 				n *= d
 			}
-			if len(shape) == 0 || n > maxStateValues {
-				t.Fatalf("state shape %v: %d values", shape, n)
-			}
+			require.NotEmpty(t, shape, "state shape %v: %d values", shape, n)
+			require.LessOrEqual(t, n, int64(maxStateValues), "state shape %v: %d values", shape, n)
 		}
 		// The prefill rows of a chunk can be built.
 		rows := s.rows([]int{1, 2, 3})
 		want := len(s.prefix) + len(s.after) + len(s.assist) + len(s.voice) + 3 + 3
-		if len(rows) != want*c.rowWidth {
-			t.Fatalf("%d row values, want %d rows of %d", len(rows), want, c.rowWidth)
-		}
+		require.Len(t, rows, want*c.rowWidth, "row values, want %d rows of %d", want, c.rowWidth)
 	})
 }
 

@@ -3,14 +3,15 @@ package moss
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/onnx"
 	"github.com/voiceassistant/voice/internal/testenv"
 )
@@ -39,13 +40,9 @@ type golden struct {
 func loadGolden(t *testing.T) golden {
 	t.Helper()
 	data, err := os.ReadFile("testdata/tiny_golden.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var g golden
-	if err := json.Unmarshal(data, &g); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(data, &g))
 	return g
 }
 
@@ -55,9 +52,7 @@ func openTiny(t *testing.T, g golden) *Synthesizer {
 	t.Helper()
 	testenv.ONNXRuntime(t)
 	s, err := Open(tinyDir, codecDir, Options{Voice: g.Voice})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	i := 0
 	s.uniforms = func() []float32 {
@@ -97,53 +92,34 @@ func channel(interleaved []float32, ch, n int) []float32 {
 
 func close16(t *testing.T, what string, got, want []float32) {
 	t.Helper()
-	if len(got) < len(want) {
-		t.Fatalf("%s: %d samples, want %d", what, len(got), len(want))
-	}
+	require.GreaterOrEqual(t, len(got), len(want), "%s: samples", what)
 	for i := range want {
-		if math.Abs(float64(got[i]-want[i])) > 1e-4 {
-			t.Fatalf("%s[%d] = %v, want %v\n got %v\nwant %v", what, i, got[i], want[i], got[:len(want)], want)
-		}
+		require.InDelta(t, want[i], got[i], 1e-4, "%s[%d]\n got %v\nwant %v", what, i, got[:len(want)], want)
 	}
 }
 
 func TestRows(t *testing.T) {
 	g := loadGolden(t)
 	s := openTiny(t, g)
-	if got := s.tok.Encode(g.Text); !slices.Equal(got, g.TextTokenIDs) {
-		t.Fatalf("tokens %v, want %v", got, g.TextTokenIDs)
-	}
+	require.Equal(t, g.TextTokenIDs, s.tok.Encode(g.Text), "tokens")
 	rows := s.rows(g.TextTokenIDs)
-	if len(rows)/17 != g.NumRows {
-		t.Fatalf("%d rows, want %d", len(rows)/17, g.NumRows)
-	}
+	require.Equal(t, g.NumRows, len(rows)/17, "rows")
 	// Row 14..18 are the voice frames with slot 8.
-	if rows[14*17] != 8 || rows[13*17] != 6 {
-		t.Fatalf("row 13 starts %d, row 14 %d; want audio_start 6 and user slot 8", rows[13*17], rows[14*17])
-	}
+	require.Equal(t, int32(8), rows[14*17], "row 14 starts with the user slot")
+	require.Equal(t, int32(6), rows[13*17], "row 13 starts with audio_start")
 }
 
 func TestGoldenFramesAndAudio(t *testing.T) {
 	g := loadGolden(t)
 	s := openTiny(t, g)
-	if f := s.Format(); f.Rate != 48000 || f.Channels != 2 {
-		t.Fatalf("format %v", f)
-	}
+	require.Equal(t, audio.Format{Rate: 48000, Channels: 2}, s.Format(), "format")
 	r, err := synth(t, s, context.Background(), g.Text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(r.frames) != g.NumFrames {
-		t.Fatalf("%d frames, want %d (stop not respected?)", len(r.frames), g.NumFrames)
-	}
+	require.NoError(t, err)
+	require.Len(t, r.frames, g.NumFrames, "frames (stop not respected?)")
 	for i := range g.Frames {
-		if !slices.Equal(r.frames[i], g.Frames[i]) {
-			t.Fatalf("frame %d = %v, want %v", i, r.frames[i], g.Frames[i])
-		}
+		require.Equal(t, g.Frames[i], r.frames[i], "frame %d", i)
 	}
-	if len(r.audio) != 2*g.TotalSamples {
-		t.Fatalf("%d interleaved samples, want %d", len(r.audio), 2*g.TotalSamples)
-	}
+	require.Equal(t, 2*g.TotalSamples, len(r.audio), "interleaved samples")
 	close16(t, "channel 0", channel(r.audio, 0, 16), g.First16Ch0)
 	close16(t, "channel 1", channel(r.audio, 1, 16), g.First16Ch1)
 	last := r.emits[len(r.emits)-1]
@@ -151,12 +127,8 @@ func TestGoldenFramesAndAudio(t *testing.T) {
 
 	// A second call resets the codec and the sampler: same result.
 	r2, err := synth(t, s, context.Background(), g.Text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(r.audio, r2.audio) {
-		t.Fatal("a second Synthesize gave different audio: state not reset")
-	}
+	require.NoError(t, err)
+	require.True(t, slices.Equal(r.audio, r2.audio), "a second Synthesize gave different audio: state not reset")
 }
 
 func TestGrowingCodecBatches(t *testing.T) {
@@ -164,43 +136,25 @@ func TestGrowingCodecBatches(t *testing.T) {
 	s := openTiny(t, g)
 	s.codecBatch = 0
 	r, err := synth(t, s, context.Background(), g.Text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(r.audio) != 2*g.TotalSamples {
-		t.Fatalf("%d interleaved samples, want %d", len(r.audio), 2*g.TotalSamples)
-	}
+	require.NoError(t, err)
+	require.Equal(t, 2*g.TotalSamples, len(r.audio), "interleaved samples")
 	// 7 frames in calls of 1, 2, 4.
-	if len(r.emits) != 3 {
-		t.Fatalf("%d emits, want 3 (batches 1, 2, 4)", len(r.emits))
-	}
+	require.Equal(t, 3, len(r.emits), "emits (batches 1, 2, 4)")
 	close16(t, "channel 0", channel(r.audio, 0, 16), g.First16Ch0)
 }
 
 func TestDefaultRNG(t *testing.T) {
 	testenv.ONNXRuntime(t)
 	s, err := Open(tinyDir, codecDir, Options{MaxFrames: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer s.Close()
 	r, err := synth(t, s, context.Background(), "hello world")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(r.frames) > 20 {
-		t.Fatalf("%d frames, MaxFrames 20", len(r.frames))
-	}
-	if len(r.audio) != 2*480*len(r.frames) {
-		t.Fatalf("%d samples for %d frames", len(r.audio), len(r.frames))
-	}
+	require.NoError(t, err)
+	require.LessOrEqual(t, len(r.frames), 20, "frames, MaxFrames 20")
+	require.Equal(t, 2*480*len(r.frames), len(r.audio), "samples for %d frames", len(r.frames))
 	r2, err := synth(t, s, context.Background(), "hello world")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.EqualFunc(r.frames, r2.frames, slices.Equal) {
-		t.Fatal("same seed, different frames")
-	}
+	require.NoError(t, err)
+	require.Equal(t, r.frames, r2.frames, "same seed, different frames")
 }
 
 func TestCancel(t *testing.T) {
@@ -215,9 +169,7 @@ func TestCancel(t *testing.T) {
 		n++
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	s.onFrame = func([]int32) {
 		hookFrames++
 		if hookFrames == 3 {
@@ -225,12 +177,8 @@ func TestCancel(t *testing.T) {
 		}
 	}
 	err = s.Synthesize(ctx, g.Text, func([]float32) error { return nil })
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("err %v, want context.Canceled", err)
-	}
-	if hookFrames != 3 {
-		t.Fatalf("%d frames after cancelling at frame 3", hookFrames)
-	}
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, 3, hookFrames, "frames after cancelling at frame 3")
 }
 
 func TestKVCarried(t *testing.T) {
@@ -239,12 +187,8 @@ func TestKVCarried(t *testing.T) {
 	s.resetKV = true
 	s.frames = g.NumFrames + 5
 	r, err := synth(t, s, context.Background(), g.Text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if slices.EqualFunc(r.frames, g.Frames, slices.Equal) {
-		t.Fatal("frames without the KV cache fed back match the golden: the cache has no effect")
-	}
+	require.NoError(t, err)
+	require.NotEqual(t, g.Frames, r.frames, "frames without the KV cache fed back match the golden: the cache has no effect")
 }
 
 func TestCodecStateCarried(t *testing.T) {
@@ -252,40 +196,27 @@ func TestCodecStateCarried(t *testing.T) {
 	s := openTiny(t, g)
 	s.resetCodec = true
 	r, err := synth(t, s, context.Background(), g.Text)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	last := r.emits[len(r.emits)-1]
 	close16(t, "last frame, fresh codec state", channel(last, 0, 16), g.LastFrameFresh16)
-	if slices.Equal(channel(last, 0, 16), g.LastFrame16Ch0) {
-		t.Fatal("fresh and carried codec state give the same audio")
-	}
+	require.NotEqual(t, g.LastFrame16Ch0, channel(last, 0, 16), "fresh and carried codec state give the same audio")
 }
 
 func TestUnknownVoice(t *testing.T) {
 	_, err := Open(tinyDir, codecDir, Options{Voice: "Nobody"})
-	if err == nil || !strings.Contains(err.Error(), "Junhao") || !strings.Contains(err.Error(), "Ava") {
-		t.Fatalf("err %v, want one listing Junhao and Ava", err)
-	}
+	require.ErrorContains(t, err, "Junhao", "want an error listing Junhao and Ava")
+	require.ErrorContains(t, err, "Ava", "want an error listing Junhao and Ava")
 }
 
 func copyDir(t *testing.T, src, dst string) {
 	t.Helper()
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.MkdirAll(dst, 0o755))
 	entries, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, e := range entries {
 		data, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644))
 	}
 }
 
@@ -297,20 +228,15 @@ func TestMissingFiles(t *testing.T) {
 			}
 			dir := t.TempDir()
 			copyDir(t, tinyDir, filepath.Join(dir, "tts"))
-			if err := os.Remove(filepath.Join(dir, "tts", name)); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, os.Remove(filepath.Join(dir, "tts", name)))
 			_, err := Open(filepath.Join(dir, "tts"), codecDir, Options{})
-			if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "MOSS-TTS-Nano-100M-ONNX") {
-				t.Fatalf("err %v, want one naming %s and the model set", err, name)
-			}
+			require.ErrorContains(t, err, name, "want an error naming %s and the model set", name)
+			require.ErrorContains(t, err, "MOSS-TTS-Nano-100M-ONNX", "want an error naming %s and the model set", name)
 		})
 	}
 	t.Run("codec meta", func(t *testing.T) {
 		_, err := Open(tinyDir, t.TempDir(), Options{})
-		if err == nil || !strings.Contains(err.Error(), CodecMetaFile) {
-			t.Fatalf("err %v", err)
-		}
+		require.ErrorContains(t, err, CodecMetaFile)
 	})
 }
 
@@ -321,13 +247,10 @@ func TestMetaNamesMissingTensor(t *testing.T) {
 	p := filepath.Join(dir, "tts", TTSMetaFile)
 	data, _ := os.ReadFile(p)
 	data = []byte(strings.Replace(string(data), `"past_valid_lengths"`, `"past_lengths_renamed"`, 1))
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(p, data, 0o644))
 	_, err := Open(filepath.Join(dir, "tts"), codecDir, Options{})
-	if !errors.Is(err, onnx.ErrModelMismatch) || !strings.Contains(err.Error(), "past_lengths_renamed") {
-		t.Fatalf("err %v, want ErrModelMismatch naming past_lengths_renamed", err)
-	}
+	require.ErrorIs(t, err, onnx.ErrModelMismatch)
+	require.ErrorContains(t, err, "past_lengths_renamed")
 
 	// A codec meta naming a state tensor the graph lacks.
 	cdir := filepath.Join(dir, "codec")
@@ -335,13 +258,10 @@ func TestMetaNamesMissingTensor(t *testing.T) {
 	p = filepath.Join(cdir, CodecMetaFile)
 	data, _ = os.ReadFile(p)
 	data = []byte(strings.ReplaceAll(string(data), `"attn_offset_out_3"`, `"attn_offset_out_x"`))
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(p, data, 0o644))
 	_, err = Open(tinyDir, cdir, Options{})
-	if !errors.Is(err, onnx.ErrModelMismatch) || !strings.Contains(err.Error(), "attn_offset_out_x") {
-		t.Fatalf("err %v, want ErrModelMismatch naming attn_offset_out_x", err)
-	}
+	require.ErrorIs(t, err, onnx.ErrModelMismatch)
+	require.ErrorContains(t, err, "attn_offset_out_x")
 }
 
 func TestWrongHiddenSize(t *testing.T) {
@@ -351,21 +271,18 @@ func TestWrongHiddenSize(t *testing.T) {
 	p := filepath.Join(dir, "tts", TTSMetaFile)
 	data, _ := os.ReadFile(p)
 	data = []byte(strings.Replace(string(data), `"hidden_size": 768`, `"hidden_size": 512`, 1))
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(p, data, 0o644))
 	_, err := Open(filepath.Join(dir, "tts"), codecDir, Options{})
-	if !errors.Is(err, onnx.ErrModelMismatch) {
-		t.Fatalf("err %v, want ErrModelMismatch", err)
-	}
+	require.ErrorIs(t, err, onnx.ErrModelMismatch)
 }
 
 func TestSplitTokens(t *testing.T) {
 	ids := make([]int, 160)
 	got := splitTokens(ids, MaxChunkTokens)
-	if len(got) != 3 || len(got[0]) != 75 || len(got[1]) != 75 || len(got[2]) != 10 {
-		t.Fatalf("chunks of %d, %d, %d", len(got[0]), len(got[1]), len(got[2]))
-	}
+	require.Len(t, got, 3, "chunks")
+	require.Len(t, got[0], 75, "chunk 0")
+	require.Len(t, got[1], 75, "chunk 1")
+	require.Len(t, got[2], 10, "chunk 2")
 }
 
 func TestChunksAndSilence(t *testing.T) {
@@ -373,14 +290,10 @@ func TestChunksAndSilence(t *testing.T) {
 	s := openTiny(t, g)
 	text := strings.Repeat("hello world ", 40)
 	ids := s.tok.Encode(text)
-	if len(ids) <= MaxChunkTokens {
-		t.Fatalf("%d tokens, need more than %d", len(ids), MaxChunkTokens)
-	}
+	require.Greater(t, len(ids), MaxChunkTokens, "tokens")
 	chunks := splitTokens(ids, MaxChunkTokens)
 	r, err := synth(t, s, context.Background(), text)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// Each chunk draws the golden's uniforms from where the last left off;
 	// count silences: emits that are all zeros.
 	var gaps []int
@@ -396,13 +309,9 @@ func TestChunksAndSilence(t *testing.T) {
 			gaps = append(gaps, len(e))
 		}
 	}
-	if len(gaps) != len(chunks)-1 {
-		t.Fatalf("%d silences for %d chunks", len(gaps), len(chunks))
-	}
+	require.Len(t, gaps, len(chunks)-1, "silences for %d chunks", len(chunks))
 	long := int(ChunkGap.Seconds()*48000) * 2
 	for _, n := range gaps {
-		if n != long {
-			t.Fatalf("silence of %d samples, want %d", n, long)
-		}
+		require.Equal(t, long, n, "silence samples")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/voiceassistant/voice/tts/normalize"
 )
@@ -515,9 +516,7 @@ func FuzzText(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, fn := range []func(string) string{normalize.Text, normalize.English, normalize.Chinese} {
 			out := fn(s)
-			if !utf8.ValidString(out) {
-				t.Fatalf("invalid UTF-8 output for %q: %q", s, out)
-			}
+			require.True(t, utf8.ValidString(out), "invalid UTF-8 output for %q: %q", s, out)
 		}
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // fuzzTexts are what a parsed model must encode: plain, CJK, whitespace
@@ -20,9 +22,7 @@ var fuzzTexts = []string{
 func FuzzParse(f *testing.F) {
 	for _, name := range []string{"testdata/tokenizer.model", "testdata/tokenizer_nobf.model"} {
 		data, err := os.ReadFile(name)
-		if err != nil {
-			f.Fatal(err)
-		}
+		require.NoError(f, err)
 		f.Add(data)
 		f.Add(data[:len(data)/3])
 	}
@@ -39,24 +39,17 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := Parse(data, "fuzz.model")
 		if err != nil {
-			if m != nil {
-				t.Fatal("a model and an error")
-			}
-			if !strings.Contains(err.Error(), "fuzz.model") {
-				t.Fatalf("error %q does not name the file", err)
-			}
+			require.Nil(t, m, "a model and an error")
+			require.ErrorContains(t, err, "fuzz.model", "error does not name the file")
 			return
 		}
-		if m.Len() == 0 {
-			t.Fatal("a model without pieces")
-		}
+		require.NotZero(t, m.Len(), "a model without pieces")
 		// Every piece's id maps back to that piece.
 		for i := range min(m.Len(), 64) {
 			p := m.Piece(i)
 			id, ok := m.ID(p)
-			if !ok || m.Piece(id) != p {
-				t.Fatalf("piece %d %q: ID gives %d, %v", i, p, id, ok)
-			}
+			require.True(t, ok, "piece %d %q: ID gives %d, %v", i, p, id, ok)
+			require.Equal(t, p, m.Piece(id), "piece %d %q: ID gives %d", i, p, id)
 		}
 		texts := fuzzTexts
 		for i := range min(m.Len(), 8) {
@@ -64,16 +57,14 @@ func FuzzParse(f *testing.F) {
 		}
 		for _, text := range texts {
 			ids := m.Encode(text)
-			if ids == nil {
-				t.Fatalf("Encode(%q) is nil", text)
-			}
+			require.NotNil(t, ids, "Encode(%q) is nil", text)
 			for _, id := range ids {
-				if id < 0 || id >= m.Len() || m.Piece(id) == "" {
-					t.Fatalf("Encode(%q) = %v: id %d out of range 0..%d", text, ids, id, m.Len()-1)
-				}
+				require.GreaterOrEqual(t, id, 0, "Encode(%q) = %v: id %d out of range 0..%d", text, ids, id, m.Len()-1)
+				require.Less(t, id, m.Len(), "Encode(%q) = %v: id %d out of range 0..%d", text, ids, id, m.Len()-1)
+				require.NotEmpty(t, m.Piece(id), "Encode(%q) = %v: id %d has no piece", text, ids, id)
 			}
-			if strings.Trim(text, " ") == "" && m.normalizer.removeExtraWhitespaces && len(ids) != 0 {
-				t.Fatalf("Encode(%q) = %v, want nothing for blank text", text, ids)
+			if strings.Trim(text, " ") == "" && m.normalizer.removeExtraWhitespaces {
+				require.Empty(t, ids, "Encode(%q) = %v, want nothing for blank text", text, ids)
 			}
 			m.Decode(ids)
 		}

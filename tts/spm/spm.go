@@ -1,7 +1,7 @@
 // Package spm is a pure-Go SentencePiece unigram tokenizer.
 //
 // It reads a sentencepiece tokenizer.model file (a serialized
-// sentencepiece.ModelProto, parsed by hand) and reproduces the ids of
+// sentencepiece.ModelProto, decoded with protowire) and reproduces the ids of
 // sentencepiece's SentencePieceProcessor.Encode / Decode for unigram models:
 // whitespace normalization (dummy prefix, extra-whitespace removal, "▁"
 // escaping), Viterbi segmentation over the piece scores, user-defined

@@ -6,9 +6,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 type goldenFile struct {
@@ -29,17 +31,11 @@ type goldenFile struct {
 func loadGolden(t testing.TB, name string) (*goldenFile, *Model) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var g goldenFile
-	if err := json.Unmarshal(data, &g); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(data, &g))
 	m, err := Load(filepath.Join("testdata", g.Model))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return &g, m
 }
 
@@ -47,38 +43,27 @@ func TestGolden(t *testing.T) {
 	for _, name := range []string{"golden.json", "golden_nobf.json"} {
 		t.Run(name, func(t *testing.T) {
 			g, m := loadGolden(t, name)
-			if m.Len() != g.VocabSize {
-				t.Fatalf("Len() = %d, want %d", m.Len(), g.VocabSize)
-			}
-			if len(g.Cases) < 100 {
-				t.Fatalf("only %d golden cases", len(g.Cases))
-			}
+			require.Equal(t, g.VocabSize, m.Len(), "Len()")
+			require.GreaterOrEqual(t, len(g.Cases), 100, "only %d golden cases", len(g.Cases))
 			for i, c := range g.Cases {
 				ids := m.Encode(c.Text)
-				if !reflect.DeepEqual(ids, c.IDs) {
-					got := make([]string, len(ids))
-					for j, id := range ids {
-						got[j] = m.Piece(id)
-					}
-					t.Errorf("case %d Encode(%q)\n got %v %q\nwant %v %q", i, c.Text, ids, got, c.IDs, c.Pieces)
+				got := make([]string, len(ids))
+				for j, id := range ids {
+					got[j] = m.Piece(id)
+				}
+				if !assert.Equal(t, c.IDs, ids, "case %d Encode(%q)\n got %q\nwant %q", i, c.Text, got, c.Pieces) {
 					continue
 				}
 				for j, id := range ids {
-					if p := m.Piece(id); p != c.Pieces[j] {
-						t.Errorf("case %d: Piece(%d) = %q, want %q", i, id, p, c.Pieces[j])
-					}
-					if back, ok := m.ID(c.Pieces[j]); !ok || back != id {
-						t.Errorf("case %d: ID(%q) = %d, %v; want %d", i, c.Pieces[j], back, ok, id)
-					}
+					assert.Equal(t, c.Pieces[j], m.Piece(id), "case %d: Piece(%d)", i, id)
+					back, ok := m.ID(c.Pieces[j])
+					assert.True(t, ok, "case %d: ID(%q) = %d, %v; want %d", i, c.Pieces[j], back, ok, id)
+					assert.Equal(t, id, back, "case %d: ID(%q)", i, c.Pieces[j])
 				}
-				if got := m.Decode(c.IDs); got != c.Decoded {
-					t.Errorf("case %d Decode(%v) = %q, want %q", i, c.IDs, got, c.Decoded)
-				}
+				assert.Equal(t, c.Decoded, m.Decode(c.IDs), "case %d Decode(%v)", i, c.IDs)
 			}
 			for i, c := range g.DecodeCases {
-				if got := m.Decode(c.IDs); got != c.Decoded {
-					t.Errorf("decode case %d Decode(%v) = %q, want %q", i, c.IDs, got, c.Decoded)
-				}
+				assert.Equal(t, c.Decoded, m.Decode(c.IDs), "decode case %d Decode(%v)", i, c.IDs)
 			}
 		})
 	}
@@ -86,45 +71,29 @@ func TestGolden(t *testing.T) {
 
 func TestPieceID(t *testing.T) {
 	m, err := Load("testdata/tokenizer.model")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for piece, want := range map[string]int{"<unk>": 0, "<s>": 1, "</s>": 2} {
-		if id, ok := m.ID(piece); !ok || id != want {
-			t.Errorf("ID(%q) = %d, %v; want %d", piece, id, ok, want)
-		}
-		if p := m.Piece(want); p != piece {
-			t.Errorf("Piece(%d) = %q, want %q", want, p, piece)
-		}
+		id, ok := m.ID(piece)
+		assert.True(t, ok, "ID(%q) = %d, %v; want %d", piece, id, ok, want)
+		assert.Equal(t, want, id, "ID(%q)", piece)
+		assert.Equal(t, piece, m.Piece(want), "Piece(%d)", want)
 	}
-	if _, ok := m.ID("<0x41>"); !ok {
-		t.Error("byte piece <0x41> missing")
-	}
-	if _, ok := m.ID("no such piece"); ok {
-		t.Error("ID of unknown piece reported ok")
-	}
-	if p := m.Piece(-1); p != "" {
-		t.Errorf("Piece(-1) = %q", p)
-	}
-	if p := m.Piece(m.Len()); p != "" {
-		t.Errorf("Piece(Len()) = %q", p)
-	}
-	if got := m.Decode([]int{-5, m.Len() + 3}); got != "" {
-		t.Errorf("Decode(out of range) = %q", got)
-	}
+	_, ok := m.ID("<0x41>")
+	assert.True(t, ok, "byte piece <0x41> missing")
+	_, ok = m.ID("no such piece")
+	assert.False(t, ok, "ID of unknown piece reported ok")
+	assert.Empty(t, m.Piece(-1), "Piece(-1)")
+	assert.Empty(t, m.Piece(m.Len()), "Piece(Len())")
+	assert.Empty(t, m.Decode([]int{-5, m.Len() + 3}), "Decode(out of range)")
 }
 
 func TestLoadErrors(t *testing.T) {
 	dir := t.TempDir()
 	good, err := os.ReadFile("testdata/tokenizer.model")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	write := func(name string, data []byte) string {
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(p, data, 0o644))
 		return p
 	}
 	tests := []struct {
@@ -142,17 +111,12 @@ func TestLoadErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := Load(tc.path)
-			if err == nil {
-				t.Fatalf("Load succeeded (%d pieces)", m.Len())
-			}
+			_, err := Load(tc.path)
+			require.Error(t, err, "Load succeeded")
 			msg := err.Error()
-			if !strings.Contains(msg, tc.want) && !(tc.name == "json" && strings.Contains(msg, "invalid")) {
-				t.Errorf("error %q does not contain %q", msg, tc.want)
-			}
-			if !strings.Contains(msg, tc.path) {
-				t.Errorf("error %q does not name the file %q", msg, tc.path)
-			}
+			assert.True(t, strings.Contains(msg, tc.want) || tc.name == "json" && strings.Contains(msg, "invalid"),
+				"error %q does not contain %q", msg, tc.want)
+			assert.Contains(t, msg, tc.path, "error does not name the file")
 		})
 	}
 }
@@ -220,9 +184,7 @@ func noUnkModel() []byte {
 
 func TestTinyModel(t *testing.T) {
 	m, err := Parse(testModel(1, "identity", nil), "tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tests := []struct {
 		text string
 		want []int
@@ -235,27 +197,17 @@ func TestTinyModel(t *testing.T) {
 		{"", []int{}},
 	}
 	for _, tc := range tests {
-		if got := m.Encode(tc.text); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("Encode(%q) = %v, want %v", tc.text, got, tc.want)
-		}
+		assert.Equal(t, tc.want, m.Encode(tc.text), "Encode(%q)", tc.text)
 	}
-	if got, want := m.Decode([]int{1, 7, 0, 3, 5, 2}), "ab ⁇  b"; got != want {
-		t.Errorf("Decode = %q, want %q", got, want)
-	}
+	assert.Equal(t, "ab ⁇  b", m.Decode([]int{1, 7, 0, 3, 5, 2}), "Decode")
 
 	// Whitespace options off: no dummy prefix, spaces kept verbatim.
 	norm := append(pbBytes(1, []byte("identity")), pbVarint(3, 0)...)
 	norm = append(norm, pbVarint(4, 0)...)
 	m2, err := Parse(buildModel(tinyPieces, pbVarint(3, 1), norm), "tiny2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := m2.Encode(" ab"), []int{7}; !reflect.DeepEqual(got, want) {
-		t.Errorf("no-dummy Encode(%q) = %v, want %v", " ab", got, want)
-	}
-	if got, want := m2.Encode("ab  "), []int{6, 3, 3}; !reflect.DeepEqual(got, want) {
-		t.Errorf("no-dummy Encode(%q) = %v, want %v", "ab  ", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, []int{7}, m2.Encode(" ab"), "no-dummy Encode(%q)", " ab")
+	assert.Equal(t, []int{6, 3, 3}, m2.Encode("ab  "), "no-dummy Encode(%q)", "ab  ")
 }
 
 func BenchmarkEncode(b *testing.B) {

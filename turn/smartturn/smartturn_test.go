@@ -63,7 +63,7 @@ func TestSmartTurnTinyGolden(t *testing.T) {
 				require.NoError(t, st.infer(ctx))
 				got = float64(st.out.GetData()[0])
 			default:
-				t.Fatalf("unknown golden input %q", c.Input)
+				require.FailNow(t, "unknown golden input", "%q", c.Input)
 			}
 			t.Logf("%s: got %.7f want %.7f (diff %.2g)", c.Input, got, c.Probability, got-c.Probability)
 			assert.InDelta(t, c.Probability, got, 1e-4)
@@ -167,9 +167,8 @@ func BenchmarkSmartTurnTiny(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	for b.Loop() {
-		if _, err := st.Predict(ctx, pcm); err != nil {
-			b.Fatal(err)
-		}
+		_, err := st.Predict(ctx, pcm)
+		require.NoError(b, err)
 	}
 	b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "ms/op")
 }

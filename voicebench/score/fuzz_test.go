@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzParseResults feeds parseResults, the reader of OUT/SUBSET.jsonl,
@@ -15,14 +17,11 @@ import (
 // spreads that lie within the values they summarize.
 func FuzzParseResults(f *testing.F) {
 	fixtures, err := filepath.Glob("testdata/fixtures/*.jsonl")
-	if err != nil || len(fixtures) == 0 {
-		f.Fatal("no fixtures", err)
-	}
+	require.NoError(f, err, "no fixtures")
+	require.NotEmpty(f, fixtures, "no fixtures")
 	for _, path := range fixtures {
 		data, err := os.ReadFile(path)
-		if err != nil {
-			f.Fatal(err)
-		}
+		require.NoError(f, err)
 		lines := bytes.SplitAfter(data, []byte("\n"))
 		f.Add(bytes.Join(lines[:min(len(lines), 3)], nil))
 	}
@@ -40,9 +39,7 @@ func FuzzParseResults(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		samples, err := parseResults(bytes.NewReader(data), "x.jsonl")
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "x.jsonl:") {
-				t.Fatalf("error %q does not name the file", err)
-			}
+			require.True(t, strings.HasPrefix(err.Error(), "x.jsonl:"), "error %q does not name the file", err)
 			return
 		}
 		lines := 0
@@ -51,12 +48,12 @@ func FuzzParseResults(f *testing.F) {
 				lines++
 			}
 		}
-		if len(samples) != lines {
-			t.Fatalf("%d samples from %d lines", len(samples), lines)
-		}
+		require.Len(t, samples, lines, "%d samples from %d lines", len(samples), lines)
 		for i, s := range samples {
-			if s.file != "x.jsonl" || s.line < 1 || i > 0 && s.line <= samples[i-1].line {
-				t.Fatalf("sample %d at %s", i, s.where())
+			require.Equal(t, "x.jsonl", s.file, "sample %d at %s", i, s.where())
+			require.GreaterOrEqual(t, s.line, 1, "sample %d at %s", i, s.where())
+			if i > 0 {
+				require.Greater(t, s.line, samples[i-1].line, "sample %d at %s", i, s.where())
 			}
 		}
 		for stage, l := range latencies(samples) {
@@ -67,9 +64,8 @@ func FuzzParseResults(f *testing.F) {
 					lo, hi, n = min(lo, *v), max(hi, *v), n+1
 				}
 			}
-			if l.N != n || !(lo <= l.P50 && l.P50 <= l.P95 && l.P95 <= hi) {
-				t.Fatalf("stage %s: %+v from %d values in [%v, %v]", stage, l, n, lo, hi)
-			}
+			require.Equal(t, n, l.N, "stage %s: %+v from %d values in [%v, %v]", stage, l, n, lo, hi)
+			require.True(t, lo <= l.P50 && l.P50 <= l.P95 && l.P95 <= hi, "stage %s: %+v from %d values in [%v, %v]", stage, l, n, lo, hi)
 		}
 	})
 }
@@ -108,21 +104,17 @@ func FuzzJudgeScores(f *testing.F) {
 		}
 		values, err := parseJudgeScores(bytes.NewReader(data), "judge/x.scores.jsonl", kind, int(n))
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "judge/x.scores.jsonl:") {
-				t.Fatalf("error %q does not name the file", err)
-			}
+			require.True(t, strings.HasPrefix(err.Error(), "judge/x.scores.jsonl:"), "error %q does not name the file", err)
 			return
 		}
-		if len(values) != int(n) {
-			t.Fatalf("%d values for %d samples", len(values), n)
-		}
+		require.Len(t, values, int(n), "%d values for %d samples", len(values), n)
 		for i, v := range values {
 			switch {
 			case v == nil:
-			case kind == judgeQA && *v != 0 && *v != 1:
-				t.Fatalf("sample %d: QA value %v", i, *v)
-			case kind == judgeOpen && !(*v >= 1 && *v <= 5):
-				t.Fatalf("sample %d: mean rating %v", i, *v)
+			case kind == judgeQA:
+				require.Contains(t, []float64{0, 1}, *v, "sample %d: QA value %v", i, *v)
+			case kind == judgeOpen:
+				require.True(t, *v >= 1 && *v <= 5, "sample %d: mean rating %v", i, *v)
 			}
 		}
 	})

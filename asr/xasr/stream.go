@@ -1,0 +1,184 @@
+package xasr
+
+// The streaming decode: audio in, feature frames cut into encoder windows,
+// the encoder caches fed back from one chunk to the next.
+
+import (
+	"errors"
+	"fmt"
+
+	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/voiceassistant/voice/asr/fbank"
+	"github.com/voiceassistant/voice/audio"
+)
+
+// frameSource is where windows come from: an *fbank.Online, or a slice of
+// frames in tests.
+type frameSource interface {
+	Ready() int
+	Frame(i int) []float32
+	Discard(before int)
+}
+
+// Accept feeds a frame of 16 kHz mono audio, decodes every complete
+// window, and returns the partial transcript so far (no final
+// punctuation). Other formats are refused: the pipeline resamples before
+// ASR. After an error, Reset before the next utterance.
+func (r *Recognizer) Accept(f audio.Frame) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.enc == nil {
+		return "", errClosed
+	}
+	if f.Rate != audio.ProcessingRate || f.Channels != 1 {
+		return "", fmt.Errorf("xasr: got %s audio; the recognizer takes %s (resample before ASR)", f.Format, audio.Mono16k)
+	}
+	if err := r.fb.Accept(f.Samples); err != nil {
+		return "", fmt.Errorf("xasr: %w", err)
+	}
+	r.samples += int64(len(f.Samples))
+	if err := r.decode(r.fb, false); err != nil {
+		return "", err
+	}
+	return r.partialText(), nil
+}
+
+var errClosed = errors.New("xasr: recognizer is closed")
+
+// Finalize ends the utterance: it appends TailPadding of silence, decodes
+// everything left (the last window, if partial, is completed with the
+// log-floor value silence has, so no audio goes undecoded), and returns
+// the final transcript with a closing full stop (AddFinalStop). The
+// recognizer is then reset, ready for the next utterance, also after an
+// error. With no audio since the last reset it returns "".
+func (r *Recognizer) Finalize() (string, error) {
+	res, err := r.FinalizeResult()
+	return res.Text, err
+}
+
+// FinalizeResult is Finalize with the token ids.
+func (r *Recognizer) FinalizeResult() (Result, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.enc == nil {
+		return Result{}, errClosed
+	}
+	defer r.reset()
+	if r.samples == 0 {
+		return Result{}, nil
+	}
+	if err := r.fb.Accept(r.tail); err != nil {
+		return Result{}, fmt.Errorf("xasr: %w", err)
+	}
+	r.fb.InputFinished()
+	if err := r.decode(r.fb, true); err != nil {
+		return Result{}, err
+	}
+	return Result{Text: AddFinalStop(r.tokens.Detokenize(r.hyp)), Tokens: append([]int(nil), r.hyp...)}, nil
+}
+
+// Hypothesis returns the token ids decoded so far in this utterance.
+func (r *Recognizer) Hypothesis() []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]int(nil), r.hyp...)
+}
+
+// Reset drops the utterance: zero caches, no features, empty hypothesis.
+func (r *Recognizer) Reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.enc != nil {
+		r.reset()
+	}
+}
+
+func (r *Recognizer) reset() {
+	for _, s := range r.states {
+		s.in.ZeroContents()
+	}
+	r.fb.Reset()
+	r.samples, r.next, r.chunks = 0, 0, 0
+	r.hyp = r.hyp[:0]
+	r.decReady = false
+	r.partial, r.partialN = "", 0
+}
+
+func (r *Recognizer) partialText() string {
+	if r.partialN != len(r.hyp) {
+		r.partial, r.partialN = r.tokens.Detokenize(r.hyp), len(r.hyp)
+	}
+	return r.partial
+}
+
+// decode runs the encoder on every complete window of src, advancing by
+// the shift and discarding frames no later window needs. With final set
+// it then also decodes the frames left over, in windows completed with
+// logFloor, until every frame has been the new part of some window.
+func (r *Recognizer) decode(src frameSource, final bool) error {
+	T, shift := r.spec.window, r.spec.shift
+	x := r.x.GetData()
+	for {
+		ready := src.Ready()
+		switch {
+		case r.next+T <= ready:
+		case final && r.next < ready:
+		default:
+			return nil
+		}
+		for t := range T {
+			row := x[t*fbank.NumBins : (t+1)*fbank.NumBins]
+			if r.next+t < ready {
+				copy(row, src.Frame(r.next+t))
+			} else {
+				fill(row, logFloor)
+			}
+		}
+		if err := r.chunk(); err != nil {
+			return err
+		}
+		r.next += shift
+		src.Discard(r.next)
+	}
+}
+
+// chunk runs the encoder on r.x and greedy search on its output.
+func (r *Recognizer) chunk() error {
+	if r.zeroStatesEachChunk {
+		for _, s := range r.states {
+			s.in.ZeroContents()
+		}
+	}
+	if err := r.enc.Run(r.encIns, r.encOuts); err != nil {
+		return fmt.Errorf("xasr: %s: %w", r.info.Encoder, err)
+	}
+	if r.afterEncoder != nil {
+		r.afterEncoder()
+	}
+	// Feed new_* back by swapping tensors, never the same tensor as input
+	// and output of one run.
+	k := 1
+	for i, s := range r.states {
+		if !s.spec.fedBack {
+			continue
+		}
+		s.in, s.out = s.out, s.in
+		r.encIns[1+i], r.encOuts[k] = s.in, s.out
+		k++
+	}
+	if r.lens != nil && !r.lens.spec.fedBack {
+		switch t := r.lens.in.(type) {
+		case *ort.Tensor[int64]:
+			for i := range t.GetData() {
+				t.GetData()[i] += r.spec.lensStep
+			}
+		case *ort.Tensor[int32]:
+			for i := range t.GetData() {
+				t.GetData()[i] += int32(r.spec.lensStep)
+			}
+		}
+	}
+	r.chunks++
+	return r.search()
+}

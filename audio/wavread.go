@@ -1,0 +1,497 @@
+package audio
+
+// Reading WAV files: header parsing, the input limits, sample decoding,
+// and conversion to 16 kHz mono as the file is read.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"time"
+)
+
+// ErrMalformedWAV is matched (errors.Is) by errors for input that is not a
+// well-formed WAV file: wrong magic, inconsistent header, truncation.
+var ErrMalformedWAV = errors.New("malformed WAV file")
+
+// ErrUnsupportedWAV is matched (errors.Is) by errors for well-formed WAV
+// files in an encoding this package does not decode (8-bit, ADPCM, A-law…),
+// so callers can tell "convert this file" apart from "this file is broken".
+var ErrUnsupportedWAV = errors.New("unsupported WAV format")
+
+// sampleKind identifies a decodable sample layout.
+type sampleKind int
+
+const (
+	kindPCM16 sampleKind = iota + 1
+	kindPCM24
+	kindPCM32
+	kindFloat32
+	kindFloat64
+)
+
+// wavFmt is the subset of the fmt chunk decoding needs.
+type wavFmt struct {
+	format     Format
+	kind       sampleKind
+	blockAlign int
+	sampleSize int
+}
+
+// ReadWAV decodes the WAV file at path into interleaved float32 samples in
+// [-1, 1]. The file's own rate and channel count are returned unchanged;
+// use Convert to bring it to the processing format.
+func ReadWAV(path string) (Format, []float32, error) {
+	var c collected
+	if err := readWAVFile(path, &c); err != nil {
+		return Format{}, nil, err
+	}
+	return c.format, c.samples, nil
+}
+
+// Recorded speech given to the assistant (replay, the vad, turn and asr
+// commands, VoiceBench samples) must lie within these limits, checked from
+// the header before any audio is decoded: below 8 kHz no speech band is
+// left to hear, above 384 kHz no recorder writes speech, and an hour in
+// the processing format is 230 MB of samples.
+const (
+	MinInputRate     = 8000
+	MaxInputRate     = 384000
+	MaxInputDuration = time.Hour
+)
+
+// ErrInputLimits is matched (errors.Is) by errors for recordings outside
+// the input limits.
+var ErrInputLimits = errors.New("recording outside the input limits")
+
+// ReadWAVMono16k reads a WAV file of any format in the processing format
+// (16 kHz mono), as every command that takes recorded audio needs it. The
+// recording must lie within the input limits; it is converted block by
+// block, so memory holds little more than the 16 kHz result.
+func ReadWAVMono16k(path string) ([]float32, error) {
+	var m mono16k
+	if err := readWAVFile(path, &m); err != nil {
+		return nil, err
+	}
+	return m.samples, nil
+}
+
+// DecodeWAVMono16k is ReadWAVMono16k for a stream; name labels errors.
+func DecodeWAVMono16k(r io.Reader, name string) ([]float32, error) {
+	var m mono16k
+	if err := decodeWAVTo(r, name, readerLen(r), &m); err != nil {
+		return nil, err
+	}
+	return m.samples, nil
+}
+
+// DecodeWAV decodes a WAV stream. name only labels errors (use the file
+// name or another description of the source). If r reports its remaining
+// length (bytes.Reader, strings.Reader, bytes.Buffer), a data chunk that
+// claims more bytes than exist is rejected before anything is allocated;
+// otherwise memory grows only as data actually arrives.
+func DecodeWAV(r io.Reader, name string) (Format, []float32, error) {
+	var c collected
+	if err := decodeWAVTo(r, name, readerLen(r), &c); err != nil {
+		return Format{}, nil, err
+	}
+	return c.format, c.samples, nil
+}
+
+func readerLen(r io.Reader) int64 {
+	if l, ok := r.(interface{ Len() int }); ok {
+		return int64(l.Len())
+	}
+	return -1
+}
+
+func readWAVFile(path string, to wavTarget) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("audio: read WAV: %w", err)
+	}
+	defer f.Close()
+	size := int64(-1)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		size = st.Size()
+	}
+	return decodeWAVTo(f, path, size, to)
+}
+
+// wavTarget takes a file's audio as it is decoded.
+type wavTarget interface {
+	// start gets the format and the sample frames the data chunk
+	// declares (present: checked against the input's size when known),
+	// before any sample; an error stops decoding.
+	start(d *wavDecoder, f Format, frames int64, present bool) error
+	// write takes the next block of samples, which it must not keep.
+	write(block []float32)
+	// finish ends the audio; it is not called after an error.
+	finish() error
+}
+
+// collected keeps the samples as they are.
+type collected struct {
+	format  Format
+	samples []float32
+}
+
+func (c *collected) start(_ *wavDecoder, f Format, frames int64, present bool) error {
+	c.format = f
+	n := frames * int64(f.Channels)
+	if !present {
+		// A hostile header can claim 4 GiB: grow only as bytes arrive.
+		n = min(n, wavUnknownSizePrealloc)
+	}
+	c.samples = make([]float32, 0, n)
+	return nil
+}
+
+func (c *collected) write(block []float32) { c.samples = append(c.samples, block...) }
+
+func (c *collected) finish() error { return nil }
+
+// mono16k converts to the processing format as it goes.
+type mono16k struct {
+	conv    *Converter
+	samples []float32
+}
+
+func (m *mono16k) start(d *wavDecoder, f Format, frames int64, _ bool) error {
+	if f.Rate < MinInputRate || f.Rate > MaxInputRate {
+		return d.fail(ErrInputLimits, "sample rate %d Hz is outside what speech is recorded at (%d to %d Hz); resample it, e.g. sox IN.wav -r 16000 OUT.wav",
+			f.Rate, MinInputRate, MaxInputRate)
+	}
+	if length := f.Duration(frames); length > MaxInputDuration {
+		return d.fail(ErrInputLimits, "%v of audio is more than the %v taken at once; split it, e.g. sox IN.wav OUT.wav trim 0 %d : newfile : restart",
+			length.Round(time.Second), MaxInputDuration, int(MaxInputDuration.Seconds()))
+	}
+	conv, err := NewConverter(f, Mono16k)
+	if err != nil {
+		return d.fail(nil, "%v", err)
+	}
+	m.conv = conv
+	m.samples = make([]float32, 0, Mono16k.Samples(f.Duration(frames))+1)
+	return nil
+}
+
+func (m *mono16k) write(block []float32) { m.samples = append(m.samples, m.conv.Process(block)...) }
+
+func (m *mono16k) finish() error {
+	m.samples = append(m.samples, m.conv.Flush()...)
+	return nil
+}
+
+// wavDecoder tracks the read offset so truncation errors can say how much
+// of a chunk was actually present.
+type wavDecoder struct {
+	r    io.Reader
+	name string
+	off  int64 // bytes consumed so far
+	size int64 // total input length, or -1 if unknown
+}
+
+func (d *wavDecoder) fail(kind error, format string, args ...any) error {
+	return &wavError{op: "read", name: d.name, msg: fmt.Sprintf(format, args...), kind: kind}
+}
+
+func (d *wavDecoder) ioFail(err error, format string, args ...any) error {
+	return &wavError{op: "read", name: d.name, msg: fmt.Sprintf(format, args...), err: err}
+}
+
+func (d *wavDecoder) readFull(p []byte) (int, error) {
+	n, err := io.ReadFull(d.r, p)
+	d.off += int64(n)
+	return n, err
+}
+
+// skip discards n bytes and reports how many were actually there.
+func (d *wavDecoder) skip(n int64) (int64, error) {
+	k, err := io.CopyN(io.Discard, d.r, n)
+	d.off += k
+	return k, err
+}
+
+func isEOF(err error) bool { return err == io.EOF || err == io.ErrUnexpectedEOF }
+
+func decodeWAVTo(r io.Reader, name string, size int64, to wavTarget) error {
+	d := &wavDecoder{r: r, name: name, size: size}
+
+	var hdr [12]byte
+	if n, err := d.readFull(hdr[:]); err != nil {
+		switch {
+		case n == 0 && err == io.EOF:
+			return d.fail(ErrMalformedWAV, "empty file")
+		case isEOF(err):
+			return d.fail(ErrMalformedWAV, "not a WAV file (only %d bytes)", n)
+		default:
+			return d.ioFail(err, "reading RIFF header")
+		}
+	}
+	switch string(hdr[0:4]) {
+	case "RIFF":
+	case "RF64", "RIFX":
+		return d.fail(ErrUnsupportedWAV, "unsupported container %q (only little-endian RIFF WAV)", hdr[0:4])
+	default:
+		return d.fail(ErrMalformedWAV, "not a WAV file (missing RIFF header)")
+	}
+	if string(hdr[8:12]) != "WAVE" {
+		return d.fail(ErrMalformedWAV, "not a WAV file (RIFF type %q, want \"WAVE\")", hdr[8:12])
+	}
+	// The RIFF size field is ignored: writers get it wrong often enough
+	// (streamed files, >4 GiB dumps) that the chunk sizes are more
+	// trustworthy, and those are checked against what is really there.
+
+	var format *wavFmt
+	for {
+		var ch [8]byte
+		if _, err := d.readFull(ch[:]); err != nil {
+			if !isEOF(err) {
+				return d.ioFail(err, "reading chunk header")
+			}
+			if format == nil {
+				return d.fail(ErrMalformedWAV, "no fmt or data chunk")
+			}
+			return d.fail(ErrMalformedWAV, "no data chunk")
+		}
+		id := string(ch[0:4])
+		size := int64(binary.LittleEndian.Uint32(ch[4:8]))
+		switch id {
+		case "fmt ":
+			if format != nil {
+				return d.fail(ErrMalformedWAV, "duplicate fmt chunk")
+			}
+			f, err := d.readFmt(size)
+			if err != nil {
+				return err
+			}
+			format = f
+		case "data":
+			if format == nil {
+				return d.fail(ErrMalformedWAV, "data chunk before fmt chunk")
+			}
+			// Anything after the data chunk (LIST, id3, cue) is metadata
+			// we have no use for, so it is not read at all.
+			return d.readData(format, size, to)
+		default:
+			if k, err := d.skip(size); err != nil {
+				if isEOF(err) {
+					return d.fail(ErrMalformedWAV, "truncated %q chunk: header says %d bytes, file has %d", id, size, k)
+				}
+				return d.ioFail(err, "skipping %q chunk", id)
+			}
+			// RIFF chunks are word aligned: an odd-sized chunk is followed
+			// by a pad byte that is not counted in its size. A missing pad
+			// at EOF just means there is no data chunk, reported above.
+			if size&1 == 1 {
+				if _, err := d.skip(1); err != nil && !isEOF(err) {
+					return d.ioFail(err, "skipping %q chunk", id)
+				}
+			}
+		}
+	}
+}
+
+func (d *wavDecoder) readFmt(size int64) (*wavFmt, error) {
+	if size < 16 {
+		return nil, d.fail(ErrMalformedWAV, "fmt chunk too short (%d bytes, need at least 16)", size)
+	}
+	// Only the first 40 bytes (the extensible layout) mean anything to us;
+	// a larger size is skipped rather than allocated.
+	var b [40]byte
+	n := min(size, int64(len(b)))
+	if k, err := d.readFull(b[:n]); err != nil {
+		if isEOF(err) {
+			return nil, d.fail(ErrMalformedWAV, "truncated fmt chunk: header says %d bytes, file has %d", size, k)
+		}
+		return nil, d.ioFail(err, "reading fmt chunk")
+	}
+	if k, err := d.skip(size - n); err != nil {
+		if isEOF(err) {
+			return nil, d.fail(ErrMalformedWAV, "truncated fmt chunk: header says %d bytes, file has %d", size, n+k)
+		}
+		return nil, d.ioFail(err, "reading fmt chunk")
+	}
+	// A missing pad byte at EOF cannot hide a data chunk; the next header
+	// read reports what is really wrong.
+	if size&1 == 1 {
+		if _, err := d.skip(1); err != nil && !isEOF(err) {
+			return nil, d.ioFail(err, "reading fmt chunk")
+		}
+	}
+
+	le := binary.LittleEndian
+	tag := int(le.Uint16(b[0:2]))
+	channels := int(le.Uint16(b[2:4]))
+	rate := int64(le.Uint32(b[4:8]))
+	blockAlign := int(le.Uint16(b[12:14]))
+	bits := int(le.Uint16(b[14:16]))
+
+	if tag == wavTagExtensible {
+		if size < 40 {
+			return nil, d.fail(ErrMalformedWAV, "extensible fmt chunk too short (%d bytes, need 40)", size)
+		}
+		if cb := le.Uint16(b[16:18]); cb < 22 {
+			return nil, d.fail(ErrMalformedWAV, "extensible fmt chunk extension too short (%d bytes, need 22)", cb)
+		}
+		guid := b[24:40]
+		if !bytes.Equal(guid[2:], wavGUIDTail[:]) {
+			return nil, d.fail(ErrUnsupportedWAV, "unsupported format: extensible sub-format %X", guid)
+		}
+		// Samples with fewer valid bits are left-justified in their
+		// container, so decoding by container size is exact.
+		tag = int(le.Uint16(guid[0:2]))
+	}
+
+	if channels < 1 || channels > formatMaxChannels {
+		return nil, d.fail(ErrMalformedWAV, "invalid channel count %d", channels)
+	}
+	if rate < 1 || rate > formatMaxRate {
+		return nil, d.fail(ErrMalformedWAV, "invalid sample rate %d", rate)
+	}
+
+	var kind sampleKind
+	switch tag {
+	case wavTagPCM:
+		switch bits {
+		case 16:
+			kind = kindPCM16
+		case 24:
+			kind = kindPCM24
+		case 32:
+			kind = kindPCM32
+		default:
+			return nil, d.fail(ErrUnsupportedWAV, "unsupported format: %d-bit PCM (convert to 16-bit PCM)", bits)
+		}
+	case wavTagFloat:
+		switch bits {
+		case 32:
+			kind = kindFloat32
+		case 64:
+			kind = kindFloat64
+		default:
+			return nil, d.fail(ErrUnsupportedWAV, "unsupported format: %d-bit float (convert to 16-bit PCM)", bits)
+		}
+	default:
+		return nil, d.fail(ErrUnsupportedWAV, "unsupported format: %s (convert to 16-bit PCM)", wavTagName(tag))
+	}
+
+	sampleSize := bits / 8
+	if want := channels * sampleSize; blockAlign != want {
+		return nil, d.fail(ErrMalformedWAV, "block align mismatch: header says %d, %d channels of %d-bit samples need %d", blockAlign, channels, bits, want)
+	}
+	return &wavFmt{
+		format:     Format{Rate: int(rate), Channels: channels},
+		kind:       kind,
+		blockAlign: blockAlign,
+		sampleSize: sampleSize,
+	}, nil
+}
+
+// wavTagName names the compressed formats people actually run into, so the
+// error tells them what they have.
+func wavTagName(tag int) string {
+	switch tag {
+	case 0x0002:
+		return "Microsoft ADPCM"
+	case 0x0006:
+		return "A-law"
+	case 0x0007:
+		return "mu-law"
+	case 0x0011:
+		return "IMA ADPCM"
+	case 0x0031:
+		return "GSM 6.10"
+	case 0x0050:
+		return "MPEG"
+	case 0x0055:
+		return "MP3"
+	}
+	return fmt.Sprintf("format tag 0x%04X", tag)
+}
+
+func (d *wavDecoder) readData(f *wavFmt, size int64, to wavTarget) error {
+	if size == 0 {
+		return d.fail(ErrMalformedWAV, "zero-length audio (empty data chunk)")
+	}
+	if size%int64(f.blockAlign) != 0 {
+		return d.fail(ErrMalformedWAV, "data chunk size %d is not a whole number of %d-byte sample frames", size, f.blockAlign)
+	}
+	if d.size >= 0 {
+		if left := d.size - d.off; size > left {
+			return d.fail(ErrMalformedWAV, "truncated data chunk: header says %d bytes, file has %d", size, max(left, 0))
+		}
+	}
+	if err := to.start(d, f.format, size/int64(f.blockAlign), d.size >= 0); err != nil {
+		return err
+	}
+
+	block := wavBlockBytes - wavBlockBytes%f.blockAlign
+	buf := make([]byte, min(int64(block), size))
+	samples := make([]float32, 0, len(buf)/f.sampleSize)
+	for read := int64(0); read < size; {
+		want := min(int64(len(buf)), size-read)
+		k, err := d.readFull(buf[:want])
+		read += int64(k)
+		if err != nil {
+			// Partial audio is never returned: a cut-off recording would
+			// silently skew anything measured on it.
+			if isEOF(err) {
+				return d.fail(ErrMalformedWAV, "truncated data chunk: header says %d bytes, file has %d", size, read)
+			}
+			return d.ioFail(err, "reading data chunk")
+		}
+		samples = decodeSamples(samples[:0], buf[:k], f.kind)
+		to.write(samples)
+	}
+	return to.finish()
+}
+
+// decodeSamples appends the samples in b (a whole number of samples of
+// kind) to out, scaled to [-1, 1].
+func decodeSamples(out []float32, b []byte, kind sampleKind) []float32 {
+	le := binary.LittleEndian
+	switch kind {
+	case kindPCM16:
+		for i := 0; i+2 <= len(b); i += 2 {
+			out = append(out, float32(int16(le.Uint16(b[i:])))/(1<<15))
+		}
+	case kindPCM24:
+		for i := 0; i+3 <= len(b); i += 3 {
+			v := int32(uint32(b[i])<<8|uint32(b[i+1])<<16|uint32(b[i+2])<<24) >> 8
+			out = append(out, float32(v)/(1<<23))
+		}
+	case kindPCM32:
+		for i := 0; i+4 <= len(b); i += 4 {
+			out = append(out, float32(float64(int32(le.Uint32(b[i:])))/(1<<31)))
+		}
+	case kindFloat32:
+		for i := 0; i+4 <= len(b); i += 4 {
+			out = append(out, clampUnit(math.Float32frombits(le.Uint32(b[i:]))))
+		}
+	case kindFloat64:
+		for i := 0; i+8 <= len(b); i += 8 {
+			out = append(out, clampUnit(float32(math.Float64frombits(le.Uint64(b[i:])))))
+		}
+	}
+	return out
+}
+
+// clampUnit bounds float samples: float WAVs may legally exceed full scale,
+// but every consumer assumes [-1, 1], and a single NaN would poison every
+// filter state it passes through for the rest of the stream.
+func clampUnit(v float32) float32 {
+	switch {
+	case v != v:
+		return 0
+	case v > 1:
+		return 1
+	case v < -1:
+		return -1
+	}
+	return v
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/internal/clock"
+	"github.com/voiceassistant/voice/internal/wiring"
+	"github.com/voiceassistant/voice/llm"
+	"github.com/voiceassistant/voice/pipeline"
+)
+
+// benchCmd groups the benchmarks that write JSON.
+func (a *app) benchCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "bench", Short: "Measure the speed of a stage"}
+	cmd.AddCommand(a.benchLLMCmd(), a.benchPipelineCmd())
+	return cmd
+}
+
+// benchLLMCmd measures the language model like llama-bench and MNN's
+// llm_bench: one warm-up, then five runs of each test, reporting medians.
+func (a *app) benchLLMCmd() *cobra.Command {
+	var runs int
+	cmd := &cobra.Command{
+		Use: "llm [--llm-model-dir DIR] [--json]",
+		Example: `  voice-agent bench llm --llm-model-dir llm/mnn/testdata/tiny-llm --json
+  scripts/bench-llm   # the same beside MNN's own llm_bench`,
+		Short: "Prefill and decode speed of the language model (512-token prompt, 128 and 256 tokens out)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			open := func(maxTokens int) (pipeline.Generator, func() error, error) {
+				st := a.cfg.Stages
+				st.LLMMaxTokens = maxTokens
+				return wiring.NewGenerator(st, clock.NewStream(audio.ProcessingRate))
+			}
+			res, err := benchLLM(cmd.Context(), open, runs)
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
+			}
+			for _, t := range res.Tests {
+				fmt.Fprintf(cmd.OutOrStdout(), "%-6s prompt %4d tok  gen %4d tok  prefill %8.1f tok/s  decode %8.1f tok/s  binding %.2f ms/reply\n",
+					t.Name, t.PromptTokens, t.GeneratedTokens, t.PrefillTokS, t.DecodeTokS, t.BindingMS)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "peak RSS %.1f MiB, %s/%s, %d CPUs\n", float64(res.PeakRSSBytes)/(1<<20), res.GOOS, res.GOARCH, res.CPUs)
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&runs, "runs", 5, "measured runs per test (after one warm-up)")
+	return a.stageFlags(cmd, wiring.LLMFlags)
+}
+
+type llmBenchTest struct {
+	Name            string `json:"name"`
+	PromptTokens    int    `json:"prompt_tokens"`
+	GeneratedTokens int    `json:"generated_tokens"`
+	// PrefillTokS and DecodeTokS are timed by the engine, as llm_bench
+	// and llama-bench time theirs.
+	PrefillTokS float64 `json:"prefill_tok_s"`
+	DecodeTokS  float64 `json:"decode_tok_s"`
+	// BindingMS is what a reply costs beyond the engine's own prefill and
+	// decode, timed by the caller: the chat template, the prompt cache,
+	// the hand-over of text.
+	BindingMS float64 `json:"binding_ms"`
+	Runs      int     `json:"runs"`
+}
+
+type llmBenchResult struct {
+	Tests        []llmBenchTest `json:"tests"`
+	PeakRSSBytes int64          `json:"peak_rss_bytes"`
+	GOOS         string         `json:"goos"`
+	GOARCH       string         `json:"goarch"`
+	CPUs         int            `json:"cpus"`
+}
+
+// benchText is cut to the length that makes a 512-token prompt with the
+// model's own tokenizer (see promptOf); the measured count is reported.
+var benchText = strings.Fields(strings.Repeat("The quick brown fox jumps over the lazy dog near the river bank. ", 200))
+
+// promptOf finds the number of words of benchText that the model counts as
+// about want tokens, by measuring and scaling a few times.
+func promptOf(ctx context.Context, gen pipeline.Generator, want int) (string, error) {
+	words := 400
+	for range 4 {
+		st, _, err := generateOnce(ctx, gen, strings.Join(benchText[:words], " "))
+		if err != nil {
+			return "", err
+		}
+		if st.PromptTokens == 0 || abs(st.PromptTokens-want) <= want/50 {
+			break
+		}
+		words = min(len(benchText), max(1, words*want/st.PromptTokens))
+	}
+	return strings.Join(benchText[:words], " "), nil
+}
+
+func abs(n int) int { return max(n, -n) }
+
+// benchLLM runs each test on a generator opened by open, which bounds its
+// replies to the test's length (as llm_bench does; the scripted double
+// ends its replies by itself).
+func benchLLM(ctx context.Context, open func(maxTokens int) (pipeline.Generator, func() error, error), runs int) (res llmBenchResult, err error) {
+	res = llmBenchResult{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU()}
+	var prompt string
+	for i, n := range []int{128, 256} {
+		gen, closeGen, err := open(n)
+		if err != nil {
+			return res, err
+		}
+		defer func() { err = errors.Join(err, closeGen()) }()
+		if i == 0 {
+			if prompt, err = promptOf(ctx, gen, 512); err != nil {
+				return res, err
+			}
+		}
+		t := llmBenchTest{Name: fmt.Sprintf("pp512+tg%d", n), Runs: runs}
+		var prefill, decode, binding []float64
+		for i := -1; i < runs; i++ { // i = -1 is the warm-up
+			st, wall, err := generateOnce(ctx, gen, prompt)
+			if err != nil {
+				return res, err
+			}
+			if i < 0 {
+				continue
+			}
+			t.PromptTokens, t.GeneratedTokens = st.PromptTokens, st.GeneratedTokens
+			prefill = append(prefill, rate(st.PromptTokens, st.Prefill))
+			decode = append(decode, rate(st.GeneratedTokens, st.Decode))
+			binding = append(binding, float64(wall-st.Prefill-st.Decode)/float64(time.Millisecond))
+		}
+		t.PrefillTokS, t.DecodeTokS, t.BindingMS = median(prefill), median(decode), median(binding)
+		res.Tests = append(res.Tests, t)
+	}
+	res.PeakRSSBytes = peakRSS()
+	return res, nil
+}
+
+// generateOnce runs prompt as a fresh conversation (its first word changes
+// every time, so no KV reuse flatters the prefill figure) to the end of
+// the reply, and times the call.
+func generateOnce(ctx context.Context, gen pipeline.Generator, prompt string) (llm.Stats, time.Duration, error) {
+	benchRun++
+	conv := []llm.Message{{Role: llm.User, Content: fmt.Sprintf("%d %s", benchRun, prompt)}}
+	start := time.Now()
+	st, err := gen.Generate(ctx, conv, func(string) error { return nil })
+	return st, time.Since(start), err
+}
+
+var benchRun int
+
+func rate(tokens int, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(tokens) / d.Seconds()
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// peakRSS reads the process's high-water resident set size (Linux).
+func peakRSS() int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
+			return kb * 1024
+		}
+	}
+	return 0
+}

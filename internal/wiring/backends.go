@@ -1,0 +1,153 @@
+package wiring
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/voiceassistant/voice/asr/xasr"
+	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/audio/frontend"
+	"github.com/voiceassistant/voice/internal/onnx"
+	"github.com/voiceassistant/voice/llm/mnn"
+	"github.com/voiceassistant/voice/tts/moss"
+	"github.com/voiceassistant/voice/turn/smartturn"
+	"github.com/voiceassistant/voice/vad"
+	"github.com/voiceassistant/voice/vad/silero"
+)
+
+// newMoss opens MOSS-TTS-Nano for s.
+func newMoss(s Stages) (*moss.Synthesizer, error) {
+	dir := s.TTSModelDir
+	if dir == "" {
+		var ok bool
+		var err error
+		if dir, ok, err = s.model("", MossDir); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, notFound(s, "TTS", "MOSS-TTS-Nano", MossDir,
+				"run `voice-agent models pull MOSS-TTS-Nano-100M-ONNX MOSS-Audio-Tokenizer-Nano-ONNX`, or --tts tone for a demo",
+				fmt.Sprintf("%s, put the TTS set in one of those places and the codec in %s beside it, or pass --tts-model-dir DIR", moss.Hint, MossCodecDir))
+		}
+	}
+	return moss.Open(dir, s.TTSCodecDir, moss.Options{Voice: s.Voice, ONNX: s.onnx(s.TTSThreads)})
+}
+
+// NewVAD builds the Silero detector for s, and the function that closes
+// its model session.
+func NewVAD(s Stages) (*vad.Detector, func() error, error) {
+	path, ok, err := s.model(s.VADModel, SileroFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !ok {
+		return nil, nil, notFound(s, "VAD", "Silero v5", SileroFile, "run `voice-agent models pull silero-vad-v5` (scripts/setup installs it too)", silero.ModelHint)
+	}
+	m, err := silero.New(path, s.onnx(s.VADThreads))
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := vad.NewDetector(m, s.VADTuning)
+	if err != nil {
+		return nil, nil, errors.Join(err, m.Close())
+	}
+	return d, m.Close, nil
+}
+
+// newMNN opens the MNN LLM for s.
+func newMNN(s Stages) (*mnn.Model, error) {
+	dir := s.LLMModelDir
+	if dir == "" {
+		var ok bool
+		var err error
+		if dir, ok, err = s.model("", MNNDir); err != nil {
+			return nil, err
+		} else if !ok {
+			dir = s.ModelDir
+		}
+	}
+	m, err := mnn.Open(mnn.Config{Dir: dir, Threads: s.LLMThreads, MaxNewTokens: s.LLMMaxTokens})
+	switch {
+	case errors.Is(err, mnn.ErrNotBuilt):
+		return nil, unavailableError{
+			what:   "LLM: this build has no MNN engine (scripts/setup builds it in)",
+			short:  "LLM: this build has no MNN; run scripts/setup (it builds MNN and the agent with it), or --llm scripted --script FILE for a demo",
+			detail: fmt.Sprintf("LLM backend %q: %v", s.LLM, err),
+		}
+	case err != nil && dir == "":
+		return nil, notFound(s, "LLM", "MNN-Pocket-0.3B", MNNDir, "run `voice-agent models pull "+MNNDir+"`, or pass --llm-model-dir DIR",
+			"put the MNN export in one of those places or pass --llm-model-dir DIR")
+	case err != nil:
+		return nil, err
+	}
+	return m, nil
+}
+
+// NewFrontEnd builds the audio front-end for s (nil if every part is
+// off), and the function that releases it. If echo cancellation is wanted
+// but this build has none, it returns no front-end and halfDuplex true: the
+// caller closes the microphone while the assistant speaks instead.
+func NewFrontEnd(s Stages) (fe audio.FrontEnd, closeFE func(), halfDuplex bool, err error) {
+	f := s.FrontEnd
+	if !f.AEC && !f.NS && !f.AGC {
+		return nil, func() {}, false, nil
+	}
+	p, err := frontend.New(frontend.Config{AEC: f.AEC, NS: f.NS, AGC: f.AGC, DelayMS: f.DelayMS, NSLevel: 2})
+	if errors.Is(err, frontend.ErrUnavailable) {
+		return nil, func() {}, f.AEC, nil
+	}
+	if err != nil {
+		return nil, func() {}, false, err
+	}
+	return p, p.Close, false, nil
+}
+
+// FrontEndRestarts is how many times fe started afresh after producing
+// audio that was not finite (see frontend.Processor.Restarts).
+func FrontEndRestarts(fe audio.FrontEnd) int {
+	if r, ok := fe.(interface{ Restarts() int }); ok {
+		return r.Restarts()
+	}
+	return 0
+}
+
+// NewRecognizer opens the X-ASR recognizer for s: the directory given by
+// ASRModelDir, else <model dir>/xasr-zh-en-streaming-160ms, else the model
+// directory itself (xasr then names any file it lacks), else the copy
+// under third_party/models.
+func NewRecognizer(s Stages) (*xasr.Recognizer, error) {
+	dir := s.ASRModelDir
+	if dir == "" {
+		var ok bool
+		var err error
+		if dir, ok, err = s.model("", XASRDir); err != nil {
+			return nil, err
+		} else if !ok {
+			if s.ModelDir == "" {
+				return nil, notFound(s, "ASR", "X-ASR", XASRDir, "run `voice-agent models pull "+XASRDir+"`, or pass --asr-model-dir DIR",
+					strings.ReplaceAll(xasr.Hint, "DIR", "one of those places")+", or pass --asr-model-dir DIR")
+			}
+			dir = s.ModelDir
+		}
+	}
+	return xasr.New(dir, s.onnx(s.ASRThreads))
+}
+
+// NewTurnDetector opens the Smart Turn model for s.
+func NewTurnDetector(s Stages) (*smartturn.Model, error) {
+	path, ok, err := s.model(s.TurnModel, SmartTurnFile)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, notFound(s, "turn detector", "Smart Turn v3.2", SmartTurnFile,
+			"run `voice-agent models pull smart-turn-v3.2-cpu`, or --turn none to end turns on silence alone",
+			smartturn.Hint+", or put it in one of those places")
+	}
+	return smartturn.New(path, s.onnx(s.TurnThreads))
+}
+
+// onnx is the session options of a model run on threads threads.
+func (s Stages) onnx(threads int) onnx.Options {
+	return onnx.Options{Library: s.ONNXRuntime, IntraThreads: threads}
+}

@@ -1,0 +1,432 @@
+package normalize
+
+// Years, dates and clock times.
+
+import "strings"
+
+// isYear applies the English year rule (see the package documentation).
+func (n *norm) isYear(start, e int, d string) bool {
+	s := n.s
+	v := atoi(d)
+	if eraAfter(s, e) {
+		return v >= 1000
+	}
+	if v < 1100 || v > 2099 {
+		return false
+	}
+	if n.yearCue(start) || rangeToYear(s, e) {
+		return true
+	}
+	// Standing alone.
+	j := start
+	for j > 0 && s[j-1] == ' ' {
+		j--
+	}
+	if j > 0 && !strings.ContainsRune("\n([", rune(s[j-1])) {
+		return false
+	}
+	k := e
+	for k < len(s) && s[k] == ' ' {
+		k++
+	}
+	return k == len(s) || strings.ContainsRune("\n)].,;!?", rune(s[k]))
+}
+
+func (n *norm) yearCue(start int) bool {
+	s := n.s
+	j := start
+	if strings.HasSuffix(s[:j], "©") || strings.HasSuffix(s[:j], "© ") {
+		return true
+	}
+	for j > 0 && s[j-1] == ' ' {
+		j--
+	}
+	if j == start {
+		return false
+	}
+	k := j
+	for k > 0 && isLetter(s[k-1]) && j-k < 10 {
+		k--
+	}
+	if k > 0 && isLetter(s[k-1]) {
+		return false
+	}
+	w := s[k:j]
+	for _, c := range yearCues {
+		if strings.EqualFold(w, c) {
+			return true
+		}
+	}
+	if n.lastYear && start-n.lastEnd <= 16 {
+		for _, c := range yearLinks {
+			if strings.EqualFold(w, c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func eraAfter(s string, e int) bool {
+	k := e
+	if k < len(s) && s[k] == ' ' {
+		k++
+	}
+	for _, era := range eras {
+		if strings.HasPrefix(s[k:], era) {
+			end := k + len(era)
+			if end == len(s) || !isLetter(s[end]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// rangeToYear reports "-2005" or "–2005" after a number.
+func rangeToYear(s string, e int) bool {
+	k := e
+	switch {
+	case strings.HasPrefix(s[k:], "-"):
+		k++
+	case strings.HasPrefix(s[k:], "–"):
+		k += len("–")
+	default:
+		return false
+	}
+	end := digitsEnd(s, k)
+	if end-k != 4 || end < len(s) && isLetter(s[end]) {
+		return false
+	}
+	v := atoi(s[k:end])
+	return v >= 1100 && v <= 2099
+}
+
+// monthBefore finds a month name (capitalized, full or abbreviated) and a
+// space right before start.
+func monthBefore(s string, start int) (int, int) {
+	j := start
+	if j == 0 || s[j-1] != ' ' {
+		return 0, 0
+	}
+	j--
+	if j > 0 && s[j-1] == '.' {
+		j--
+	}
+	k := j
+	for k > 0 && isLetter(s[k-1]) {
+		k--
+		if j-k > 9 {
+			return 0, 0
+		}
+	}
+	return k, monthIndex(s[k:j])
+}
+
+// yearAfter matches ", 2026" or " 2026" after a day of the month.
+func yearAfter(s string, e int) (int, int) {
+	k := e
+	switch {
+	case strings.HasPrefix(s[k:], ", "):
+		k += 2
+	case strings.HasPrefix(s[k:], " "):
+		k++
+	default:
+		return 0, 0
+	}
+	end := digitsEnd(s, k)
+	if end-k != 4 || end < len(s) && (isLetter(s[end]) || s[end] == ':') {
+		return 0, 0
+	}
+	v := atoi(s[k:end])
+	if v < 1000 || v > 2999 {
+		return 0, 0
+	}
+	return v, end
+}
+
+// monthDay reads "November 30" (and "Nov. 30th, 2026") in English.
+func (n *norm) monthDay(start int, d string, e int) int {
+	if len(d) > 2 {
+		return 0
+	}
+	v := atoi(d)
+	if v < 1 || v > 31 {
+		return 0
+	}
+	ms, mo := monthBefore(n.s, start)
+	if mo == 0 {
+		return 0
+	}
+	n.tmp = n.tmp[:0]
+	n.tmp = append(n.tmp, monthNames[mo]...)
+	n.tmp = append(n.tmp, ' ')
+	n.tmp = appendEnOrdinal(n.tmp, d)
+	if y, k := yearAfter(n.s, e); k > 0 {
+		n.tmp = append(n.tmp, ", "...)
+		n.tmp = appendEnYear(n.tmp, y)
+		e = k
+	}
+	return n.emit(ms, e)
+}
+
+// dayMonth reads "30 November 2026" in English.
+func (n *norm) dayMonth(start int, d string, e int) int {
+	s := n.s
+	if len(d) > 2 || e+1 >= len(s) || s[e] != ' ' {
+		return 0
+	}
+	v := atoi(d)
+	if v < 1 || v > 31 {
+		return 0
+	}
+	k := e + 1
+	for k < len(s) && isLetter(s[k]) && k-e <= 10 {
+		k++
+	}
+	mo := monthIndex(s[e+1 : k])
+	if mo == 0 || k < len(s) && isLetter(s[k]) {
+		return 0
+	}
+	if k < len(s) && s[k] == '.' && len(s[e+1:k]) < len(monthNames[mo]) {
+		k++
+	}
+	n.tmp = n.tmp[:0]
+	if j := start - len("the "); j < 0 || !strings.EqualFold(s[j:start], "the ") {
+		n.tmp = append(n.tmp, "the "...)
+	}
+	n.tmp = appendEnOrdinal(n.tmp, d)
+	n.tmp = append(n.tmp, " of "...)
+	n.tmp = append(n.tmp, monthNames[mo]...)
+	if y, yk := yearAfter(s, k); yk > 0 {
+		n.tmp = append(n.tmp, ", "...)
+		n.tmp = appendEnYear(n.tmp, y)
+		k = yk
+	}
+	return n.emit(start, k)
+}
+
+// ampmAt matches an am/pm marker at e, glued or after one space. A
+// sentence-final "p.m." leaves its last period in place.
+func ampmAt(s string, e int) (byte, int) {
+	j := e
+	if j < len(s) && s[j] == ' ' {
+		j++
+	}
+	for _, t := range ampmTokens {
+		if !strings.HasPrefix(s[j:], t) {
+			continue
+		}
+		end := j + len(t)
+		if end < len(s) && isAlnum(s[end]) {
+			continue
+		}
+		if t[len(t)-1] == '.' && (end == len(s) || s[end] == '\n' ||
+			s[end] == ' ' && end+1 < len(s) && isUpper(s[end+1])) {
+			end--
+		}
+		return t[0] | 0x20, end
+	}
+	return 0, e
+}
+
+// clock reads "10:30", "9:05:07", "10:30 pm".
+func (n *norm) clock(i int) int {
+	s := n.s
+	j := digitsEnd(s, i)
+	if j-i > 2 || j+2 >= len(s) || s[j] != ':' || !isDigit(s[j+1]) || !isDigit(s[j+2]) ||
+		j+3 < len(s) && isDigit(s[j+3]) {
+		return 0
+	}
+	h, mm, ss := atoi(s[i:j]), atoi(s[j+1:j+3]), 0
+	k := j + 3
+	if k+2 < len(s) && s[k] == ':' && isDigit(s[k+1]) && isDigit(s[k+2]) && (k+3 == len(s) || !isDigit(s[k+3])) {
+		ss = atoi(s[k+1 : k+3])
+		k += 3
+	}
+	if k+1 < len(s) && (s[k] == ':' || s[k] == '.') && isDigit(s[k+1]) {
+		return 0
+	}
+	if h > 24 || mm > 59 || ss > 59 || h == 24 && mm+ss > 0 {
+		return 0
+	}
+	ap, end := ampmAt(s, k)
+	if ap != 0 && (h == 0 || h > 12) {
+		ap, end = 0, k
+	}
+	return n.clockOut(i, end, h, mm, ss, ap)
+}
+
+func (n *norm) clockOut(start, end, h, mm, ss int, ap byte) int {
+	n.tmp = n.tmp[:0]
+	if n.lang(start, end) == langZH {
+		if ap != 0 && !hasPeriodWord(n.s[:start]) {
+			n.tmp = append(n.tmp, zhPeriod(ap, h)...)
+		}
+		if h == 2 {
+			n.tmp = append(n.tmp, "两"...)
+		} else {
+			n.tmp = appendZhInt(n.tmp, uint64(h), true)
+		}
+		n.tmp = append(n.tmp, "点"...)
+		if mm > 0 || ss > 0 {
+			if mm < 10 {
+				n.tmp = append(n.tmp, "零"...)
+			}
+			if mm > 0 {
+				n.tmp = appendZhInt(n.tmp, uint64(mm), true)
+			}
+			n.tmp = append(n.tmp, "分"...)
+		}
+		if ss > 0 {
+			n.tmp = appendZhInt(n.tmp, uint64(ss), true)
+			n.tmp = append(n.tmp, "秒"...)
+		}
+		return n.emit(start, end)
+	}
+	switch {
+	case mm > 0:
+		n.tmp = appendEnInt(n.tmp, uint64(h))
+		n.tmp = append(n.tmp, ' ')
+		if mm < 10 {
+			n.tmp = append(n.tmp, "oh "...)
+		}
+		n.tmp = appendEn99(n.tmp, mm)
+	case ap != 0:
+		n.tmp = appendEnInt(n.tmp, uint64(h))
+	case h == 0:
+		n.tmp = append(n.tmp, "midnight"...)
+	case h <= 12:
+		n.tmp = appendEnInt(n.tmp, uint64(h))
+		n.tmp = append(n.tmp, " o'clock"...)
+	default:
+		n.tmp = appendEnInt(n.tmp, uint64(h))
+		n.tmp = append(n.tmp, " hundred"...)
+	}
+	if ss > 0 {
+		n.tmp = append(n.tmp, " and "...)
+		n.tmp = appendEn99(n.tmp, ss)
+		if ss == 1 {
+			n.tmp = append(n.tmp, " second"...)
+		} else {
+			n.tmp = append(n.tmp, " seconds"...)
+		}
+	}
+	switch ap {
+	case 'a':
+		n.tmp = append(n.tmp, " a m"...)
+	case 'p':
+		n.tmp = append(n.tmp, " p m"...)
+	}
+	return n.emit(start, end)
+}
+
+// hasPeriodWord reports a Chinese time-of-day word right before a time.
+func hasPeriodWord(before string) bool {
+	for _, w := range [...]string{"上午", "下午", "晚上", "中午", "凌晨", "早上", "傍晚", "夜里"} {
+		if strings.HasSuffix(before, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func zhPeriod(ap byte, h int) string {
+	if ap == 'a' {
+		if h == 12 || h < 5 {
+			return "凌晨"
+		}
+		return "上午"
+	}
+	switch {
+	case h == 12:
+		return "中午"
+	case h >= 6:
+		return "晚上"
+	}
+	return "下午"
+}
+
+// dateYMD reads "2026-11-30", "2026/11/30", "2026.11.30".
+func (n *norm) dateYMD(i int) int {
+	s := n.s
+	if i+8 > len(s) || digitsEnd(s, i) != i+4 {
+		return 0
+	}
+	sep := s[i+4]
+	if sep != '-' && sep != '/' && sep != '.' {
+		return 0
+	}
+	j := i + 5
+	mEnd := digitsEnd(s, j)
+	if mEnd-j < 1 || mEnd-j > 2 || mEnd+1 >= len(s) || s[mEnd] != sep {
+		return 0
+	}
+	dEnd := digitsEnd(s, mEnd+1)
+	if dEnd-mEnd-1 < 1 || dEnd-mEnd-1 > 2 {
+		return 0
+	}
+	if dEnd+1 < len(s) && (s[dEnd] == sep || s[dEnd] == '.') && isDigit(s[dEnd+1]) {
+		return 0
+	}
+	y, mo, d := atoi(s[i:i+4]), atoi(s[j:mEnd]), atoi(s[mEnd+1:dEnd])
+	if !validDate(y, mo, d) {
+		return 0
+	}
+	return n.dateOut(i, dEnd, y, mo, d)
+}
+
+// dateMDY reads "11/30/2026" (month first unless the first number is over
+// 12) and "11-30-2026".
+func (n *norm) dateMDY(i int) int {
+	s := n.s
+	aEnd := digitsEnd(s, i)
+	if aEnd-i > 2 || aEnd+1 >= len(s) {
+		return 0
+	}
+	sep := s[aEnd]
+	if sep != '/' && sep != '-' {
+		return 0
+	}
+	bEnd := digitsEnd(s, aEnd+1)
+	if bEnd-aEnd-1 < 1 || bEnd-aEnd-1 > 2 || bEnd+1 >= len(s) || s[bEnd] != sep {
+		return 0
+	}
+	yEnd := digitsEnd(s, bEnd+1)
+	if yEnd-bEnd-1 != 4 || yEnd+1 < len(s) && (s[yEnd] == sep || s[yEnd] == '.') && isDigit(s[yEnd+1]) {
+		return 0
+	}
+	a, b, y := atoi(s[i:aEnd]), atoi(s[aEnd+1:bEnd]), atoi(s[bEnd+1:yEnd])
+	mo, d := a, b
+	if a > 12 {
+		mo, d = b, a
+	}
+	if !validDate(y, mo, d) {
+		return 0
+	}
+	return n.dateOut(i, yEnd, y, mo, d)
+}
+
+func (n *norm) dateOut(start, end, y, mo, d int) int {
+	n.tmp = n.tmp[:0]
+	if n.lang(start, end) == langZH {
+		var yd [4]byte
+		for k, v := 3, y; k >= 0; k-- {
+			yd[k] = byte('0' + v%10)
+			v /= 10
+		}
+		n.tmp = appendZhDigits(n.tmp, string(yd[:]), false)
+		n.tmp = append(n.tmp, "年"...)
+		n.tmp = appendZhInt(n.tmp, uint64(mo), true)
+		n.tmp = append(n.tmp, "月"...)
+		n.tmp = appendZhInt(n.tmp, uint64(d), true)
+		n.tmp = append(n.tmp, "日"...)
+		return n.emit(start, end)
+	}
+	n.tmp = append(n.tmp, monthNames[mo]...)
+	n.tmp = append(n.tmp, ' ')
+	n.tmp = appendEnOrdinalInt(n.tmp, uint64(d))
+	n.tmp = append(n.tmp, ", "...)
+	n.tmp = appendEnYear(n.tmp, y)
+	return n.emit(start, end)
+}

@@ -1,0 +1,241 @@
+package normalize
+
+// Digit strings read as identifiers: phone numbers, IP addresses and
+// version numbers.
+
+import "strings"
+
+type phone struct {
+	plus bool
+	n    int
+	g    [8][2]int
+	end  int
+}
+
+const (
+	sepDash = 1 << iota
+	sepSpace
+	sepDot
+)
+
+func sepBit(c byte) uint8 {
+	switch c {
+	case '-':
+		return sepDash
+	case ' ':
+		return sepSpace
+	}
+	return sepDot
+}
+
+// parsePhone matches a phone number at i (see the package documentation).
+func parsePhone(s string, i int) (phone, bool) {
+	var p phone
+	j := i
+	if j < len(s) && s[j] == '+' {
+		p.plus = true
+		j++
+	}
+	var seps uint8
+	paren := false
+	for {
+		if p.n == len(p.g) {
+			return p, false
+		}
+		if j < len(s) && s[j] == '(' {
+			k := digitsEnd(s, j+1)
+			if k == j+1 || k-j-1 > 4 || k >= len(s) || s[k] != ')' {
+				return p, false
+			}
+			p.g[p.n] = [2]int{j + 1, k}
+			p.n++
+			paren = true
+			j = k + 1
+			if j < len(s) && isDigit(s[j]) {
+				continue
+			}
+			if j+1 < len(s) && (s[j] == ' ' || s[j] == '-') && isDigit(s[j+1]) {
+				seps |= sepBit(s[j])
+				j++
+				continue
+			}
+			break
+		}
+		k := digitsEnd(s, j)
+		if k == j {
+			return p, false
+		}
+		p.g[p.n] = [2]int{j, k}
+		p.n++
+		j = k
+		if j+1 < len(s) && (s[j] == '-' || s[j] == ' ' || s[j] == '.') && (isDigit(s[j+1]) || s[j+1] == '(') {
+			seps |= sepBit(s[j])
+			j++
+			continue
+		}
+		break
+	}
+	p.end = j
+	if p.n < 2 || j < len(s) && (isAlnum(s[j]) || s[j] == '_') {
+		return p, false
+	}
+	total := 0
+	var lens [8]int
+	for k := 0; k < p.n; k++ {
+		lens[k] = p.g[k][1] - p.g[k][0]
+		total += lens[k]
+		maxLen, minLen := 8, 2
+		if p.plus {
+			maxLen = 11
+		}
+		if k == 0 {
+			minLen = 1
+			if p.plus {
+				maxLen = 3
+			}
+		}
+		if lens[k] < minLen || lens[k] > maxLen {
+			return p, false
+		}
+	}
+	if total < 7 || total > 15 {
+		return p, false
+	}
+	if seps&sepDot != 0 && (seps != sepDot || p.n != 3 || lens[0] != 3 || lens[1] != 3 || lens[2] != 4) {
+		return p, false
+	}
+	if p.plus || paren {
+		return p, true
+	}
+	if p.n == 2 {
+		return p, seps == sepDash && lens[0] >= 3 && lens[0] <= 4 && lens[1] >= 4 && !(lens[0] == 4 && lens[1] == 4)
+	}
+	if lens[0] == 1 && s[p.g[0][1]] != '-' {
+		return p, false
+	}
+	if seps == sepSpace {
+		if lens[0] > 3 {
+			return p, false
+		}
+		thousands := true
+		for k := 1; k < p.n; k++ {
+			thousands = thousands && lens[k] == 3
+		}
+		if thousands {
+			return p, false
+		}
+	}
+	return p, true
+}
+
+func (n *norm) phoneOut(start int, p phone) int {
+	zh := n.lang(start, p.end) == langZH
+	n.tmp = n.tmp[:0]
+	if p.plus {
+		if zh {
+			n.tmp = append(n.tmp, "加"...)
+		} else {
+			n.tmp = append(n.tmp, "plus "...)
+		}
+	}
+	for k := 0; k < p.n; k++ {
+		d := n.s[p.g[k][0]:p.g[k][1]]
+		if zh {
+			if k > 0 {
+				n.tmp = append(n.tmp, "，"...)
+			}
+			n.tmp = appendZhDigits(n.tmp, d, true)
+		} else {
+			if k > 0 {
+				n.tmp = append(n.tmp, ", "...)
+			}
+			n.tmp = appendEnDigits(n.tmp, d)
+		}
+	}
+	return n.emit(start, p.end)
+}
+
+// dotted reads numbers with two or more dots (versions, IP addresses) and,
+// with prefixed, "v1.2.3" whose 'v' is at start.
+func (n *norm) dotted(start, i int, prefixed bool) int {
+	s := n.s
+	var comps [16][2]int
+	c := 0
+	j := i
+	for {
+		k := digitsEnd(s, j)
+		if k == j || c == len(comps) {
+			return 0
+		}
+		comps[c] = [2]int{j, k}
+		c++
+		j = k
+		if j+1 < len(s) && s[j] == '.' && isDigit(s[j+1]) {
+			j++
+			continue
+		}
+		break
+	}
+	if !prefixed && c < 3 || prefixed && s[start] == 'V' && c < 2 {
+		return 0
+	}
+	if !prefixed && j < len(s) && (isLetter(s[j]) || s[j] == '_') {
+		return 0
+	}
+	ip := !prefixed && c == 4
+	for k := 0; ip && k < c; k++ {
+		d := s[comps[k][0]:comps[k][1]]
+		ip = len(d) <= 3 && atoi(d) <= 255
+	}
+	zh := n.lang(start, j) == langZH
+	n.tmp = n.tmp[:0]
+	if prefixed {
+		before := s[:start]
+		switch {
+		case zh && !strings.HasSuffix(before, "版本"):
+			n.tmp = append(n.tmp, "版本"...)
+		case !zh && !(len(before) >= 8 && strings.EqualFold(before[len(before)-8:], "version ")):
+			n.tmp = append(n.tmp, "version "...)
+		}
+	}
+	for k := 0; k < c; k++ {
+		d := s[comps[k][0]:comps[k][1]]
+		switch {
+		case zh:
+			if k > 0 {
+				n.tmp = append(n.tmp, "点"...)
+			}
+			if ip {
+				n.tmp = appendZhDigits(n.tmp, d, false)
+			} else {
+				n.tmp = appendZhNum(n.tmp, d)
+			}
+		case ip:
+			if k > 0 {
+				n.tmp = append(n.tmp, " dot "...)
+			}
+			n.tmp = appendEnDigits(n.tmp, d)
+		default:
+			if k > 0 {
+				n.tmp = append(n.tmp, " point "...)
+			}
+			n.tmp = appendEnNum(n.tmp, d)
+		}
+	}
+	return n.emit(start, j)
+}
+
+func (n *norm) version(i int) int {
+	s := n.s
+	j := i + 1
+	if j >= len(s) || !isDigit(s[j]) {
+		return j
+	}
+	if i > 0 && (isAlnum(s[i-1]) || strings.IndexByte("_.-", s[i-1]) >= 0) {
+		return j
+	}
+	if e := n.dotted(i, j, true); e > 0 {
+		return e
+	}
+	return j
+}
