@@ -18,7 +18,7 @@ import (
 // (Live) or a recording (Replay).
 type Source interface {
 	// Run makes the session clock, builds the stages with it, puts the
-	// tap in the capture path and runs the pipeline until ctx ends or the
+	// capture chain in place and runs the pipeline until ctx ends or the
 	// source does; it releases the stages before it returns.
 	Run(ctx context.Context, s Session) error
 }
@@ -26,9 +26,9 @@ type Source interface {
 // Session is what a Source needs from the controller for one run.
 type Session struct {
 	Stages wiring.Stages
-	// Tap wraps the source's front-end (nil for none) for the level meter
-	// and the microphone gate.
-	Tap func(inner audio.FrontEnd) audio.FrontEnd
+	// Capture makes the capture chain around the source's front-end (nil
+	// for none): the microphone switch, then the level meter.
+	Capture func(inner audio.FrontEnd) audio.FrontEnd
 	// OnEvent gets every pipeline event, in order.
 	OnEvent func(pipeline.Event)
 	// Warn shows a notice that does not stop the session.
@@ -47,7 +47,7 @@ type Session struct {
 type Controller struct {
 	update func(func(*Model))
 	// Gate is the microphone switch (mute, push-to-talk).
-	Gate Gate
+	Gate audio.Gate
 	// Puller downloads missing models (Progress is set by the controller).
 	Puller assets.Puller
 
@@ -195,10 +195,12 @@ func (c *Controller) session(ctx context.Context, src Source, s wiring.Stages) f
 func (c *Controller) run(ctx context.Context, src Source, s wiring.Stages) error {
 	return src.Run(ctx, Session{
 		Stages: s,
-		Tap: func(inner audio.FrontEnd) audio.FrontEnd {
-			return &tap{inner: inner, gate: &c.Gate, onLevel: func(l float64) {
+		Capture: func(inner audio.FrontEnd) audio.FrontEnd {
+			// The device's front-end, then the microphone switch, then the
+			// meter, which so shows what the assistant hears.
+			return audio.Chain(inner, &c.Gate, &meter{onLevel: func(l float64) {
 				c.update(func(m *Model) { m.Level = l })
-			}}
+			}})
 		},
 		OnEvent: func(e pipeline.Event) { c.update(func(m *Model) { m.Apply(e) }) },
 		Warn:    func(msg string) { c.update(func(m *Model) { m.Notice = msg }) },

@@ -17,7 +17,7 @@ type Live struct {
 }
 
 func (l Live) Run(ctx context.Context, s Session) error {
-	_, err := wiring.Live{Stages: s.Stages, Device: l.Device, Tap: s.Tap, OnEvent: s.OnEvent, Warn: s.Warn, Interrupt: s.StopKey}.Run(ctx)
+	_, err := wiring.Live{Stages: s.Stages, Device: l.Device, Capture: s.Capture, OnEvent: s.OnEvent, Warn: s.Warn, Interrupt: s.StopKey}.Run(ctx)
 	return err
 }
 
@@ -31,7 +31,7 @@ type Replay struct {
 }
 
 // There is no echo path in a replay, so no echo canceller either (as in
-// `voice-agent replay` without --echo-gain); the tap alone is the
+// `voice-agent replay` without --echo-gain); the capture chain alone is the
 // front-end.
 func (r Replay) Run(ctx context.Context, s Session) (err error) {
 	clk := clock.NewVirtual()
@@ -45,7 +45,7 @@ func (r Replay) Run(ctx context.Context, s Session) (err error) {
 	presses := make(chan struct{})
 	cfg.Interrupt = presses
 	go holdEachPress(ctx, clk, s.StopKey, presses)
-	_, err = pipeline.Replay(ctx, clk, cfg, audio.VirtualConfig{Input: r.Input, Pace: r.Pace, FrontEnd: s.Tap(nil)}, s.OnEvent)
+	_, err = pipeline.Replay(ctx, clk, cfg, audio.VirtualConfig{Input: r.Input, Pace: r.Pace, FrontEnd: s.Capture(nil)}, s.OnEvent)
 	return err
 }
 

@@ -17,9 +17,10 @@ import (
 type Live struct {
 	Stages Stages
 	Device device.Config
-	// Tap, if set, wraps the audio front-end (nil when there is none):
-	// the desktop app's level meter and microphone gate.
-	Tap func(inner audio.FrontEnd) audio.FrontEnd
+	// Capture, if set, makes the capture chain around the audio
+	// front-end (nil when there is none; see audio.Chain): the desktop
+	// app's microphone switch and level meter.
+	Capture func(inner audio.FrontEnd) audio.FrontEnd
 	// OnEvent gets every pipeline event, in order, on one goroutine.
 	OnEvent func(pipeline.Event)
 	// Warn reports what makes the session run degraded.
@@ -63,8 +64,8 @@ func (l Live) Run(ctx context.Context) (stats device.Stats, err error) {
 	}
 	devCfg := l.Device
 	devCfg.Clock, devCfg.FrontEnd = clk, fe
-	if l.Tap != nil {
-		devCfg.FrontEnd = l.Tap(fe)
+	if l.Capture != nil {
+		devCfg.FrontEnd = l.Capture(fe)
 	}
 	dev, err := device.Open(devCfg)
 	if err != nil {

@@ -1,0 +1,69 @@
+package audio
+
+import "sync/atomic"
+
+// Chain is the capture path's stages in one order, each wrapping the
+// next: a Near frame goes through every stage in turn (the echo canceller
+// first, on the raw capture, then whatever gates or measures what the
+// assistant will hear), and every stage sees each Far frame. Nil stages
+// are skipped. The last gate of the path, half duplex, is the pipeline's
+// own (pipeline.Config.HalfDuplex): it needs to know when the assistant is
+// audible, and comes after the pre-roll is kept.
+func Chain(stages ...FrontEnd) FrontEnd {
+	var c chain
+	for _, s := range stages {
+		if s != nil {
+			c = append(c, s)
+		}
+	}
+	return c
+}
+
+type chain []FrontEnd
+
+func (c chain) Far(frame []float32) error {
+	for _, s := range c {
+		if err := s.Far(frame); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c chain) Near(frame []float32) ([]float32, error) {
+	for _, s := range c {
+		var err error
+		if frame, err = s.Near(frame); err != nil {
+			return nil, err
+		}
+	}
+	return frame, nil
+}
+
+// Gate is the capture stage that lets the microphone through or silences
+// it: closed while muted, and in push-to-talk mode unless talk is held. It
+// is set from any goroutine (a window, a button) and read on the audio
+// goroutine.
+type Gate struct {
+	muted, pushToTalk, talking atomic.Bool
+}
+
+func (g *Gate) SetMuted(v bool)      { g.muted.Store(v) }
+func (g *Gate) SetPushToTalk(v bool) { g.pushToTalk.Store(v) }
+func (g *Gate) SetTalking(v bool)    { g.talking.Store(v) }
+
+// Open is whether captured audio is let through now.
+func (g *Gate) Open() bool {
+	return !g.muted.Load() && (!g.pushToTalk.Load() || g.talking.Load())
+}
+
+func (*Gate) Far([]float32) error { return nil }
+
+// Near passes frame on while open, and silence otherwise (a fresh buffer:
+// the frame may be shared with its source, a replay's input).
+func (g *Gate) Near(frame []float32) ([]float32, error) {
+	if g.Open() {
+		return frame, nil
+	}
+	return make([]float32, len(frame)), nil
+}

@@ -1,0 +1,76 @@
+package audio
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestGate(t *testing.T) {
+	for _, tc := range []struct {
+		muted, pushToTalk, talking, open bool
+	}{
+		{false, false, false, true},
+		{true, false, false, false},
+		{false, true, false, false},
+		{false, true, true, true},
+		{true, true, true, false},
+	} {
+		var g Gate
+		g.SetMuted(tc.muted)
+		g.SetPushToTalk(tc.pushToTalk)
+		g.SetTalking(tc.talking)
+		assert.Equal(t, tc.open, g.Open(), "%+v", tc)
+	}
+}
+
+// halver is a capture stage that halves the capture and counts far frames.
+type halver struct{ far int }
+
+func (h *halver) Far([]float32) error { h.far++; return nil }
+func (h *halver) Near(f []float32) ([]float32, error) {
+	out := make([]float32, len(f))
+	for i, s := range f {
+		out[i] = s / 2
+	}
+	return out, nil
+}
+
+type failing struct{}
+
+func (failing) Far([]float32) error               { return errors.New("far failed") }
+func (failing) Near([]float32) ([]float32, error) { return nil, errors.New("near failed") }
+
+// A chain runs its stages in order, skips nil ones, gives every stage the
+// far frames, leaves the source's frame alone when the gate silences it,
+// and stops at a stage's error.
+func TestChain(t *testing.T) {
+	inner := &halver{}
+	var g Gate
+	c := Chain(inner, nil, &g)
+	in := []float32{0.2, 0.2}
+	for i := range 4 {
+		g.SetMuted(i >= 2)
+		require.NoError(t, c.Far(make([]float32, 2)))
+		out, err := c.Near(in)
+		require.NoError(t, err)
+		if i < 2 {
+			assert.Equal(t, []float32{0.1, 0.1}, out, "the first stage runs first")
+		} else {
+			assert.Equal(t, []float32{0, 0}, out, "muted")
+		}
+	}
+	assert.Equal(t, []float32{0.2, 0.2}, in, "the source's frame is left alone")
+	assert.Equal(t, 4, inner.far)
+
+	bad := Chain(failing{}, &g)
+	assert.EqualError(t, bad.Far(nil), "far failed")
+	_, err := bad.Near(in)
+	assert.EqualError(t, err, "near failed")
+
+	out, err := Chain().Near(in)
+	require.NoError(t, err)
+	assert.Equal(t, in, out, "an empty chain passes the capture on")
+}
