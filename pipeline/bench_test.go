@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"github.com/voiceassistant/voice/pipeline"
 	"github.com/voiceassistant/voice/pipeline/pipelinetest"
 )
@@ -29,9 +30,7 @@ func BenchmarkTurnOverhead(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		o := s.run(b)
-		if n := len(o.of(pipeline.EvPlaybackStop)); n != turns {
-			b.Fatalf("%d replies played, want %d", n, turns)
-		}
+		require.Len(b, o.of(pipeline.EvPlaybackStop), turns, "replies played")
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*turns), "us/turn")
 }
@@ -55,9 +54,8 @@ func BenchmarkBargeIn(b *testing.B) {
 	for b.Loop() {
 		o := s.run(b)
 		paused := o.of(pipeline.EvBargeInPending)
-		if len(paused) != 1 || len(o.of(pipeline.EvBargeIn)) != 1 {
-			b.Fatalf("%d pauses and %d barge-ins, want 1 each", len(paused), len(o.of(pipeline.EvBargeIn)))
-		}
+		require.Len(b, paused, 1, "pauses")
+		require.Len(b, o.of(pipeline.EvBargeIn), 1, "barge-ins")
 		worst = max(worst, o.silentAfter(paused[0].At)-paused[0].At)
 	}
 	b.ReportMetric(float64(worst.Microseconds())/1000, "ms-to-silence")
@@ -90,9 +88,7 @@ func BenchmarkTokenOverhead(b *testing.B) {
 	s.input = pipelinetest.Voice(s.length, s.user...)
 	for b.Loop() {
 		o := s.run(b)
-		if n := len(o.of(pipeline.EvLLMPiece)); n != words {
-			b.Fatalf("%d pieces, want %d", n, words)
-		}
+		require.Len(b, o.of(pipeline.EvLLMPiece), words, "pieces")
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*words), "us/token")
 }

@@ -131,7 +131,7 @@ func waitTimed(b *testing.B, events <-chan timedEvent, typ pipeline.EventType, w
 				return e.at
 			}
 		case <-deadline:
-			b.Fatalf("no %s within %v: %s", typ, within, stderr.String())
+			require.FailNow(b, "timed out", "no %s within %v: %s", typ, within, stderr.String())
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"github.com/voiceassistant/voice/internal/testenv"
 )
 
@@ -39,26 +40,18 @@ func startToListening(b *testing.B, env, args []string) {
 	agent := exec.Command(binary, args...)
 	agent.Env = env
 	stdout, err := agent.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := agent.Start(); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
+	require.NoError(b, agent.Start())
 	events := eventStream(stdout)
 	e, ok := <-events
 	b.StopTimer()
 	defer b.StartTimer()
 	if !ok || e["state"] != "listening" {
 		agent.Process.Kill()
-		b.Fatalf("first event %v, want the listening state", e)
+		require.FailNow(b, "not listening", "first event %v, want the listening state", e)
 	}
-	if err := agent.Process.Signal(os.Interrupt); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, agent.Process.Signal(os.Interrupt))
 	for range events {
 	}
-	if err := agent.Wait(); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, agent.Wait())
 }

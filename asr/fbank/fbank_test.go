@@ -517,9 +517,7 @@ func BenchmarkFbank(b *testing.B) {
 	for b.Loop() {
 		o.Reset()
 		for i := 0; i < len(pcm); i += FrameShift {
-			if err := o.Accept(pcm[i:min(i+FrameShift, len(pcm))]); err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, o.Accept(pcm[i:min(i+FrameShift, len(pcm))]))
 			o.Discard(o.Ready() - 32)
 		}
 		o.InputFinished()

@@ -523,9 +523,8 @@ func BenchmarkRecognizerChunk(b *testing.B) {
 			r.Reset()
 			pos = 0
 		}
-		if _, err := r.Accept(audio.Frame{Format: audio.Mono16k, Pos: int64(pos), Samples: pcm[pos : pos+chunk]}); err != nil {
-			b.Fatal(err)
-		}
+		_, err := r.Accept(audio.Frame{Format: audio.Mono16k, Pos: int64(pos), Samples: pcm[pos : pos+chunk]})
+		require.NoError(b, err)
 		pos += chunk
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/chunk")

@@ -296,12 +296,9 @@ func BenchmarkFrontend(b *testing.B) {
 	frames := 0
 	for i := 0; i < b.N; i++ {
 		off := (i * FrameSize) % (n - FrameSize)
-		if err := p.Far(far[off : off+FrameSize]); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := p.Near(echo[off : off+FrameSize]); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, p.Far(far[off:off+FrameSize]))
+		_, err := p.Near(echo[off : off+FrameSize])
+		require.NoError(b, err)
 		frames++
 	}
 	el := b.Elapsed()

@@ -139,9 +139,7 @@ func BenchmarkWhisperFeatures8s(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	for b.Loop() {
-		if err := f.Compute(dst, pcm); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, f.Compute(dst, pcm))
 	}
 	b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "ms/op")
 }

@@ -243,9 +243,8 @@ func BenchmarkSileroWindow(b *testing.B) {
 	i := 0
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := s.Window(sp.pcm[i*vad.WindowSize : (i+1)*vad.WindowSize]); err != nil {
-			b.Fatal(err)
-		}
+		_, err := s.Window(sp.pcm[i*vad.WindowSize : (i+1)*vad.WindowSize])
+		require.NoError(b, err)
 		i = (i + 1) % n
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/window")
