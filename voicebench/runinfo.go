@@ -39,30 +39,21 @@ type RunInfo struct {
 	Subsets []string `json:"subsets"`
 }
 
-// doubles are the wiring backends that are test doubles, per stage.
-var doubles = map[string][]string{
-	"vad": {wiring.VADEnergy},
-	"asr": {wiring.ASRScripted},
-	"llm": {wiring.LLMScripted},
-	"tts": {wiring.TTSTone},
-}
-
 func newRunInfo(modality string, s wiring.Stages) RunInfo {
-	backends := [][2]string{{"llm", s.LLM}}
-	if modality == ModalityAudio {
-		backends = [][2]string{{"vad", s.VAD}, {"asr", s.ASR}, {"turn", s.Turn}, {"llm", s.LLM}, {"tts", s.TTS}}
-	}
 	info := RunInfo{Modality: modality, Doubles: []string{}}
-	for _, b := range backends {
+	for _, b := range s.Backends() {
+		if modality != ModalityAudio && b.Stage != "llm" {
+			continue // text goes straight to the LLM
+		}
 		kind := KindReal
 		switch {
-		case slices.Contains(doubles[b[0]], b[1]):
+		case b.Double:
 			kind = KindDouble
-			info.Doubles = append(info.Doubles, b[0])
-		case b[1] == wiring.TurnNone || b[1] == "":
-			kind = KindOff // wiring.TTSNone is the same word
+			info.Doubles = append(info.Doubles, b.Stage)
+		case b.Off:
+			kind = KindOff
 		}
-		info.Stages = append(info.Stages, StageInfo{Stage: b[0], Backend: b[1], Kind: kind})
+		info.Stages = append(info.Stages, StageInfo{Stage: b.Stage, Backend: b.Backend, Kind: kind})
 	}
 	return info
 }

@@ -19,6 +19,7 @@ type backend[T any] struct {
 	name   string
 	about  string // what it is, where it is not the real thing
 	double bool
+	off    bool // the stage does not run
 	build  func(*builder) (T, error)
 }
 
@@ -85,7 +86,7 @@ var (
 			b.closers.add(m.Close)
 			return m, nil
 		}},
-		{name: TurnNone, about: "silence only", build: func(*builder) (pipeline.TurnDetector, error) { return nil, nil }},
+		{name: TurnNone, about: "silence only", off: true, build: func(*builder) (pipeline.TurnDetector, error) { return nil, nil }},
 		{name: TurnScripted, double: true, build: func(b *builder) (pipeline.TurnDetector, error) {
 			script, err := b.loadScript()
 			if err != nil {
@@ -124,7 +125,7 @@ var (
 			b.closers.add(m.Close)
 			return m, nil
 		}},
-		{name: TTSNone, about: "text only", build: func(*builder) (pipeline.Synthesizer, error) { return nil, nil }},
+		{name: TTSNone, about: "text only", off: true, build: func(*builder) (pipeline.Synthesizer, error) { return nil, nil }},
 		{name: TTSTone, double: true, build: func(*builder) (pipeline.Synthesizer, error) {
 			return pipelinetest.NewToneTTS(), nil
 		}},
@@ -192,10 +193,13 @@ func describe[T any](backends []backend[T]) string {
 	return strings.Join(parts, ", ")
 }
 
-// isDouble is whether the backend called name is a test double.
-func isDouble[T any](backends []backend[T], name string) bool {
+// lookup is the backend called name, if there is one.
+func lookup[T any](backends []backend[T], name string) (backend[T], bool) {
 	i := slices.IndexFunc(backends, func(be backend[T]) bool { return be.name == name })
-	return i >= 0 && backends[i].double
+	if i < 0 {
+		return backend[T]{}, false
+	}
+	return backends[i], true
 }
 
 // stageChoice is one stage's choice of backend, as the flags and the
@@ -206,26 +210,52 @@ type stageChoice struct {
 	value     *string
 	valid     []string
 	help      string
-	double    bool // whether the value chosen is a test double
+	// double and off say what the value chosen is: a test double, or
+	// nothing run.
+	double, off bool
+}
+
+func choice[T any](key, what string, group FlagGroup, value *string, backends []backend[T]) stageChoice {
+	be, _ := lookup(backends, *value)
+	return stageChoice{key: key, what: what, group: group, value: value,
+		valid: names(backends), help: describe(backends), double: be.double, off: be.off}
 }
 
 // choices are s's backend choices, in the pipeline's order.
 func (s *Stages) choices() []stageChoice {
 	return []stageChoice{
-		{"vad", "VAD backend", VADFlags, &s.VAD, names(vadBackends), describe(vadBackends), isDouble(vadBackends, s.VAD)},
-		{"asr", "ASR backend", ASRFlags, &s.ASR, names(asrBackends), describe(asrBackends), isDouble(asrBackends, s.ASR)},
-		{"turn", "turn detector", TurnFlags, &s.Turn, names(turnBackends), describe(turnBackends), isDouble(turnBackends, s.Turn)},
-		{"llm", "LLM backend", LLMFlags, &s.LLM, names(llmBackends), describe(llmBackends), isDouble(llmBackends, s.LLM)},
-		{"tts", "TTS backend", TTSFlags, &s.TTS, names(ttsBackends), describe(ttsBackends), isDouble(ttsBackends, s.TTS)},
+		choice("vad", "VAD backend", VADFlags, &s.VAD, vadBackends),
+		choice("asr", "ASR backend", ASRFlags, &s.ASR, asrBackends),
+		choice("turn", "turn detector", TurnFlags, &s.Turn, turnBackends),
+		choice("llm", "LLM backend", LLMFlags, &s.LLM, llmBackends),
+		choice("tts", "TTS backend", TTSFlags, &s.TTS, ttsBackends),
 	}
+}
+
+// StageBackend is the backend a stage runs, as s chooses it.
+type StageBackend struct {
+	Stage   string // vad, asr, turn, llm or tts
+	Backend string
+	// Double is set for a test double; Off for a stage that does not run
+	// (turn or TTS "none").
+	Double, Off bool
+}
+
+// Backends are the backends s chooses, stage by stage.
+func (s Stages) Backends() []StageBackend {
+	var out []StageBackend
+	for _, c := range s.choices() {
+		out = append(out, StageBackend{Stage: c.key, Backend: *c.value, Double: c.double, Off: c.off})
+	}
+	return out
 }
 
 // Doubles names the stages s runs on a test double.
 func (s Stages) Doubles() []string {
 	var out []string
-	for _, c := range s.choices() {
-		if c.double {
-			out = append(out, c.key)
+	for _, b := range s.Backends() {
+		if b.Double {
+			out = append(out, b.Stage)
 		}
 	}
 	return out

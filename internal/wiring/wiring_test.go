@@ -191,8 +191,9 @@ func TestDefaultsAreNoDoubles(t *testing.T) {
 	}
 	s.ASR, s.LLM, s.TTS = ASRScripted, LLMScripted, TTSTone
 	assert.Equal(t, []string{"asr", "llm", "tts"}, s.Doubles())
-	s.TTS = TTSNone
-	assert.Equal(t, []string{"asr", "llm"}, s.Doubles(), "none is off, not a double")
+	s.TTS, s.Turn = TTSNone, TurnScripted
+	assert.Equal(t, []string{"asr", "turn", "llm"}, s.Doubles(), "none is off, not a double")
+	assert.Equal(t, StageBackend{Stage: "tts", Backend: TTSNone, Off: true}, s.Backends()[4])
 }
 
 // A backend name that is not one is an error naming the valid ones, from
