@@ -116,8 +116,26 @@ func openResults(dir, subset string) (*resultsFile, error) {
 // a JSON object with a string sample_id is an error naming the file and
 // the line.
 func parseDone(path string, data []byte) (done map[string]bool, complete int, err error) {
-	complete = bytes.LastIndexByte(data, '\n') + 1
+	lines, complete, err := resultLines(path, data)
+	if err != nil {
+		return nil, 0, err
+	}
 	done = map[string]bool{}
+	for _, l := range lines {
+		done[l.id] = true
+	}
+	return done, complete, nil
+}
+
+// resultLine is one sample's line of a results file.
+type resultLine struct {
+	id   string
+	line []byte // without its newline
+}
+
+// resultLines reads the complete lines of a results file (see parseDone).
+func resultLines(path string, data []byte) (lines []resultLine, complete int, err error) {
+	complete = bytes.LastIndexByte(data, '\n') + 1
 	for i, line := range bytes.Split(data[:complete], []byte("\n")) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
@@ -136,9 +154,9 @@ func parseDone(path string, data []byte) (done map[string]bool, complete int, er
 		if err := json.Unmarshal(raw, &id); err != nil {
 			return nil, 0, fmt.Errorf("voicebench: %s line %d: %q: %w", path, i+1, KeySampleID, err)
 		}
-		done[id] = true
+		lines = append(lines, resultLine{id: id, line: line})
 	}
-	return done, complete, nil
+	return lines, complete, nil
 }
 
 // finished reports whether id has a result already.

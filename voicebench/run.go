@@ -34,6 +34,9 @@ type Config struct {
 	Workers  int
 	Modality string
 	Stages   wiring.Stages
+	// Shard is the part of the subset this run answers (the zero Shard:
+	// all of it).
+	Shard Shard
 	// ComputeScale puts the stages' measured compute on each replay's
 	// clock (pipeline.Config.ComputeScale), so the latencies recorded
 	// are this machine's end to end; 0 leaves compute free.
@@ -87,7 +90,7 @@ func Run(ctx context.Context, cfg Config) (sum Summary, err error) {
 			err = errors.Join(err, w.close())
 		}
 	}()
-	if err := recordRun(cfg.Out, cfg.Subset, newRunInfo(cfg.Modality, cfg.Stages)); err != nil {
+	if err := recordRun(cfg.Out, cfg.Subset, newRunInfo(cfg)); err != nil {
 		return sum, err
 	}
 
@@ -103,6 +106,10 @@ func Run(ctx context.Context, cfg Config) (sum Summary, err error) {
 		g.Go(func() error { return r.work(gctx, w, jobs) })
 	}
 	errs := []error{g.Wait(), r.readErr}
+	if r.read && errs[0] == nil && ctx.Err() == nil {
+		// The shard's size, for merge to check its results against.
+		errs = append(errs, recordSamples(cfg.Out, cfg.Subset, r.assigned))
+	}
 	if n := len(r.inputErrs); n > 0 {
 		errs = append(errs, fmt.Errorf("voicebench: unreadable audio in %d of the samples; they were not answered (a rerun tries them again)", n))
 		errs = append(errs, r.inputErrs...)
@@ -129,6 +136,10 @@ type runner struct {
 	cfg     Config
 	results *resultsFile
 	readErr error // the feeder's, read after it ends
+	// assigned counts the samples of the run's shard the feeder met, and
+	// read whether it met them all.
+	assigned int
+	read     bool
 
 	mu        sync.Mutex
 	sum       Summary
@@ -146,6 +157,7 @@ func (r *runner) feed(ctx context.Context, ds *Dataset, jobs chan<- Sample) erro
 			return err
 		}
 		if r.cfg.Limit > 0 && n >= r.cfg.Limit {
+			r.read = true
 			return nil
 		}
 		if first, dup := seen[s.ID]; dup {
@@ -153,6 +165,10 @@ func (r *runner) feed(ctx context.Context, ds *Dataset, jobs chan<- Sample) erro
 		}
 		seen[s.ID] = n
 		n++
+		if !r.cfg.Shard.Has(r.cfg.Subset, s.ID) {
+			continue
+		}
+		r.assigned++
 		if r.results.finished(s.ID) {
 			r.mu.Lock()
 			r.sum.Skipped++
@@ -165,6 +181,7 @@ func (r *runner) feed(ctx context.Context, ds *Dataset, jobs chan<- Sample) erro
 			return nil
 		}
 	}
+	r.read = true
 	return nil
 }
 

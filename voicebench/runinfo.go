@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-
-	"github.com/voiceassistant/voice/internal/wiring"
 )
 
 // RunInfoFile sits beside the results and says what produced them.
@@ -36,13 +34,27 @@ type RunInfo struct {
 	Stages   []StageInfo `json:"stages"`
 	// Doubles names the stages that were test doubles.
 	Doubles []string `json:"test_doubles"`
+	// ComputeScale and Limit are the run's --compute-scale (which changes
+	// the latencies recorded) and --limit (which samples it answers).
+	ComputeScale float64 `json:"compute_scale,omitempty"`
+	Limit        int     `json:"limit,omitempty"`
+	// Shard is the part of the run the directory holds: nil for a whole
+	// run, and for shards merged back into one.
+	Shard   *Shard   `json:"shard,omitempty"`
 	Subsets []string `json:"subsets"`
+	// Samples counts, per subset, the samples the run is to answer (of
+	// its shard, within the limit), once it has read the whole subset:
+	// what merge holds each shard's results to.
+	Samples map[string]int `json:"samples,omitempty"`
 }
 
-func newRunInfo(modality string, s wiring.Stages) RunInfo {
-	info := RunInfo{Modality: modality, Doubles: []string{}}
-	for _, b := range s.Backends() {
-		if modality != ModalityAudio && b.Stage != "llm" {
+func newRunInfo(cfg Config) RunInfo {
+	info := RunInfo{Modality: cfg.Modality, Doubles: []string{}, ComputeScale: cfg.ComputeScale, Limit: cfg.Limit}
+	if cfg.Shard.Count > 1 {
+		info.Shard = &cfg.Shard
+	}
+	for _, b := range cfg.Stages.Backends() {
+		if cfg.Modality != ModalityAudio && b.Stage != "llm" {
 			continue // text goes straight to the LLM
 		}
 		kind := KindReal
@@ -79,15 +91,28 @@ func recordRun(dir, subset string, info RunInfo) error {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
 		return err
-	case old.Modality != info.Modality || !slices.Equal(old.Stages, info.Stages):
-		return fmt.Errorf("voicebench: %s holds results of another set-up (%s, %v); use another --out", dir, old.Modality, old.Stages)
 	default:
+		if d := setupDiff(old, info); d != "" {
+			return fmt.Errorf("voicebench: %s holds results of another set-up (%s); use another --out", dir, d)
+		}
+		if shardLabel(old.Shard) != shardLabel(info.Shard) {
+			return fmt.Errorf("voicebench: %s holds shard %s, not %s; use another --out", dir, shardLabel(old.Shard), shardLabel(info.Shard))
+		}
 		info.Subsets = old.Subsets
+		// Counts made under another limit are made again as the runs end.
+		if old.Limit == info.Limit {
+			info.Samples = old.Samples
+		}
 	}
 	if !slices.Contains(info.Subsets, subset) {
 		info.Subsets = append(info.Subsets, subset)
 		slices.Sort(info.Subsets)
 	}
+	return writeRunInfo(dir, info)
+}
+
+// writeRunInfo replaces dir's run.json in one step.
+func writeRunInfo(dir string, info RunInfo) error {
 	data, err := json.MarshalIndent(info, "", "  ")
 	if err != nil {
 		return err
@@ -100,4 +125,40 @@ func recordRun(dir, subset string, info RunInfo) error {
 		return fmt.Errorf("voicebench: %w", err)
 	}
 	return nil
+}
+
+// setupDiff says how two runs' set-ups differ ("" if they do not): the
+// things that change the answers or their latencies. (A run may go on
+// under another --limit: it answers more or fewer of the same samples.)
+func setupDiff(a, b RunInfo) string {
+	switch {
+	case a.Modality != b.Modality:
+		return fmt.Sprintf("modality %s, not %s", a.Modality, b.Modality)
+	case !slices.Equal(a.Stages, b.Stages):
+		return fmt.Sprintf("stages %v, not %v", a.Stages, b.Stages)
+	case a.ComputeScale != b.ComputeScale:
+		return fmt.Sprintf("compute scale %v, not %v", a.ComputeScale, b.ComputeScale)
+	}
+	return ""
+}
+
+func shardLabel(s *Shard) string {
+	if s == nil {
+		return "the whole run"
+	}
+	return s.String()
+}
+
+// recordSamples notes in dir's run.json how many samples of subset the
+// run is to answer, once it has read them all.
+func recordSamples(dir, subset string, n int) error {
+	info, err := ReadRunInfo(dir)
+	if err != nil {
+		return err
+	}
+	if info.Samples == nil {
+		info.Samples = map[string]int{}
+	}
+	info.Samples[subset] = n
+	return writeRunInfo(dir, info)
 }

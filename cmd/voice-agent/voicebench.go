@@ -24,7 +24,7 @@ func (a *app) voicebenchCmd() *cobra.Command {
 		Use:   "voicebench",
 		Short: "Run the VoiceBench benchmark through the pipeline, and score it",
 	}
-	cmd.AddCommand(a.voicebenchRunCmd(), a.voicebenchScoreCmd())
+	cmd.AddCommand(a.voicebenchRunCmd(), a.voicebenchMergeCmd(), a.voicebenchScoreCmd())
 	return cmd
 }
 
@@ -71,11 +71,59 @@ as SUBSET.jsonl with an "audio" field naming a WAV file relative to DIR.`,
 	f.IntVar(&cfg.Limit, "limit", 0, "only the first N samples (0: all)")
 	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "samples answered in parallel, each worker with its own models")
 	f.StringVar(&cfg.Modality, "modality", cfg.Modality, "audio (the whole pipeline) or text (the prompt straight to the LLM)")
+	f.Var((*shardFlag)(&cfg.Shard), "shard", "answer only shard K of N of every subset (K/N, K from 0): each machine of a split run takes one, and `voicebench merge` joins them")
 	f.Float64Var(&cfg.ComputeScale, "compute-scale", 0, "charge each stage's measured compute to the replay clock, times this (1: this machine; 0: compute is free); with several workers they share the cores")
 	for _, name := range []string{"data", "subset", "out"} {
 		_ = cmd.MarkFlagRequired(name) // fails only for an undefined flag
 	}
 	return a.stageFlags(cmd, wiring.PipelineFlags)
+}
+
+// shardFlag is --shard K/N.
+type shardFlag voicebench.Shard
+
+func (s *shardFlag) String() string {
+	if s.Count == 0 {
+		return ""
+	}
+	return voicebench.Shard(*s).String()
+}
+func (*shardFlag) Type() string { return "K/N" }
+func (s *shardFlag) Set(v string) error {
+	sh, err := voicebench.ParseShard(v)
+	*s = shardFlag(sh)
+	return err
+}
+
+func (a *app) voicebenchMergeCmd() *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use: "merge --out DIR SHARD_DIR...",
+		Example: `  voice-agent voicebench merge --out results results-0 results-1 results-2 results-3
+  voice-agent voicebench score --results results`,
+		Short: "Join the results of a run split with --shard into one directory",
+		Long: `Joins the result directories of every shard of one run (voicebench run
+--shard K/N) into DIR, as one machine would have written them, so that score
+gives the same summary. Shards of different set-ups, a shard missing or given
+twice, a sample answered twice and a shard that has not finished are refused,
+by name.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, dirs []string) error {
+			info, err := voicebench.Merge(out, dirs)
+			if err != nil {
+				return err
+			}
+			total := 0
+			for _, n := range info.Samples {
+				total += n
+			}
+			a.log.Info("voicebench merge", "shards", len(dirs), "subsets", len(info.Subsets), "samples", total, "results", out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "merged results directory (new or empty)")
+	_ = cmd.MarkFlagRequired("out") // fails only for an undefined flag
+	return cmd
 }
 
 func (a *app) voicebenchScoreCmd() *cobra.Command {
