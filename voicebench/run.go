@@ -1,11 +1,13 @@
 package voicebench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -46,6 +48,10 @@ type Config struct {
 	// OnResult, if set, is called after each result is written, from the
 	// worker that wrote it.
 	OnResult func(Result)
+	// Progress, if set, gets how far the run has come, at most once per
+	// ProgressEvery (default 10 s) and after the last sample.
+	Progress      func(Progress)
+	ProgressEvery time.Duration
 }
 
 // Summary counts what a run did.
@@ -95,6 +101,15 @@ func Run(ctx context.Context, cfg Config) (sum Summary, err error) {
 	}
 
 	r := &runner{cfg: cfg, results: results}
+	if cfg.Progress != nil {
+		// Counting first costs a read of the subset, little beside
+		// answering it, and gives the total the rate and ETA need.
+		total, done, err := r.count(ds)
+		if err != nil {
+			return sum, err
+		}
+		r.progress = newProgressMeter(cfg.Subset, total, done, cmp.Or(cfg.ProgressEvery, 10*time.Second), cfg.Progress, time.Now)
+	}
 	jobs := make(chan Sample)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
@@ -140,10 +155,33 @@ type runner struct {
 	// read whether it met them all.
 	assigned int
 	read     bool
+	progress *progressMeter // nil without Config.Progress
 
 	mu        sync.Mutex
 	sum       Summary
 	inputErrs []error
+}
+
+// count is how many samples the run is to answer (of its shard, within
+// the limit), and how many of them have results already.
+func (r *runner) count(ds *Dataset) (total, done int, err error) {
+	n := 0
+	for s, err := range ds.All() {
+		if err != nil {
+			return 0, 0, err
+		}
+		if r.cfg.Limit > 0 && n >= r.cfg.Limit {
+			break
+		}
+		n++
+		if r.cfg.Shard.Has(r.cfg.Subset, s.ID) {
+			total++
+			if r.results.finished(s.ID) {
+				done++
+			}
+		}
+	}
+	return total, done, nil
 }
 
 // feed sends the unfinished samples among the first cfg.Limit to jobs, and
@@ -215,6 +253,9 @@ func (r *runner) work(ctx context.Context, w worker, jobs <-chan Sample) error {
 		r.mu.Unlock()
 		if r.cfg.OnResult != nil {
 			r.cfg.OnResult(res)
+		}
+		if r.progress != nil {
+			r.progress.add()
 		}
 	}
 	return nil

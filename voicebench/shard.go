@@ -28,7 +28,12 @@ func ParseShard(s string) (Shard, error) {
 	return Shard{Index: index, Count: count}, nil
 }
 
-func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
+func (s Shard) String() string {
+	if s.Count == 0 {
+		return "all"
+	}
+	return fmt.Sprintf("%d/%d", s.Index, s.Count)
+}
 
 // Has is whether the sample id of subset belongs to the shard.
 func (s Shard) Has(subset, id string) bool {

@@ -3,6 +3,7 @@ package voicebench
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -39,4 +40,20 @@ func TestShardsPartitionTheSamples(t *testing.T) {
 	for k, c := range counts {
 		assert.InDelta(t, samples/n, c, samples/n/5, "shard %d", k)
 	}
+}
+
+// The meter reports the rate and the time left, at most once per interval,
+// and always the last sample.
+func TestProgressMeter(t *testing.T) {
+	now := time.Unix(0, 0)
+	var got []Progress
+	m := newProgressMeter("sd-qa", 10, 4, time.Minute, func(p Progress) { got = append(got, p) }, func() time.Time { return now })
+	for range 6 {
+		now = now.Add(20 * time.Second) // three samples a minute
+		m.add()
+	}
+	require.Len(t, got, 2, "at 1 min, and the last (at 2 min)")
+	assert.Equal(t, Progress{Subset: "sd-qa", Done: 7, Total: 10, PerMinute: 3, ETA: time.Minute}, got[0])
+	assert.Equal(t, 10, got[1].Done)
+	assert.Zero(t, got[1].ETA)
 }

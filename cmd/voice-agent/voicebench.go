@@ -5,8 +5,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -44,6 +46,12 @@ as SUBSET.jsonl with an "audio" field naming a WAV file relative to DIR.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Stages, cfg.Log = a.cfg.Stages, a.log
+			// On a terminal a line every ProgressEvery; with --log-format
+			// json, the same as JSON lines for a log collector.
+			cfg.Progress = func(p voicebench.Progress) {
+				a.log.Info("progress", "subset", p.Subset, "shard", cfg.Shard.String(), "done", p.Done, "total", p.Total,
+					"per_min", math.Round(p.PerMinute*10)/10, "eta", p.ETA.Round(time.Second).String())
+			}
 			cfg.OnResult = func(r voicebench.Result) {
 				if r.Error != "" {
 					a.log.Warn("sample failed", "id", r.Sample.ID, "error", r.Error)
@@ -71,6 +79,7 @@ as SUBSET.jsonl with an "audio" field naming a WAV file relative to DIR.`,
 	f.IntVar(&cfg.Limit, "limit", 0, "only the first N samples (0: all)")
 	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "samples answered in parallel, each worker with its own models")
 	f.StringVar(&cfg.Modality, "modality", cfg.Modality, "audio (the whole pipeline) or text (the prompt straight to the LLM)")
+	f.DurationVar(&cfg.ProgressEvery, "progress-every", 10*time.Second, "how often to log progress (done/total, rate, time left)")
 	f.Var((*shardFlag)(&cfg.Shard), "shard", "answer only shard K of N of every subset (K/N, K from 0): each machine of a split run takes one, and `voicebench merge` joins them")
 	f.Float64Var(&cfg.ComputeScale, "compute-scale", 0, "charge each stage's measured compute to the replay clock, times this (1: this machine; 0: compute is free); with several workers they share the cores")
 	for _, name := range []string{"data", "subset", "out"} {
