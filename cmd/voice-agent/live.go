@@ -4,24 +4,43 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/audio/device"
 	"github.com/voiceassistant/voice/internal/wiring"
 )
 
+// envOffline, when set, keeps `run --pull` off the network.
+const envOffline = "VOICE_OFFLINE"
+
 func (a *app) runCmd() *cobra.Command {
 	d := &a.cfg.Device
+	var pull, offline bool
+	var mirror string
 	cmd := &cobra.Command{
 		Use: "run",
 		Example: `  voice-agent run
+  voice-agent run --pull            # first download the models the assistant lacks
   voice-agent run --capture "USB" --playback "USB" --json
   voice-agent run --asr scripted --turn none --llm scripted --tts tone --script test/testdata/demo.json`,
 		Short: "Talk to the assistant through the microphone and speaker",
-		Args:  cobra.NoArgs,
+		Long: `Talks to the assistant through the microphone and speaker. Without --pull it
+uses no network: a missing model stops it with one line each naming the
+command that gets it. With --pull it first downloads, verified and into the
+model cache, every model the configured stages lack (as voice-agent models
+pull does), then starts; --offline or $` + envOffline + ` skips the downloads.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if pull && !offline && os.Getenv(envOffline) == "" {
+				if err := a.pullMissing(cmd, mirror); err != nil {
+					return err
+				}
+			}
 			printer := newEventPrinter(a.json, cmd.OutOrStdout(), a.log)
 			listening := false
 			st, err := wiring.Live{
@@ -40,8 +59,44 @@ func (a *app) runCmd() *cobra.Command {
 			return err
 		},
 	}
-	a.deviceFlags(cmd.Flags())
+	f := cmd.Flags()
+	a.deviceFlags(f)
+	f.BoolVar(&pull, "pull", false, "first download the models the configured stages lack (the only network use)")
+	f.BoolVar(&offline, "offline", false, "no downloads, even with --pull (also $"+envOffline+")")
+	f.StringVar(&mirror, "mirror", "", "with --pull: base URL replacing the scheme and host of every source")
 	return a.stageFlags(cmd, wiring.PipelineFlags)
+}
+
+// pullMissing downloads the models the configured stages lack, saying
+// first in one line what and how much. What could not be had is left to
+// the stages' build, which stops with one line per missing model and the
+// command or manual copy that gets it.
+func (a *app) pullMissing(cmd *cobra.Command, mirror string) error {
+	mods, err := a.cfg.Stages.MissingModels()
+	if err != nil || len(mods) == 0 {
+		return err
+	}
+	dir, err := assets.CacheDir()
+	if err != nil {
+		return err
+	}
+	var names []string
+	var size int64
+	unknown := false
+	for _, m := range mods {
+		names = append(names, m.Name)
+		for _, f := range m.Files {
+			size += f.Size
+			unknown = unknown || f.Size == 0
+		}
+	}
+	total := assets.FormatSize(size)
+	if unknown {
+		total += " and more"
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "voice-agent: downloading %d models (%s) into %s: %s\n", len(mods), total, dir, strings.Join(names, ", "))
+	_, err = a.pullModels(cmd, &assets.Puller{Dir: dir, Mirror: mirror}, mods)
+	return err
 }
 
 func (a *app) devicesCmd() *cobra.Command {

@@ -144,30 +144,9 @@ func (a *app) modelsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			p.Progress = progressPrinter(cmd, isatty.IsTerminal(os.Stderr.Fd()))
-			p.Retrying = func(model, file string, attempt int, err error, wait time.Duration) {
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s/%s: attempt %d failed (%v); trying again in %v\n", model, file, attempt, err, wait)
-			}
-			// Every model is tried, so one that cannot be had does not
-			// keep the others from the user; the summary says which.
-			var pulled, failed []string
-			for _, mod := range mods {
-				if err := p.Pull(cmd.Context(), mod); err != nil {
-					if cmd.Context().Err() != nil {
-						return err
-					}
-					a.log.Error("pull failed", "model", mod.Name, "error", err)
-					failed = append(failed, mod.Name)
-					continue
-				}
-				a.log.Info("pulled", "model", mod.Name, "path", assets.Path(p.Dir, mod))
-				pulled = append(pulled, mod.Name)
-			}
-			if len(pulled) > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "pulled: %s\n", strings.Join(pulled, ", "))
-			}
-			if len(failed) == 0 {
-				return nil
+			failed, err := a.pullModels(cmd, p, mods)
+			if err != nil || len(failed) == 0 {
+				return err
 			}
 			return fmt.Errorf("could not pull %s (above, why); try again (a partial download resumes), "+
 				"or --mirror URL for a mirror of the sources, or copy the files into %s/NAME/ by hand and run voice-agent models verify",
@@ -231,6 +210,34 @@ func (a *app) modelsCmd() *cobra.Command {
 	}
 	cmd.AddCommand(list, pull, verify, path)
 	return cmd
+}
+
+// pullModels downloads mods with p, with progress on stderr, trying every
+// one so that a model that cannot be had does not keep the others from the
+// user; it returns the names of those that failed (each logged with why).
+// Only a cancelled command is an error.
+func (a *app) pullModels(cmd *cobra.Command, p *assets.Puller, mods []assets.Model) (failed []string, err error) {
+	p.Progress = progressPrinter(cmd, isatty.IsTerminal(os.Stderr.Fd()))
+	p.Retrying = func(model, file string, attempt int, err error, wait time.Duration) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s/%s: attempt %d failed (%v); trying again in %v\n", model, file, attempt, err, wait)
+	}
+	var pulled []string
+	for _, mod := range mods {
+		if err := p.Pull(cmd.Context(), mod); err != nil {
+			if cmd.Context().Err() != nil {
+				return nil, err
+			}
+			a.log.Error("pull failed", "model", mod.Name, "error", err)
+			failed = append(failed, mod.Name)
+			continue
+		}
+		a.log.Info("pulled", "model", mod.Name, "path", assets.Path(p.Dir, mod))
+		pulled = append(pulled, mod.Name)
+	}
+	if len(pulled) > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "pulled: %s\n", strings.Join(pulled, ", "))
+	}
+	return failed, nil
 }
 
 // progressPrinter draws a progress line on a terminal and plain lines

@@ -229,3 +229,25 @@ func checkCached(cache, rel string) error {
 	}
 	return assets.CheckCached(cache, m)
 }
+
+// MissingModels are the manifest's models (for this platform) that would
+// supply the stages s runs whose models are not where the agent looks,
+// the ONNX Runtime library included: what `voice-agent run --pull` gets.
+func (s Stages) MissingModels() ([]assets.Model, error) {
+	man, err := assets.LoadManifest()
+	if err != nil {
+		return nil, err
+	}
+	var out []assets.Model
+	for _, sm := range s.StageModels() {
+		if !sm.Loads || sm.Present {
+			continue
+		}
+		for _, mod := range man.Models {
+			if mod.Stage == sm.Stage && mod.ForThisPlatform() {
+				out = append(out, mod)
+			}
+		}
+	}
+	return out, nil
+}
