@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tiny random-weight stand-ins for Smart Turn v3, for turn/ tests.
+"""Tiny random-weight stand-ins for Smart Turn v3, for turn/smartturn tests.
 
 Writes, under turn/smartturn/testdata/:
 
@@ -25,7 +25,7 @@ python3-numpy python3-onnx python3-torch; use /usr/bin/python3):
 
     /usr/bin/python3 scripts/models/make_tiny_smart_turn.py
 
-then run `go test ./turn`. Torch versions may serialize the model
+then run `go test ./turn/...`. Torch versions may serialize the model
 differently; the golden JSON is rewritten with it, so the pair stays
 consistent.
 """

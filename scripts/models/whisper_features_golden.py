@@ -19,7 +19,7 @@ python3-numpy):
 
     /usr/bin/python3 scripts/models/whisper_features_golden.py
 
-then run `go test ./turn`.
+then run `go test ./turn/...`.
 """
 import gzip
 import json
