@@ -108,6 +108,7 @@ func TestBenchPipelineWritesJSON(t *testing.T) {
 		Answered     int                                   `json:"answered"`
 		VoiceToVoice struct{ P50, P95 float64 }            `json:"voice_to_voice_ms"`
 		Compute      map[string]struct{ P50, P95 float64 } `json:"stage_compute_ms"`
+		PeakRSSBytes int64                                 `json:"peak_rss_bytes"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(stdout), &res))
 	assert.Equal(t, 2, res.Turns)
@@ -119,6 +120,39 @@ func TestBenchPipelineWritesJSON(t *testing.T) {
 	assert.Positive(t, res.Compute["vad"].P50)
 	assert.GreaterOrEqual(t, res.VoiceToVoice.P95, res.VoiceToVoice.P50)
 	assert.Positive(t, res.VoiceToVoice.P50)
+	assert.Positive(t, res.PeakRSSBytes, "the whole assistant's peak memory")
+}
+
+// bench stages opens each installed model in turn (here Silero, the tiny
+// X-ASR, Smart Turn and MOSS-TTS stand-ins; the LLM is not in this build)
+// and measures its load and compute.
+func TestBenchStagesWritesJSON(t *testing.T) {
+	testenv.Model(t, "silero_vad_v5.onnx")
+	stdout, stderr, err := agent(t, "bench", "stages", "testdata/demo.wav", "--json",
+		"--asr-model-dir", tinyXASR(t), "--turn-model", "../turn/smartturn/testdata/smart_turn_tiny.onnx",
+		"--tts-model-dir", "../tts/moss/testdata/tiny", "--tts-codec-dir", "../tts/moss/testdata/tiny-codec", "--text", "Hello there.")
+	require.NoError(t, err, stderr)
+	var res struct {
+		Stages []struct {
+			Stage     string  `json:"stage"`
+			LoadMS    float64 `json:"load_ms"`
+			ComputeMS float64 `json:"compute_ms"`
+			Unit      string  `json:"unit"`
+		} `json:"stages"`
+		Skipped      []string `json:"skipped"`
+		PeakRSSBytes int64    `json:"peak_rss_bytes"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res), stdout)
+	var stages []string
+	for _, s := range res.Stages {
+		stages = append(stages, s.Stage)
+		assert.Positive(t, s.LoadMS, s.Stage)
+		assert.Positive(t, s.ComputeMS, s.Stage)
+		assert.NotEmpty(t, s.Unit, s.Stage)
+	}
+	assert.Equal(t, []string{"vad", "asr", "turn", "tts"}, stages)
+	assert.Equal(t, []string{"llm"}, res.Skipped, "no MNN in this build")
+	assert.Positive(t, res.PeakRSSBytes)
 }
 
 func TestTTSCommandWritesAWAV(t *testing.T) {

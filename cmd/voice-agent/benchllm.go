@@ -23,7 +23,7 @@ import (
 // benchCmd groups the benchmarks that write JSON.
 func (a *app) benchCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Measure the speed of a stage"}
-	cmd.AddCommand(a.benchLLMCmd(), a.benchPipelineCmd())
+	cmd.AddCommand(a.benchLLMCmd(), a.benchPipelineCmd(), a.benchStagesCmd())
 	return cmd
 }
 
@@ -177,13 +177,19 @@ func median(v []float64) float64 {
 }
 
 // peakRSS reads the process's high-water resident set size (Linux).
-func peakRSS() int64 {
+func peakRSS() int64 { return procStatusBytes("VmHWM:") }
+
+// rss is the process's resident set size now (0 where /proc has none).
+func rss() int64 { return procStatusBytes("VmRSS:") }
+
+// procStatusBytes reads a kB field of /proc/self/status, in bytes.
+func procStatusBytes(field string) int64 {
 	data, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(line, field); ok {
 			var kb int64
 			fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
 			return kb * 1024

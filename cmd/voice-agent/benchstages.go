@@ -1,0 +1,282 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/internal/clock"
+	"github.com/voiceassistant/voice/internal/wiring"
+	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/turn/smartturn"
+)
+
+// stageBench is one stage's line of `bench stages`: what loading its model
+// cost, and its compute on a unit of work.
+type stageBench struct {
+	Stage   string `json:"stage"`
+	Backend string `json:"backend"`
+	// LoadMS is the wall time to open the model; RSSMiB how much the
+	// process's resident memory grew by it (weights, sessions, arenas).
+	LoadMS float64 `json:"load_ms"`
+	RSSMiB float64 `json:"rss_mib"`
+	// Unit names what ComputeMS is per: a VAD window, an ASR chunk, a
+	// turn-model call, a second of synthesized audio.
+	Unit      string  `json:"unit"`
+	ComputeMS float64 `json:"compute_ms"`
+	// RTF is compute time over audio time, where the unit is audio.
+	RTF float64 `json:"rtf,omitempty"`
+	// FirstAudioMS is the TTS's time to its first samples.
+	FirstAudioMS float64 `json:"first_audio_ms,omitempty"`
+	// LLM speed (engine-timed, as bench llm).
+	PrefillTokS float64 `json:"prefill_tok_s,omitempty"`
+	DecodeTokS  float64 `json:"decode_tok_s,omitempty"`
+}
+
+type stagesBench struct {
+	Input        string       `json:"input"`
+	Stages       []stageBench `json:"stages"`
+	Skipped      []string     `json:"skipped"`
+	PeakRSSBytes int64        `json:"peak_rss_bytes"`
+	GOOS         string       `json:"goos"`
+	GOARCH       string       `json:"goarch"`
+	CPUs         int          `json:"cpus"`
+}
+
+func (a *app) benchStagesCmd() *cobra.Command {
+	text := "Sure. The capital of France is Paris, a city of about two million people on the Seine."
+	cmd := &cobra.Command{
+		Use: "stages IN.wav",
+		Example: `  voice-agent bench stages test/testdata/demo.wav
+  voice-agent bench stages talk.wav --json > stages.json`,
+		Short: "Load time, memory and compute of each installed model, one stage at a time",
+		Long: `Opens each stage's installed model in turn (the ones whose backend is real and
+whose model is where the agent looks; the others are listed as skipped) and
+reports what loading it cost (wall time, resident memory grown) and its
+compute: per VAD window and ASR chunk over IN.wav, per turn-model call on its
+last 8 s, prefill and decode speed of the LLM (as bench llm), and the TTS's
+real-time factor and time to first audio on --text.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			input, err := audio.ReadWAVMono16k(args[0])
+			if err != nil {
+				return err
+			}
+			res := stagesBench{Input: args[0], Skipped: []string{}, GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU()}
+			s := a.cfg.Stages
+			for _, sm := range s.StageModels() {
+				if sm.Stage == "runtime" {
+					continue
+				}
+				if !sm.Loads || !sm.Present {
+					res.Skipped = append(res.Skipped, sm.Stage)
+					continue
+				}
+				b, err := benchStage(cmd.Context(), s, sm, input, text)
+				if err != nil {
+					return fmt.Errorf("%s: %w", sm.Stage, err)
+				}
+				res.Stages = append(res.Stages, b)
+			}
+			res.PeakRSSBytes = peakRSS()
+			if a.json {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
+			}
+			printStages(cmd.OutOrStdout(), res)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&text, "text", text, "what the TTS says")
+	return a.stageFlags(cmd, wiring.PipelineFlags)
+}
+
+// loaded times opening a stage and measures the memory it took.
+func loaded(open func() (func() error, error)) (closeFn func() error, ms, mib float64, err error) {
+	runtime.GC()
+	before, start := rss(), time.Now()
+	closeFn, err = open()
+	ms = float64(time.Since(start).Microseconds()) / 1000
+	mib = float64(rss()-before) / (1 << 20)
+	return closeFn, ms, mib, err
+}
+
+func benchStage(ctx context.Context, s wiring.Stages, sm wiring.StageModel, input []float32, text string) (b stageBench, err error) {
+	b.Stage, b.Backend = sm.Stage, sm.Backend
+	var closeFn func() error
+	defer func() {
+		if closeFn != nil {
+			err = errors.Join(err, closeFn())
+		}
+	}()
+	switch sm.Stage {
+	case "vad":
+		var det pipeline.VAD
+		closeFn, b.LoadMS, b.RSSMiB, err = loaded(func() (func() error, error) {
+			d, c, err := wiring.NewVAD(s)
+			det = d
+			return c, err
+		})
+		if err != nil {
+			return b, err
+		}
+		b.Unit = "32 ms window"
+		start := time.Now()
+		frames := feedFrames(input, func(f audio.Frame) error { _, err := det.Process(f); return err })
+		if frames.err != nil {
+			return b, frames.err
+		}
+		b.ComputeMS = perUnit(time.Since(start), frames.samples/512)
+		b.RTF = time.Since(start).Seconds() / audio.Mono16k.Duration(int64(frames.samples)).Seconds()
+	case "asr":
+		var r interface {
+			Accept(audio.Frame) (string, error)
+			Finalize() (string, error)
+		}
+		closeFn, b.LoadMS, b.RSSMiB, err = loaded(func() (func() error, error) {
+			rec, err := wiring.NewRecognizer(s)
+			if err != nil {
+				return nil, err
+			}
+			r = rec
+			return rec.Close, nil
+		})
+		if err != nil {
+			return b, err
+		}
+		b.Unit = "160 ms chunk"
+		start := time.Now()
+		frames := feedFrames(input, func(f audio.Frame) error { _, err := r.Accept(f); return err })
+		if frames.err != nil {
+			return b, frames.err
+		}
+		if _, err := r.Finalize(); err != nil {
+			return b, err
+		}
+		elapsed := time.Since(start)
+		b.ComputeMS = perUnit(elapsed, frames.samples/int(audio.Mono16k.Samples(160*time.Millisecond)))
+		b.RTF = elapsed.Seconds() / audio.Mono16k.Duration(int64(frames.samples)).Seconds()
+	case "turn":
+		var m *smartturn.Model
+		closeFn, b.LoadMS, b.RSSMiB, err = loaded(func() (func() error, error) {
+			var err error
+			if m, err = wiring.NewTurnDetector(s); err != nil {
+				return nil, err
+			}
+			return m.Close, nil
+		})
+		if err != nil {
+			return b, err
+		}
+		b.Unit = "call (8 s of audio)"
+		const calls = 5
+		start := time.Now()
+		for range calls {
+			if _, err := m.Predict(ctx, input); err != nil {
+				return b, err
+			}
+		}
+		b.ComputeMS = perUnit(time.Since(start), calls)
+	case "llm":
+		closeFn, b.LoadMS, b.RSSMiB, err = loaded(func() (func() error, error) {
+			_, c, err := wiring.NewGenerator(s, clock.NewStream(audio.ProcessingRate))
+			return c, err
+		})
+		if err != nil {
+			return b, err
+		}
+		b.Unit = "token (decode)"
+		// As bench llm: a model opened for each reply length.
+		res, err := benchLLM(ctx, func(maxTokens int) (pipeline.Generator, func() error, error) {
+			st := s
+			st.LLMMaxTokens = maxTokens
+			return wiring.NewGenerator(st, clock.NewStream(audio.ProcessingRate))
+		}, 1)
+		if err != nil {
+			return b, err
+		}
+		t := res.Tests[0]
+		b.PrefillTokS, b.DecodeTokS = t.PrefillTokS, t.DecodeTokS
+		if t.DecodeTokS > 0 {
+			b.ComputeMS = 1000 / t.DecodeTokS
+		}
+	case "tts":
+		var tts pipeline.Synthesizer
+		closeFn, b.LoadMS, b.RSSMiB, err = loaded(func() (func() error, error) {
+			t, c, err := wiring.NewSynthesizer(s)
+			tts = t
+			return c, err
+		})
+		if err != nil {
+			return b, err
+		}
+		b.Unit = "second of audio"
+		var samples int
+		start := time.Now()
+		err := tts.Synthesize(ctx, text, func(p []float32) error {
+			if samples == 0 {
+				b.FirstAudioMS = float64(time.Since(start).Microseconds()) / 1000
+			}
+			samples += len(p)
+			return nil
+		})
+		if err != nil {
+			return b, err
+		}
+		seconds := tts.Format().Duration(int64(samples)).Seconds()
+		if seconds > 0 {
+			b.RTF = time.Since(start).Seconds() / seconds
+			b.ComputeMS = 1000 * b.RTF
+		}
+	}
+	return b, nil
+}
+
+type fed struct {
+	samples int
+	err     error
+}
+
+// feedFrames gives input to process in 10 ms frames, as the device does.
+func feedFrames(input []float32, process func(audio.Frame) error) fed {
+	n := int(audio.Mono16k.Samples(10 * time.Millisecond))
+	for pos := 0; pos+n <= len(input); pos += n {
+		if err := process(audio.Frame{Format: audio.Mono16k, Pos: int64(pos), Samples: input[pos : pos+n]}); err != nil {
+			return fed{pos, err}
+		}
+	}
+	return fed{samples: len(input) / n * n}
+}
+
+func perUnit(d time.Duration, units int) float64 {
+	if units <= 0 {
+		return 0
+	}
+	return float64(d.Microseconds()) / 1000 / float64(units)
+}
+
+func printStages(w io.Writer, r stagesBench) {
+	fmt.Fprintf(w, "%-5s %9s %9s %10s  %s\n", "stage", "load ms", "RSS MiB", "compute ms", "per")
+	for _, s := range r.Stages {
+		extra := ""
+		switch {
+		case s.Stage == "llm":
+			extra = fmt.Sprintf("  prefill %.0f tok/s, decode %.0f tok/s", s.PrefillTokS, s.DecodeTokS)
+		case s.Stage == "tts":
+			extra = fmt.Sprintf("  RTF %.3f, first audio %.0f ms", s.RTF, s.FirstAudioMS)
+		case s.RTF > 0:
+			extra = fmt.Sprintf("  RTF %.4f", s.RTF)
+		}
+		fmt.Fprintf(w, "%-5s %9.1f %9.1f %10.3f  %s%s\n", s.Stage, s.LoadMS, s.RSSMiB, s.ComputeMS, s.Unit, extra)
+	}
+	if len(r.Skipped) > 0 {
+		fmt.Fprintf(w, "skipped (a test double, off, or no model installed): %v\n", r.Skipped)
+	}
+	fmt.Fprintf(w, "peak RSS %.1f MiB, %s/%s, %d CPUs\n", float64(r.PeakRSSBytes)/(1<<20), r.GOOS, r.GOARCH, r.CPUs)
+}
