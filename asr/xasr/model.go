@@ -171,7 +171,7 @@ func discoverEncoder(path string, ins, outs []ort.InputOutputInfo, meta map[stri
 			return nil, mismatch(path, "input %q is %s; the recognizer handles float, int64 and int32 state", in.Name, c.typ)
 		}
 		if newOut, ok := outByName[newPrefix+in.Name]; ok {
-			if newOut.DataType != in.DataType || !sameShape(newOut.Dimensions, in.Dimensions) {
+			if newOut.DataType != in.DataType || !feedsBack(newOut.Dimensions, in.Dimensions) {
 				return nil, mismatch(path, "output %q is %s%v but input %q is %s%v: it cannot be fed back", newOut.Name, newOut.DataType, newOut.Dimensions, in.Name, in.DataType, in.Dimensions)
 			}
 			c.fedBack = true
@@ -265,15 +265,20 @@ func checkLayerMeta(path string, spec *encoderSpec) error {
 	return check("encoder_dims", "conv1", 1)
 }
 
-func sameShape(a, b ort.Shape) bool {
-	if len(a) != len(b) {
+// feedsBack is whether an output declared out can be fed back into an
+// input declared in: the same rank and sizes, except that the output may
+// leave symbolic a size the input fixes. Exporters do (X-ASR's own export
+// declares new_cached_key_i as [-1, -1, 128] against cached_key_i's
+// [256, -1, 128]); the first run, at open, then checks the real sizes,
+// since every output is written into a tensor of its input's shape.
+func feedsBack(out, in ort.Shape) bool {
+	if len(out) != len(in) {
 		return false
 	}
-	for i := range a {
-		if a[i] >= 0 && b[i] >= 0 && a[i] != b[i] {
-			return false
-		}
-		if (a[i] < 0) != (b[i] < 0) {
+	for i := range out {
+		switch {
+		case out[i] < 0:
+		case in[i] < 0 || out[i] != in[i]:
 			return false
 		}
 	}

@@ -73,6 +73,13 @@ func TestDiscoverEncoder(t *testing.T) {
 	}
 	assert.Equal(t, cacheSpec{name: "cached_key_2", typ: onnx.Float, shape: []int64{32, 1, 16}, batchAxis: 1, fedBack: true}, byName["cached_key_2"])
 	assert.Equal(t, []int64{1, 1, 64, 18}, byName["cached_nonlin_attn_0"].shape)
+
+	// As X-ASR's own export declares them: new caches with symbolic sizes
+	// where the caches fix them.
+	loose := modify(outs, "new_cached_key_2", func(i *ort.InputOutputInfo) { i.Dimensions = ort.NewShape(-1, -1, 16) })
+	spec, err = discoverEncoder("enc.onnx", ins, loose, meta)
+	require.NoError(t, err)
+	assert.Len(t, spec.caches, 3*6+2)
 	assert.Equal(t, 0, byName["cached_conv2_1"].batchAxis)
 	assert.Equal(t, []int64{1, 128, 3, 19}, byName["embed_states"].shape)
 	assert.Equal(t, cacheSpec{name: "processed_lens", typ: onnx.Int64, shape: []int64{1}, batchAxis: 0, fedBack: true}, byName["processed_lens"])
