@@ -44,6 +44,9 @@ import onnx
 import torch
 from torch import nn
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_tiny_xasr import set_dims  # noqa: E402  (one helper for every generator)
+
 OPSET = 17  # as make_tiny_smart_turn.py (the real v3.2 export uses 18; v3.0 used 20)
 SEED = 20250102
 
@@ -163,17 +166,6 @@ def standins_dir():
     """Where stand-ins go by default: beside the MNN builds, out of the model cache."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "voice-agent", "standins")
-
-
-def set_dims(vi, dims):
-    shape = vi.type.tensor_type.shape
-    del shape.dim[:]
-    for d in dims:
-        dim = shape.dim.add()
-        if isinstance(d, str):
-            dim.dim_param = d
-        else:
-            dim.dim_value = d
 
 
 def count(module):
