@@ -234,9 +234,12 @@ func (u *UI) refresh() {
 	u.level.Layout.(*barLayout).weights = []float64{level, 1 - level}
 	u.level.Refresh()
 
-	if u.ctl.Running() {
+	switch {
+	case m.Download != nil:
+		u.startStop.SetText("Cancel download")
+	case u.ctl.Running():
 		u.startStop.SetText("Stop listening")
-	} else {
+	default:
 		u.startStop.SetText("Start listening")
 	}
 
@@ -264,7 +267,7 @@ func (u *UI) refresh() {
 	}
 	u.summary.SetText("Session: " + m.SummaryText())
 	// Figures only once there are some: at first the room is the models'.
-	show(u.latency, len(m.Turns) > 0 || u.ctl.Running())
+	show(u.latency, len(m.Turns) > 0 || m.Status != Idle)
 
 	u.refreshProblem()
 	u.refreshModels()

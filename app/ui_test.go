@@ -124,6 +124,8 @@ func TestUIModelsPanel(t *testing.T) {
 		m.Download = &DownloadProgress{Label: "silero-vad-v5/silero_vad_v5.onnx: 1.1 MiB of 2.2 MiB", Fraction: 0.5}
 	})
 	assert.False(t, u.download.Visible(), "no second download while one runs")
+	assert.Equal(t, "Cancel download", u.startStop.Text)
+	assert.False(t, u.latency.Visible(), "no figures during a download")
 	assert.True(t, u.progress.Visible())
 	assert.Equal(t, 0.5, u.progress.Value)
 	assert.Equal(t, "silero-vad-v5/silero_vad_v5.onnx: 1.1 MiB of 2.2 MiB", u.progressLabel.Text)
