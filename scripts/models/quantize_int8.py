@@ -8,8 +8,9 @@ node gives the operator its fp32 weight back at run time. Activations stay
 fp32, so the graph's inputs, outputs and numerics otherwise stay as they
 were: only the weights lose precision. This is the sherpa-onnx recipe's
 first half (weights int8, computation in float); what ONNX Runtime then does
-with the DequantizeLinear nodes decides the memory at run time, which is
-what scripts/bench-quantized measures.
+with the DequantizeLinear nodes decides the memory and speed at run time,
+which `voice-agent bench stages` measures (docs/performance.md has the
+figures for the full-size Smart Turn stand-in).
 
 No onnxruntime Python package is needed (Debian 12 has none): the graph is
 rewritten with the onnx package alone.
