@@ -1,0 +1,485 @@
+// Package quantize shrinks ONNX models for the device: weight-only int8
+// quantization per output channel, done on the model file itself (an ONNX
+// ModelProto, read and written with protowire), with no Python and no
+// ONNX Runtime tooling.
+//
+// Each constant weight of a MatMul, Gemm or Conv (an initializer of at
+// least two dimensions) is stored as int8 with one fp32 scale per output
+// channel (symmetric, zero point 0), and a DequantizeLinear node in front
+// of the operator gives it its fp32 weight back at run time. Activations
+// stay fp32, so the model's inputs, outputs and other numerics are
+// unchanged: only the weights lose precision. Everything else in the file
+// is copied as it was.
+package quantize
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Stats says what Int8 did.
+type Stats struct {
+	// Weights counts the weights quantized; FP32Bytes and Int8Bytes are
+	// their size before and after (scales included).
+	Weights              int
+	FP32Bytes, Int8Bytes int64
+}
+
+// ErrNotONNX is returned for bytes that are not an ONNX model.
+var ErrNotONNX = errors.New("not an ONNX model")
+
+// Field numbers of onnx.proto (ModelProto, GraphProto, NodeProto,
+// TensorProto, AttributeProto, OperatorSetIdProto).
+const (
+	modelGraph  = 7
+	modelOpset  = 8
+	graphNode   = 1
+	graphInit   = 5
+	graphInput  = 11
+	valueName   = 1
+	nodeInput   = 1
+	nodeOutput  = 2
+	nodeName    = 3
+	nodeOpType  = 4
+	nodeAttr    = 5
+	attrName    = 1
+	attrInt     = 3
+	attrType    = 20
+	attrTypeInt = 2
+	tensorDims  = 1
+	tensorType  = 2
+	tensorFloat = 4
+	tensorName  = 8
+	tensorRaw   = 9
+	tensorExt   = 13
+	opsetDomain = 1
+	opsetVer    = 2
+	typeFloat   = 1
+	typeInt8    = 3
+)
+
+// weightInput is which input of an operator is its weight, and which axis
+// of it the output channel (-1: Gemm's, from transB; -2: the last).
+var weightInput = map[string][2]int{"MatMul": {1, -2}, "Gemm": {1, -1}, "Conv": {1, 0}}
+
+// Int8 returns the model with its weights quantized (see the package doc).
+func Int8(model []byte) ([]byte, Stats, error) {
+	var st Stats
+	var out []byte
+	sawGraph := false
+	err := eachField(model, func(num protowire.Number, typ protowire.Type, val, raw []byte) error {
+		switch {
+		case num == modelGraph && typ == protowire.BytesType:
+			sawGraph = true
+			g, err := int8Graph(val, &st)
+			if err != nil {
+				return err
+			}
+			out = protowire.AppendTag(out, num, typ)
+			out = protowire.AppendBytes(out, g)
+		case num == modelOpset && typ == protowire.BytesType:
+			out = protowire.AppendTag(out, num, typ)
+			out = protowire.AppendBytes(out, atLeastOpset13(val))
+		default:
+			out = append(out, raw...)
+		}
+		return nil
+	})
+	if err != nil || !sawGraph {
+		return nil, st, fmt.Errorf("quantize: %w", errors.Join(ErrNotONNX, err))
+	}
+	return out, st, nil
+}
+
+// node is a NodeProto with its inputs and what Int8 needs read out.
+type node struct {
+	fields [][]byte // every field but the inputs, as written
+	inputs []string
+	opType string
+	transB int64
+}
+
+// tensor is an initializer: its encoding, and its fp32 values if it is a
+// plain fp32 tensor stored in the file.
+type tensor struct {
+	raw    []byte
+	name   string
+	dims   []int64
+	floats []float32 // nil unless fp32 and inline
+}
+
+func int8Graph(g []byte, st *Stats) ([]byte, error) {
+	var nodes []*node
+	inits := map[string]*tensor{}
+	var initOrder []*tensor
+	var rest [][]byte // every other field of the graph, in order
+	inputs := map[string]bool{}
+	err := eachField(g, func(num protowire.Number, typ protowire.Type, val, raw []byte) error {
+		switch {
+		case num == graphInput && typ == protowire.BytesType:
+			// An initializer listed as an input (older exports) stays:
+			// it may be fed.
+			_ = eachField(val, func(num protowire.Number, typ protowire.Type, v, _ []byte) error {
+				if num == valueName && typ == protowire.BytesType {
+					inputs[string(v)] = true
+				}
+				return nil
+			})
+			rest = append(rest, raw)
+		case num == graphNode && typ == protowire.BytesType:
+			n, err := readNode(val)
+			if err != nil {
+				return err
+			}
+			nodes = append(nodes, n)
+		case num == graphInit && typ == protowire.BytesType:
+			t, err := readTensor(val, raw)
+			if err != nil {
+				return err
+			}
+			inits[t.name] = t
+			initOrder = append(initOrder, t)
+		default:
+			rest = append(rest, raw)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	quantized := map[string]bool{} // fp32 initializers replaced
+	made := map[string]string{}    // name@axis -> the dequantized output
+	var dqNodes, newInits [][]byte
+	for _, n := range nodes {
+		spec, ok := weightInput[n.opType]
+		if !ok || len(n.inputs) <= spec[0] {
+			continue
+		}
+		t := inits[n.inputs[spec[0]]]
+		if t == nil || t.floats == nil || len(t.dims) < 2 || inputs[t.name] {
+			continue
+		}
+		axis := spec[1]
+		switch {
+		case axis == -2:
+			axis = len(t.dims) - 1
+		case axis < 0:
+			axis = 1
+			if n.transB != 0 {
+				axis = 0
+			}
+		}
+		key := fmt.Sprintf("%s@%d", t.name, axis)
+		if _, ok := made[key]; !ok {
+			q, scale := quantizeAxis(t.floats, t.dims, axis)
+			qn, sn, zn, out := t.name+"_int8", t.name+"_scale", t.name+"_zero", t.name+"_dq"
+			channels := t.dims[axis]
+			newInits = append(newInits,
+				tensorBytes(qn, typeInt8, t.dims, int8Raw(q)),
+				tensorBytes(sn, typeFloat, []int64{channels}, float32Raw(scale)),
+				tensorBytes(zn, typeInt8, []int64{channels}, make([]byte, channels)))
+			dqNodes = append(dqNodes, dequantizeNode(qn, sn, zn, out, t.name+"_dequantize", int64(axis)))
+			made[key] = out
+			st.Weights++
+			st.FP32Bytes += int64(4 * len(t.floats))
+			st.Int8Bytes += int64(len(q) + 4*len(scale))
+		}
+		n.inputs[spec[0]] = made[key]
+		quantized[t.name] = true
+	}
+
+	used := map[string]bool{}
+	for _, n := range nodes {
+		for _, in := range n.inputs {
+			used[in] = true
+		}
+	}
+	var out []byte
+	add := func(num protowire.Number, b []byte) {
+		out = protowire.AppendTag(out, num, protowire.BytesType)
+		out = protowire.AppendBytes(out, b)
+	}
+	// DequantizeLinear first: the node list stays topologically sorted.
+	for _, b := range dqNodes {
+		add(graphNode, b)
+	}
+	for _, n := range nodes {
+		add(graphNode, n.encode())
+	}
+	for _, t := range initOrder {
+		if !quantized[t.name] || used[t.name] {
+			out = append(out, t.raw...)
+		}
+	}
+	for _, b := range newInits {
+		add(graphInit, b)
+	}
+	for _, r := range rest {
+		out = append(out, r...)
+	}
+	return out, nil
+}
+
+// quantizeAxis quantizes w (of shape dims) symmetrically to int8, one scale
+// per index of axis, rounding half to even as numpy does.
+func quantizeAxis(w []float32, dims []int64, axis int) ([]int8, []float32) {
+	channels := int(dims[axis])
+	inner := 1
+	for _, d := range dims[axis+1:] {
+		inner *= int(d)
+	}
+	channel := func(i int) int { return i / inner % channels }
+	scale := make([]float32, channels)
+	for i, v := range w {
+		c := channel(i)
+		scale[c] = max(scale[c], float32(math.Abs(float64(v))))
+	}
+	for c := range scale {
+		scale[c] /= 127
+		if scale[c] == 0 {
+			scale[c] = 1
+		}
+	}
+	q := make([]int8, len(w))
+	for i, v := range w {
+		r := math.RoundToEven(float64(v / scale[channel(i)]))
+		q[i] = int8(min(127, max(-127, r)))
+	}
+	return q, scale
+}
+
+func readNode(b []byte) (*node, error) {
+	n := &node{}
+	err := eachField(b, func(num protowire.Number, typ protowire.Type, val, raw []byte) error {
+		switch {
+		case num == nodeInput && typ == protowire.BytesType:
+			n.inputs = append(n.inputs, string(val))
+			return nil
+		case num == nodeOpType && typ == protowire.BytesType:
+			n.opType = string(val)
+		case num == nodeAttr && typ == protowire.BytesType:
+			var name string
+			var i int64
+			if err := eachField(val, func(num protowire.Number, typ protowire.Type, v, _ []byte) error {
+				switch {
+				case num == attrName && typ == protowire.BytesType:
+					name = string(v)
+				case num == attrInt && typ == protowire.VarintType:
+					x, _ := protowire.ConsumeVarint(v)
+					i = int64(x)
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			if name == "transB" {
+				n.transB = i
+			}
+		}
+		n.fields = append(n.fields, raw)
+		return nil
+	})
+	return n, err
+}
+
+// encode writes the node back: its inputs first, then every other field
+// as it was (field order carries no meaning in protobuf, but the order of
+// the inputs does, and it is kept).
+func (n *node) encode() []byte {
+	var b []byte
+	for _, in := range n.inputs {
+		b = protowire.AppendTag(b, nodeInput, protowire.BytesType)
+		b = protowire.AppendString(b, in)
+	}
+	for _, f := range n.fields {
+		b = append(b, f...)
+	}
+	return b
+}
+
+func readTensor(b, raw []byte) (*tensor, error) {
+	t := &tensor{raw: raw}
+	var typ int64 = -1
+	var data []byte
+	var floats []float32
+	external := false
+	err := eachField(b, func(num protowire.Number, wt protowire.Type, val, _ []byte) error {
+		switch num {
+		case tensorDims:
+			return appendInts(&t.dims, wt, val)
+		case tensorType:
+			x, _ := protowire.ConsumeVarint(val)
+			typ = int64(x)
+		case tensorName:
+			t.name = string(val)
+		case tensorRaw:
+			data = val
+		case tensorFloat:
+			return appendFloats(&floats, wt, val)
+		case tensorExt:
+			external = true
+		}
+		return nil
+	})
+	if err != nil || typ != typeFloat || external {
+		return t, err
+	}
+	n := 1
+	for _, d := range t.dims {
+		n *= int(d)
+	}
+	switch {
+	case data != nil && len(data) == 4*n:
+		t.floats = make([]float32, n)
+		for i := range t.floats {
+			t.floats[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+		}
+	case data == nil && len(floats) == n:
+		t.floats = floats
+	}
+	return t, nil
+}
+
+func appendInts(dst *[]int64, wt protowire.Type, val []byte) error {
+	if wt == protowire.VarintType {
+		x, _ := protowire.ConsumeVarint(val)
+		*dst = append(*dst, int64(x))
+		return nil
+	}
+	for len(val) > 0 { // packed
+		x, n := protowire.ConsumeVarint(val)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		*dst = append(*dst, int64(x))
+		val = val[n:]
+	}
+	return nil
+}
+
+func appendFloats(dst *[]float32, wt protowire.Type, val []byte) error {
+	if wt == protowire.Fixed32Type {
+		*dst = append(*dst, math.Float32frombits(binary.LittleEndian.Uint32(val)))
+		return nil
+	}
+	if len(val)%4 != 0 {
+		return errors.New("packed floats of a length not a multiple of 4")
+	}
+	for i := 0; i < len(val); i += 4 {
+		*dst = append(*dst, math.Float32frombits(binary.LittleEndian.Uint32(val[i:])))
+	}
+	return nil
+}
+
+func tensorBytes(name string, typ int64, dims []int64, data []byte) []byte {
+	var b []byte
+	for _, d := range dims {
+		b = protowire.AppendTag(b, tensorDims, protowire.VarintType)
+		b = protowire.AppendVarint(b, uint64(d))
+	}
+	b = protowire.AppendTag(b, tensorType, protowire.VarintType)
+	b = protowire.AppendVarint(b, uint64(typ))
+	b = protowire.AppendTag(b, tensorName, protowire.BytesType)
+	b = protowire.AppendString(b, name)
+	b = protowire.AppendTag(b, tensorRaw, protowire.BytesType)
+	return protowire.AppendBytes(b, data)
+}
+
+func dequantizeNode(q, scale, zero, out, name string, axis int64) []byte {
+	var b []byte
+	for _, in := range []string{q, scale, zero} {
+		b = protowire.AppendTag(b, nodeInput, protowire.BytesType)
+		b = protowire.AppendString(b, in)
+	}
+	b = protowire.AppendTag(b, nodeOutput, protowire.BytesType)
+	b = protowire.AppendString(b, out)
+	b = protowire.AppendTag(b, nodeName, protowire.BytesType)
+	b = protowire.AppendString(b, name)
+	b = protowire.AppendTag(b, nodeOpType, protowire.BytesType)
+	b = protowire.AppendString(b, "DequantizeLinear")
+	var attr []byte
+	attr = protowire.AppendTag(attr, attrName, protowire.BytesType)
+	attr = protowire.AppendString(attr, "axis")
+	attr = protowire.AppendTag(attr, attrInt, protowire.VarintType)
+	attr = protowire.AppendVarint(attr, uint64(axis))
+	attr = protowire.AppendTag(attr, attrType, protowire.VarintType)
+	attr = protowire.AppendVarint(attr, attrTypeInt)
+	b = protowire.AppendTag(b, nodeAttr, protowire.BytesType)
+	return protowire.AppendBytes(b, attr)
+}
+
+// atLeastOpset13 raises the default domain's opset to 13, the first with
+// a per-axis DequantizeLinear.
+func atLeastOpset13(b []byte) []byte {
+	domain, version := "", int64(0)
+	_ = eachField(b, func(num protowire.Number, typ protowire.Type, val, _ []byte) error {
+		switch {
+		case num == opsetDomain && typ == protowire.BytesType:
+			domain = string(val)
+		case num == opsetVer && typ == protowire.VarintType:
+			x, _ := protowire.ConsumeVarint(val)
+			version = int64(x)
+		}
+		return nil
+	})
+	if (domain != "" && domain != "ai.onnx") || version >= 13 {
+		return b
+	}
+	var out []byte
+	if domain != "" {
+		out = protowire.AppendTag(out, opsetDomain, protowire.BytesType)
+		out = protowire.AppendString(out, domain)
+	}
+	out = protowire.AppendTag(out, opsetVer, protowire.VarintType)
+	return protowire.AppendVarint(out, 13)
+}
+
+func int8Raw(q []int8) []byte {
+	b := make([]byte, len(q))
+	for i, v := range q {
+		b[i] = byte(v)
+	}
+	return b
+}
+
+func float32Raw(f []float32) []byte {
+	b := make([]byte, 4*len(f))
+	for i, v := range f {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+	return b
+}
+
+// eachField calls visit with each field of the message in b: its number,
+// wire type, value (a bytes field's contents, a varint's or fixed value's
+// encoding) and the field's whole encoding.
+func eachField(b []byte, visit func(num protowire.Number, typ protowire.Type, val, raw []byte) error) error {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			return protowire.ParseError(m)
+		}
+		val := b[n : n+m]
+		if typ == protowire.BytesType {
+			v, k := protowire.ConsumeBytes(val)
+			if k < 0 {
+				return protowire.ParseError(k)
+			}
+			val = v
+		}
+		if err := visit(num, typ, val, b[:n+m]); err != nil {
+			return err
+		}
+		b = b[n+m:]
+	}
+	return nil
+}

@@ -1,0 +1,77 @@
+package quantize
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/internal/onnx"
+	"github.com/voiceassistant/voice/internal/testenv"
+	"github.com/voiceassistant/voice/turn/smartturn"
+)
+
+// The tiny Smart Turn model, quantized: a quarter of its weights' size,
+// it still opens with the session's signature checks and gives nearly
+// the fp32 model's probabilities; quantizing again changes nothing.
+func TestInt8SmartTurn(t *testing.T) {
+	testenv.ONNXRuntime(t)
+	src := "../../turn/smartturn/testdata/smart_turn_tiny.onnx"
+	model, err := os.ReadFile(src)
+	require.NoError(t, err)
+	q, st, err := Int8(model)
+	require.NoError(t, err)
+	assert.Positive(t, st.Weights)
+	assert.Less(t, st.Int8Bytes, st.FP32Bytes/3, "int8 and a scale per channel")
+	path := filepath.Join(t.TempDir(), "int8.onnx")
+	require.NoError(t, os.WriteFile(path, q, 0o644))
+
+	fp32, err := smartturn.New(src, onnx.Options{})
+	require.NoError(t, err)
+	defer fp32.Close()
+	int8, err := smartturn.New(path, onnx.Options{})
+	require.NoError(t, err)
+	defer int8.Close()
+	speech, err := audio.ReadWAVMono16k("../../test/testdata/demo.wav")
+	require.NoError(t, err)
+	ctx := context.Background()
+	for _, seconds := range []int{1, 3, 8} {
+		pcm := speech[:min(len(speech), seconds*16000)]
+		want, err := fp32.Predict(ctx, pcm)
+		require.NoError(t, err)
+		got, err := int8.Predict(ctx, pcm)
+		require.NoError(t, err)
+		assert.InDelta(t, want, got, 0.02, "%d s", seconds)
+	}
+
+	again, st2, err := Int8(q)
+	require.NoError(t, err)
+	assert.Zero(t, st2.Weights, "nothing left to quantize")
+	assert.Equal(t, q, again)
+}
+
+// The per-channel scale maps each channel's largest magnitude to 127, and
+// rounds half to even, as numpy does.
+func TestQuantizeAxis(t *testing.T) {
+	w := []float32{
+		1, -0.5, 0.25, // channel 0 of axis 0
+		0, 0, 0, // an all-zero channel gets scale 1
+	}
+	q, scale := quantizeAxis(w, []int64{2, 3}, 0)
+	assert.Equal(t, []float32{1.0 / 127, 1}, scale)
+	assert.Equal(t, []int8{127, -64, 32, 0, 0, 0}, q) // -63.5 rounds to -64, 31.75 to 32
+	q, scale = quantizeAxis(w, []int64{2, 3}, 1)
+	assert.Equal(t, []float32{1.0 / 127, 0.5 / 127, 0.25 / 127}, scale)
+	assert.Equal(t, []int8{127, -127, 127, 0, 0, 0}, q)
+}
+
+func TestNotAModel(t *testing.T) {
+	for _, b := range [][]byte{nil, []byte("not a protobuf \xff\xff"), {0x08, 0x01}} {
+		_, _, err := Int8(b)
+		assert.ErrorIs(t, err, ErrNotONNX, "%q", b)
+	}
+}
