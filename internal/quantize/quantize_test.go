@@ -75,3 +75,22 @@ func TestNotAModel(t *testing.T) {
 		assert.ErrorIs(t, err, ErrNotONNX, "%q", b)
 	}
 }
+
+// FuzzInt8: any bytes are refused with an error or give a model that
+// reads back, with nothing left to quantize.
+func FuzzInt8(f *testing.F) {
+	model, err := os.ReadFile("../../turn/smartturn/testdata/smart_turn_tiny.onnx")
+	require.NoError(f, err)
+	f.Add(model)
+	f.Add([]byte{0x3a, 0x02, 0x0a, 0x00}) // a graph with one empty node
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out, _, err := Int8(data)
+		if err != nil {
+			return
+		}
+		again, st, err := Int8(out)
+		require.NoError(t, err)
+		assert.Zero(t, st.Weights)
+		assert.Equal(t, out, again)
+	})
+}
