@@ -46,6 +46,7 @@ const (
 	nodeName    = 3
 	nodeOpType  = 4
 	nodeAttr    = 5
+	nodeDomain  = 7
 	attrName    = 1
 	attrInt     = 3
 	attrType    = 20
@@ -59,7 +60,9 @@ const (
 	opsetDomain = 1
 	opsetVer    = 2
 	typeFloat   = 1
+	typeUint8   = 2
 	typeInt8    = 3
+	msDomain    = "com.microsoft"
 )
 
 // weightInput is which input of an operator is its weight, and which axis
@@ -68,22 +71,30 @@ var weightInput = map[string][2]int{"MatMul": {1, -2}, "Gemm": {1, -1}, "Conv": 
 
 // Int8 returns the model with its weights quantized (see the package doc).
 func Int8(model []byte) ([]byte, Stats, error) {
+	return rewriteGraph(model, int8Graph, false)
+}
+
+// rewriteGraph copies the model with its graph rewritten by rewrite; with
+// ms set it declares the com.microsoft operator set the rewrite uses.
+func rewriteGraph(model []byte, rewrite func([]byte, *Stats) ([]byte, error), ms bool) ([]byte, Stats, error) {
 	var st Stats
 	var out []byte
-	sawGraph := false
+	sawGraph, sawMS := false, false
 	err := eachField(model, func(num protowire.Number, typ protowire.Type, val, raw []byte) error {
 		switch {
 		case num == modelGraph && typ == protowire.BytesType:
 			sawGraph = true
-			g, err := int8Graph(val, &st)
+			g, err := rewrite(val, &st)
 			if err != nil {
 				return err
 			}
 			out = protowire.AppendTag(out, num, typ)
 			out = protowire.AppendBytes(out, g)
 		case num == modelOpset && typ == protowire.BytesType:
+			domain, opset := readOpset(val)
+			sawMS = sawMS || domain == msDomain
 			out = protowire.AppendTag(out, num, typ)
-			out = protowire.AppendBytes(out, atLeastOpset13(val))
+			out = protowire.AppendBytes(out, atLeastOpset13(domain, opset, val))
 		default:
 			out = append(out, raw...)
 		}
@@ -92,15 +103,26 @@ func Int8(model []byte) ([]byte, Stats, error) {
 	if err != nil || !sawGraph {
 		return nil, st, fmt.Errorf("quantize: %w", errors.Join(ErrNotONNX, err))
 	}
+	if ms && !sawMS && st.Weights > 0 {
+		var o []byte
+		o = protowire.AppendTag(o, opsetDomain, protowire.BytesType)
+		o = protowire.AppendString(o, msDomain)
+		o = protowire.AppendTag(o, opsetVer, protowire.VarintType)
+		o = protowire.AppendVarint(o, 1)
+		out = protowire.AppendTag(out, modelOpset, protowire.BytesType)
+		out = protowire.AppendBytes(out, o)
+	}
 	return out, st, nil
 }
 
-// node is a NodeProto with its inputs and what Int8 needs read out.
+// node is a NodeProto: what the rewrites read or change, and every other
+// field as written.
 type node struct {
-	fields [][]byte // every field but the inputs, as written
-	inputs []string
-	opType string
-	transB int64
+	inputs         []string
+	opType, domain string
+	transB         int64
+	fields         [][]byte // every other field, as written
+	extra          [][]byte // fields a rewrite adds (attributes)
 }
 
 // tensor is an initializer: its encoding, and its fp32 values if it is a
@@ -112,56 +134,97 @@ type tensor struct {
 	floats []float32 // nil unless fp32 and inline
 }
 
-func int8Graph(g []byte, st *Stats) ([]byte, error) {
-	var nodes []*node
-	inits := map[string]*tensor{}
-	var initOrder []*tensor
-	var rest [][]byte // every other field of the graph, in order
-	inputs := map[string]bool{}
+// graph is a GraphProto read for a rewrite.
+type graph struct {
+	nodes     []*node
+	inits     map[string]*tensor
+	initOrder []*tensor
+	inputs    map[string]bool // initializers listed as graph inputs stay: they may be fed
+	rest      [][]byte        // every other field, in order
+}
+
+func readGraph(g []byte) (*graph, error) {
+	gr := &graph{inits: map[string]*tensor{}, inputs: map[string]bool{}}
 	err := eachField(g, func(num protowire.Number, typ protowire.Type, val, raw []byte) error {
 		switch {
-		case num == graphInput && typ == protowire.BytesType:
-			// An initializer listed as an input (older exports) stays:
-			// it may be fed.
-			_ = eachField(val, func(num protowire.Number, typ protowire.Type, v, _ []byte) error {
-				if num == valueName && typ == protowire.BytesType {
-					inputs[string(v)] = true
-				}
-				return nil
-			})
-			rest = append(rest, raw)
 		case num == graphNode && typ == protowire.BytesType:
 			n, err := readNode(val)
 			if err != nil {
 				return err
 			}
-			nodes = append(nodes, n)
+			gr.nodes = append(gr.nodes, n)
 		case num == graphInit && typ == protowire.BytesType:
 			t, err := readTensor(val, raw)
 			if err != nil {
 				return err
 			}
-			inits[t.name] = t
-			initOrder = append(initOrder, t)
+			gr.inits[t.name] = t
+			gr.initOrder = append(gr.initOrder, t)
 		default:
-			rest = append(rest, raw)
+			if num == graphInput && typ == protowire.BytesType {
+				_ = eachField(val, func(num protowire.Number, typ protowire.Type, v, _ []byte) error {
+					if num == valueName && typ == protowire.BytesType {
+						gr.inputs[string(v)] = true
+					}
+					return nil
+				})
+			}
+			gr.rest = append(gr.rest, raw)
 		}
 		return nil
 	})
+	return gr, err
+}
+
+// encode writes the graph back: first nodes, then its nodes, the
+// initializers not replaced (or still used), the new ones, and the rest.
+func (gr *graph) encode(replaced map[string]bool, first, newInits [][]byte) []byte {
+	used := map[string]bool{}
+	for _, n := range gr.nodes {
+		for _, in := range n.inputs {
+			used[in] = true
+		}
+	}
+	var out []byte
+	add := func(num protowire.Number, b []byte) {
+		out = protowire.AppendTag(out, num, protowire.BytesType)
+		out = protowire.AppendBytes(out, b)
+	}
+	for _, b := range first {
+		add(graphNode, b)
+	}
+	for _, n := range gr.nodes {
+		add(graphNode, n.encode())
+	}
+	for _, t := range gr.initOrder {
+		if !replaced[t.name] || used[t.name] {
+			out = append(out, t.raw...)
+		}
+	}
+	for _, b := range newInits {
+		add(graphInit, b)
+	}
+	for _, r := range gr.rest {
+		out = append(out, r...)
+	}
+	return out
+}
+
+func int8Graph(g []byte, st *Stats) ([]byte, error) {
+	gr, err := readGraph(g)
 	if err != nil {
 		return nil, err
 	}
-
 	quantized := map[string]bool{} // fp32 initializers replaced
 	made := map[string]string{}    // name@axis -> the dequantized output
 	var dqNodes, newInits [][]byte
-	for _, n := range nodes {
+	for _, n := range gr.nodes {
 		spec, ok := weightInput[n.opType]
-		if !ok || len(n.inputs) <= spec[0] {
+		if !ok || n.domain != "" || len(n.inputs) <= spec[0] {
 			continue
 		}
-		t := inits[n.inputs[spec[0]]]
-		if t == nil || t.floats == nil || len(t.dims) < 2 || inputs[t.name] {
+		t := gr.inits[n.inputs[spec[0]]]
+		if t == nil || t.floats == nil || len(t.dims) < 2 || gr.inputs[t.name] {
 			continue
 		}
 		axis := spec[1]
@@ -192,37 +255,8 @@ func int8Graph(g []byte, st *Stats) ([]byte, error) {
 		n.inputs[spec[0]] = made[key]
 		quantized[t.name] = true
 	}
-
-	used := map[string]bool{}
-	for _, n := range nodes {
-		for _, in := range n.inputs {
-			used[in] = true
-		}
-	}
-	var out []byte
-	add := func(num protowire.Number, b []byte) {
-		out = protowire.AppendTag(out, num, protowire.BytesType)
-		out = protowire.AppendBytes(out, b)
-	}
 	// DequantizeLinear first: the node list stays topologically sorted.
-	for _, b := range dqNodes {
-		add(graphNode, b)
-	}
-	for _, n := range nodes {
-		add(graphNode, n.encode())
-	}
-	for _, t := range initOrder {
-		if !quantized[t.name] || used[t.name] {
-			out = append(out, t.raw...)
-		}
-	}
-	for _, b := range newInits {
-		add(graphInit, b)
-	}
-	for _, r := range rest {
-		out = append(out, r...)
-	}
-	return out, nil
+	return gr.encode(quantized, dqNodes, newInits), nil
 }
 
 // quantizeAxis quantizes w (of shape dims) symmetrically to int8, one scale
@@ -262,6 +296,10 @@ func readNode(b []byte) (*node, error) {
 			return nil
 		case num == nodeOpType && typ == protowire.BytesType:
 			n.opType = string(val)
+			return nil
+		case num == nodeDomain && typ == protowire.BytesType:
+			n.domain = string(val)
+			return nil
 		case num == nodeAttr && typ == protowire.BytesType:
 			var name string
 			var i int64
@@ -287,16 +325,22 @@ func readNode(b []byte) (*node, error) {
 	return n, err
 }
 
-// encode writes the node back: its inputs first, then every other field
-// as it was (field order carries no meaning in protobuf, but the order of
-// the inputs does, and it is kept).
+// encode writes the node back: its inputs, operator and domain, then
+// every other field as it was and the added ones (field order carries no
+// meaning in protobuf, but the order of the inputs does, and it is kept).
 func (n *node) encode() []byte {
 	var b []byte
 	for _, in := range n.inputs {
 		b = protowire.AppendTag(b, nodeInput, protowire.BytesType)
 		b = protowire.AppendString(b, in)
 	}
-	for _, f := range n.fields {
+	b = protowire.AppendTag(b, nodeOpType, protowire.BytesType)
+	b = protowire.AppendString(b, n.opType)
+	if n.domain != "" {
+		b = protowire.AppendTag(b, nodeDomain, protowire.BytesType)
+		b = protowire.AppendString(b, n.domain)
+	}
+	for _, f := range append(n.fields, n.extra...) {
 		b = append(b, f...)
 	}
 	return b
@@ -391,32 +435,20 @@ func tensorBytes(name string, typ int64, dims []int64, data []byte) []byte {
 }
 
 func dequantizeNode(q, scale, zero, out, name string, axis int64) []byte {
-	var b []byte
-	for _, in := range []string{q, scale, zero} {
-		b = protowire.AppendTag(b, nodeInput, protowire.BytesType)
-		b = protowire.AppendString(b, in)
+	var fields [][]byte
+	for _, f := range []struct {
+		num protowire.Number
+		v   string
+	}{{nodeOutput, out}, {nodeName, name}} {
+		b := protowire.AppendTag(nil, f.num, protowire.BytesType)
+		fields = append(fields, protowire.AppendString(b, f.v))
 	}
-	b = protowire.AppendTag(b, nodeOutput, protowire.BytesType)
-	b = protowire.AppendString(b, out)
-	b = protowire.AppendTag(b, nodeName, protowire.BytesType)
-	b = protowire.AppendString(b, name)
-	b = protowire.AppendTag(b, nodeOpType, protowire.BytesType)
-	b = protowire.AppendString(b, "DequantizeLinear")
-	var attr []byte
-	attr = protowire.AppendTag(attr, attrName, protowire.BytesType)
-	attr = protowire.AppendString(attr, "axis")
-	attr = protowire.AppendTag(attr, attrInt, protowire.VarintType)
-	attr = protowire.AppendVarint(attr, uint64(axis))
-	attr = protowire.AppendTag(attr, attrType, protowire.VarintType)
-	attr = protowire.AppendVarint(attr, attrTypeInt)
-	b = protowire.AppendTag(b, nodeAttr, protowire.BytesType)
-	return protowire.AppendBytes(b, attr)
+	n := node{inputs: []string{q, scale, zero}, opType: "DequantizeLinear", fields: fields, extra: [][]byte{intAttr("axis", axis)}}
+	return n.encode()
 }
 
-// atLeastOpset13 raises the default domain's opset to 13, the first with
-// a per-axis DequantizeLinear.
-func atLeastOpset13(b []byte) []byte {
-	domain, version := "", int64(0)
+// readOpset reads an OperatorSetIdProto.
+func readOpset(b []byte) (domain string, version int64) {
 	_ = eachField(b, func(num protowire.Number, typ protowire.Type, val, _ []byte) error {
 		switch {
 		case num == opsetDomain && typ == protowire.BytesType:
@@ -427,6 +459,12 @@ func atLeastOpset13(b []byte) []byte {
 		}
 		return nil
 	})
+	return domain, version
+}
+
+// atLeastOpset13 raises the default domain's opset (b, read as domain and
+// version) to 13, the first with a per-axis DequantizeLinear.
+func atLeastOpset13(domain string, version int64, b []byte) []byte {
 	if (domain != "" && domain != "ai.onnx") || version >= 13 {
 		return b
 	}

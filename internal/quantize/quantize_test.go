@@ -12,6 +12,7 @@ import (
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/onnx"
 	"github.com/voiceassistant/voice/internal/testenv"
+	"github.com/voiceassistant/voice/tts/moss"
 	"github.com/voiceassistant/voice/turn/smartturn"
 )
 
@@ -93,4 +94,60 @@ func FuzzInt8(f *testing.F) {
 		assert.Zero(t, st.Weights)
 		assert.Equal(t, out, again)
 	})
+}
+
+// The tiny MOSS-TTS-Nano set with its MatMuls in 4 bits (ONNX Runtime's
+// MatMulNBits) and the rest in int8 opens and speaks.
+func TestInt4MOSSSpeaks(t *testing.T) {
+	testenv.ONNXRuntime(t)
+	src := "../../tts/moss/testdata/tiny"
+	dir := t.TempDir()
+	entries, err := os.ReadDir(src)
+	require.NoError(t, err)
+	matmuls := 0
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		require.NoError(t, err)
+		if filepath.Ext(e.Name()) == ".onnx" {
+			var st Stats
+			data, st, err = Int4(data)
+			require.NoError(t, err, e.Name())
+			matmuls += st.Weights
+			data, _, err = Int8(data)
+			require.NoError(t, err, e.Name())
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644))
+	}
+	require.Positive(t, matmuls, "some MatMul went to 4 bits")
+	tts, err := moss.Open(dir, "../../tts/moss/testdata/tiny-codec", moss.Options{})
+	require.NoError(t, err)
+	defer tts.Close()
+	samples := 0
+	require.NoError(t, tts.Synthesize(context.Background(), "Hello there.", func(p []float32) error {
+		samples += len(p)
+		return nil
+	}))
+	assert.Positive(t, samples)
+}
+
+// packInt4 lays a [k, cols] weight out as MatMulNBits reads it: column by
+// column, blocks of 32 along k, two weights a byte (the first in the low
+// nibble), zero point 8, and the last block padded with zeros.
+func TestPackInt4(t *testing.T) {
+	const k, cols = 40, 2 // two blocks a column, the second padded
+	w := make([]float32, k*cols)
+	w[0*cols+0] = 7   // column 0, block 0: its largest: 7 steps of scale 1
+	w[1*cols+0] = -3  // -> 8-3 = 5
+	w[33*cols+1] = -2 // column 1, block 1: scale 2/7, -7 steps
+	q, scales := packInt4(w, k, cols)
+	require.Len(t, q, cols*2*blockSize/2)
+	require.Len(t, scales, cols*2)
+	assert.InDelta(t, 1.0, scales[0], 1e-6)
+	assert.Equal(t, float32(1), scales[1], "an all-zero block gets scale 1")
+	assert.Equal(t, byte(15|5<<4), q[0], "7+8 low, -3+8 high")
+	assert.Equal(t, byte(8|8<<4), q[1], "zeros")
+	assert.InDelta(t, 2.0/7, scales[3], 1e-6)
+	col1block1 := (1*2 + 1) * blockSize / 2
+	assert.Equal(t, byte(8|1<<4), q[col1block1], "k=32 is zero, k=33 is -7 steps")
+	assert.Equal(t, byte(8|8<<4), q[col1block1+blockSize/2-1], "the padding")
 }
