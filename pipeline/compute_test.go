@@ -121,11 +121,14 @@ func TestComputeOnTheClockLetsABargeInStopGeneration(t *testing.T) {
 // slow turn model): nothing plays before it.
 func TestComputeOnTheClockHoldsASpeculationUntilTheCommit(t *testing.T) {
 	s := scenario{
-		length:  5 * time.Second,
+		length:  8 * time.Second,
 		user:    []pipelinetest.Utterance{{Start: 500 * ms, End: 1500 * ms, Text: "hello there"}},
 		replies: []string{"Hi, how are you today?"},
 		tune: func(c *pipeline.Config) {
-			c.Turn = busyTurn{work: 20 * time.Millisecond}
+			// 2 s of turn model on the clock: well beyond what the
+			// doubles' own measured compute (x10, and on a busy machine
+			// under -race up to about 0.7 s) adds to the first audio.
+			c.Turn = busyTurn{work: 200 * time.Millisecond}
 			c.ComputeScale = 10
 		},
 	}
