@@ -108,7 +108,7 @@ func (c *Controller) Download(src Source, s wiring.Stages, models []assets.Model
 			case err != nil:
 				m.DownloadErr = shortError(err)
 			case rowsErr != nil:
-				m.Err = rowsErr.Error()
+				m.Err = shortError(rowsErr)
 			}
 		}
 		if err != nil || stopped || !start {

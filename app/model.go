@@ -151,7 +151,7 @@ func (m *Model) Apply(e pipeline.Event) {
 			m.Turns = append(m.Turns, *e.Metrics)
 		}
 	case pipeline.EvError:
-		m.Err = e.Err
+		m.Err = oneLine(e.Err)
 	}
 }
 
@@ -188,7 +188,7 @@ func (m *Model) Stopped(err error) {
 		m.Entries[i].Streaming = false
 	}
 	if err != nil {
-		m.Err = err.Error()
+		m.Err = shortError(err)
 		if errors.Is(err, device.ErrOpen) {
 			m.Err += "; Settings lists the devices that can be opened"
 		}

@@ -17,7 +17,7 @@ func (u *UI) checkModels() {
 	u.update(func(m *Model) {
 		m.Models = rows
 		if err != nil {
-			m.Err = err.Error()
+			m.Err = shortError(err)
 		}
 	})
 }

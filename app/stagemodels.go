@@ -183,8 +183,12 @@ func downloadLabel(names []string, bytes int64, unknown bool, retry bool) string
 }
 
 // shortError is an error as one line of the window.
-func shortError(err error) string {
-	line, _, _ := strings.Cut(err.Error(), "\n")
+func shortError(err error) string { return oneLine(err.Error()) }
+
+// oneLine is a message's first line, cut to what the window shows without
+// growing.
+func oneLine(msg string) string {
+	line, _, _ := strings.Cut(msg, "\n")
 	const most = 240
 	if r := []rune(line); len(r) > most {
 		line = string(r[:most]) + "…"

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,6 +93,10 @@ func TestUIErrorView(t *testing.T) {
 	assert.True(t, u.errText.Visible())
 	assert.Equal(t, "Error: asr: model broken", u.errText.Text)
 	assert.Equal(t, widget.DangerImportance, u.errText.Importance)
+
+	u.feed(pipeline.Event{Type: pipeline.EvError, Err: strings.Repeat("long ", 100) + "\nsecond line"})
+	assert.Len(t, []rune(u.errText.Text), len("Error: ")+241, "one line, cut, so the window does not grow")
+	assert.NotContains(t, u.errText.Text, "second line")
 
 	u.update(func(m *Model) { m.Started() })
 	assert.False(t, u.errText.Visible(), "a new session clears the error")
