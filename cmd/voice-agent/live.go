@@ -94,7 +94,11 @@ func (a *app) pullMissing(cmd *cobra.Command, mirror string) error {
 	if unknown {
 		total += " and more"
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "voice-agent: downloading %d models (%s) into %s: %s\n", len(mods), total, dir, strings.Join(names, ", "))
+	what := fmt.Sprintf("%d models", len(mods))
+	if len(mods) == 1 {
+		what = "1 model"
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "voice-agent: downloading %s (%s) into %s: %s\n", what, total, dir, strings.Join(names, ", "))
 	_, err = a.pullModels(cmd, &assets.Puller{Dir: dir, Mirror: mirror}, mods)
 	return err
 }
