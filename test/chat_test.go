@@ -138,6 +138,7 @@ func TestBenchStagesWritesJSON(t *testing.T) {
 			LoadMS    float64 `json:"load_ms"`
 			ComputeMS float64 `json:"compute_ms"`
 			Unit      string  `json:"unit"`
+			AudioS    float64 `json:"audio_s"`
 		} `json:"stages"`
 		Skipped      []string `json:"skipped"`
 		PeakRSSBytes int64    `json:"peak_rss_bytes"`
@@ -153,6 +154,17 @@ func TestBenchStagesWritesJSON(t *testing.T) {
 	assert.Equal(t, []string{"vad", "asr", "turn", "tts"}, stages)
 	assert.Equal(t, []string{"llm"}, res.Skipped, "no MNN in this build")
 	assert.Positive(t, res.PeakRSSBytes)
+
+	// The real-time factor is over the audio's duration: the stereo set's
+	// samples of both channels are one second per rate samples, not two.
+	wav := filepath.Join(t.TempDir(), "hello.wav")
+	_, stderr, err = agent(t, "tts", "Hello there.", "--out", wav,
+		"--tts-model-dir", "../tts/moss/testdata/tiny", "--tts-codec-dir", "../tts/moss/testdata/tiny-codec")
+	require.NoError(t, err, stderr)
+	format, pcm, err := audio.ReadWAV(wav)
+	require.NoError(t, err)
+	spoken := format.Duration(int64(len(pcm) / format.Channels)).Seconds()
+	assert.InDelta(t, spoken, res.Stages[3].AudioS, 0.01, "the TTS's audio, as long as the same text said by `tts`")
 }
 
 func TestTTSCommandWritesAWAV(t *testing.T) {

@@ -126,3 +126,45 @@ func TestDamagedCachedModelStopsTheCommand(t *testing.T) {
 		assert.NotContains(t, stderr, "panic", args[0])
 	}
 }
+
+// models quantize on a model set's directory quantizes every graph but the
+// kept ones (X-ASR's decoder, as sherpa-onnx keeps it), copies the rest,
+// and the set still recognizes; models compare says how closely each
+// quantized graph follows its original.
+func TestQuantizeSetAndCompare(t *testing.T) {
+	src := tinyXASR(t)
+	out := filepath.Join(t.TempDir(), "int8")
+	stdout, stderr, err := agent(t, "models", "quantize", "--keep", "decoder.onnx", src, out)
+	require.NoError(t, err, stderr)
+	assert.Contains(t, stdout, "2 graphs quantized (encoder.int8.onnx, joiner.int8.onnx)")
+	for _, name := range []string{"decoder.onnx", "tokens.txt"} {
+		want, err := os.ReadFile(filepath.Join(src, name))
+		require.NoError(t, err)
+		got, err := os.ReadFile(filepath.Join(out, name))
+		require.NoError(t, err)
+		assert.Equal(t, want, got, "%s is copied as it is", name)
+	}
+	_, stderr, err = agent(t, "asr", "testdata/demo.wav", "--asr-model-dir", out)
+	require.NoError(t, err, stderr)
+
+	stdout, stderr, err = agent(t, "models", "compare", src, out, "--json")
+	require.NoError(t, err, stderr)
+	var graphs []struct {
+		Graph   string `json:"graph"`
+		Outputs []struct {
+			Output string  `json:"output"`
+			Cosine float64 `json:"cosine"`
+			Agree  float64 `json:"agreement"`
+		} `json:"outputs"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &graphs), stdout)
+	var names []string
+	for _, g := range graphs {
+		names = append(names, g.Graph)
+		require.NotEmpty(t, g.Outputs)
+		for _, o := range g.Outputs {
+			assert.Greater(t, o.Cosine, 0.99, "%s %s", g.Graph, o.Output)
+		}
+	}
+	assert.Equal(t, []string{"decoder.onnx", "encoder.int8.onnx", "joiner.int8.onnx"}, names)
+}

@@ -33,8 +33,10 @@ type stageBench struct {
 	ComputeMS float64 `json:"compute_ms"`
 	// RTF is compute time over audio time, where the unit is audio.
 	RTF float64 `json:"rtf,omitempty"`
-	// FirstAudioMS is the TTS's time to its first samples.
+	// FirstAudioMS is the TTS's time to its first samples; AudioS how
+	// much audio it made.
 	FirstAudioMS float64 `json:"first_audio_ms,omitempty"`
+	AudioS       float64 `json:"audio_s,omitempty"`
 	// LLM speed (engine-timed, as bench llm).
 	PrefillTokS float64 `json:"prefill_tok_s,omitempty"`
 	DecodeTokS  float64 `json:"decode_tok_s,omitempty"`
@@ -229,7 +231,10 @@ func benchStage(ctx context.Context, s wiring.Stages, sm wiring.StageModel, inpu
 		if err != nil {
 			return b, err
 		}
-		seconds := tts.Format().Duration(int64(samples)).Seconds()
+		// p holds interleaved samples of every channel (MOSS: stereo).
+		format := tts.Format()
+		seconds := format.Duration(int64(samples / max(1, format.Channels))).Seconds()
+		b.AudioS = seconds
 		if seconds > 0 {
 			b.RTF = time.Since(start).Seconds() / seconds
 			b.ComputeMS = 1000 * b.RTF

@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/voiceassistant/voice/assets"
-	"github.com/voiceassistant/voice/internal/quantize"
 )
 
 // modelsCmd manages the model cache: the only command that touches the
@@ -209,53 +208,7 @@ func (a *app) modelsCmd() *cobra.Command {
 			return nil
 		},
 	}
-	var bits int
-	quantizeCmd := &cobra.Command{
-		Use: "quantize IN.onnx OUT.onnx",
-		Example: `  voice-agent models quantize smart-turn-v3.2-cpu.onnx smart-turn-int8.onnx
-  scripts/bench-scale   # the full-size stand-ins, quantized and measured`,
-		Short: "Store an ONNX model's weights as int8 (per output channel), for less memory on the device",
-		Long: `Writes OUT.onnx: IN.onnx with every constant weight of a MatMul, Gemm or Conv
-stored as int8 with one scale per output channel, dequantized in front of
-its operator at run time; activations, inputs and outputs stay as they were.
-Use the result with the stage's model flag (--turn-model, --asr-model-dir,
-...) and compare it with bench stages.`,
-		Args: cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			in, err := os.ReadFile(args[0])
-			if err != nil {
-				return err
-			}
-			var out []byte
-			var st quantize.Stats
-			switch bits {
-			case 8:
-				out, st, err = quantize.Int8(in)
-			case 4:
-				// MatMuls to 4 bits, then what is left (Conv, Gemm) to 8.
-				var st4 quantize.Stats
-				if out, st4, err = quantize.Int4(in); err == nil {
-					out, st, err = quantize.Int8(out)
-					st.Weights += st4.Weights
-					st.FP32Bytes += st4.FP32Bytes
-					st.Int8Bytes += st4.Int8Bytes
-				}
-			default:
-				return fmt.Errorf("--bits %d: 8 or 4", bits)
-			}
-			if err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
-			}
-			if err := os.WriteFile(args[1], out, 0o644); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d weights, %s fp32 -> %s quantized; file %s -> %s\n", args[1], st.Weights,
-				assets.FormatSize(st.FP32Bytes), assets.FormatSize(st.Int8Bytes), assets.FormatSize(int64(len(in))), assets.FormatSize(int64(len(out))))
-			return nil
-		},
-	}
-	quantizeCmd.Flags().IntVar(&bits, "bits", 8, "8: every MatMul, Gemm and Conv weight as int8; 4: MatMul weights as 4 bits (ONNX Runtime's MatMulNBits, blocks of 32), the others as int8")
-	cmd.AddCommand(list, pull, verify, path, quantizeCmd)
+	cmd.AddCommand(list, pull, verify, path, a.quantizeCmd(), a.compareCmd())
 	return cmd
 }
 
@@ -311,3 +264,4 @@ func progressPrinter(cmd *cobra.Command, tty bool) func(assets.Progress) {
 		}
 	}
 }
+

@@ -111,28 +111,6 @@ func Open(path string, inputs, outputs []Tensor, opts Options, hint string) (*Se
 	return &Session{DynamicAdvancedSession: s, Path: path, Inputs: ins, Outputs: outs}, nil
 }
 
-// Declaration reads the inputs and outputs a model file declares. It
-// builds a throwaway session with graph optimization off, which for a
-// large model is much cheaper than the real one.
-func Declaration(path string) (ins, outs []ort.InputOutputInfo, err error) {
-	if err := Init(""); err != nil {
-		return nil, nil, err
-	}
-	so, err := ort.NewSessionOptions()
-	if err != nil {
-		return nil, nil, fmt.Errorf("onnx: session options: %w", err)
-	}
-	defer so.Destroy()
-	if err := so.SetGraphOptimizationLevel(ort.GraphOptimizationLevelDisableAll); err != nil {
-		return nil, nil, fmt.Errorf("onnx: session options: %w", err)
-	}
-	ins, outs, err = ort.GetInputOutputInfoWithOptions(path, so)
-	if err != nil {
-		return nil, nil, fmt.Errorf("model %s: cannot read it as ONNX (%v); the file is corrupt or not a model", path, err)
-	}
-	return ins, outs, nil
-}
-
 func configure(so *ort.SessionOptions, opts Options) error {
 	intra, inter := max(opts.IntraThreads, 1), max(opts.InterThreads, 1)
 	if err := so.SetIntraOpNumThreads(intra); err != nil {

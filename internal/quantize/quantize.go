@@ -19,6 +19,8 @@ import (
 	"math"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/voiceassistant/voice/internal/onnxproto"
 )
 
 // Stats says what Int8 did.
@@ -27,6 +29,32 @@ type Stats struct {
 	// their size before and after (scales included).
 	Weights              int
 	FP32Bytes, Int8Bytes int64
+	microsoft            bool // com.microsoft operators were written
+}
+
+func (s *Stats) add(o Stats) {
+	s.Weights += o.Weights
+	s.FP32Bytes += o.FP32Bytes
+	s.Int8Bytes += o.Int8Bytes
+	s.microsoft = s.microsoft || o.microsoft
+}
+
+// Bits quantizes the model's weights to 8 bits (Int8) or 4: MatMul
+// weights to 4 bits (Int4), then the rest (Conv, Gemm) to 8.
+func Bits(model []byte, bits int) ([]byte, Stats, error) {
+	switch bits {
+	case 8:
+		return Int8(model)
+	case 4:
+		out, st4, err := Int4(model)
+		if err != nil {
+			return nil, st4, err
+		}
+		out, st, err := Int8(out)
+		st.add(st4)
+		return out, st, err
+	}
+	return nil, Stats{}, fmt.Errorf("quantize: %d bits: 8 or 4", bits)
 }
 
 // ErrNotONNX is returned for bytes that are not an ONNX model.
@@ -71,12 +99,13 @@ var weightInput = map[string][2]int{"MatMul": {1, -2}, "Gemm": {1, -1}, "Conv": 
 
 // Int8 returns the model with its weights quantized (see the package doc).
 func Int8(model []byte) ([]byte, Stats, error) {
-	return rewriteGraph(model, int8Graph, false)
+	return rewriteGraph(model, int8Graph)
 }
 
-// rewriteGraph copies the model with its graph rewritten by rewrite; with
-// ms set it declares the com.microsoft operator set the rewrite uses.
-func rewriteGraph(model []byte, rewrite func([]byte, *Stats) ([]byte, error), ms bool) ([]byte, Stats, error) {
+// rewriteGraph copies the model with its graph rewritten by rewrite,
+// declaring the com.microsoft operator set if the rewrite used one of its
+// operators.
+func rewriteGraph(model []byte, rewrite func([]byte, *Stats) ([]byte, error)) ([]byte, Stats, error) {
 	var st Stats
 	var out []byte
 	sawGraph, sawMS := false, false
@@ -103,7 +132,7 @@ func rewriteGraph(model []byte, rewrite func([]byte, *Stats) ([]byte, error), ms
 	if err != nil || !sawGraph {
 		return nil, st, fmt.Errorf("quantize: %w", errors.Join(ErrNotONNX, err))
 	}
-	if ms && !sawMS && st.Weights > 0 {
+	if st.microsoft && !sawMS {
 		var o []byte
 		o = protowire.AppendTag(o, opsetDomain, protowire.BytesType)
 		o = protowire.AppendString(o, msDomain)
@@ -120,7 +149,7 @@ func rewriteGraph(model []byte, rewrite func([]byte, *Stats) ([]byte, error), ms
 type node struct {
 	inputs         []string
 	opType, domain string
-	transB         int64
+	ints           map[string]int64 // its integer attributes
 	fields         [][]byte // every other field, as written
 	extra          [][]byte // fields a rewrite adds (attributes)
 }
@@ -233,7 +262,7 @@ func int8Graph(g []byte, st *Stats) ([]byte, error) {
 			axis = len(t.dims) - 1
 		case axis < 0:
 			axis = 1
-			if n.transB != 0 {
+			if n.ints["transB"] != 0 {
 				axis = 0
 			}
 		}
@@ -255,6 +284,7 @@ func int8Graph(g []byte, st *Stats) ([]byte, error) {
 		n.inputs[spec[0]] = made[key]
 		quantized[t.name] = true
 	}
+	newInits = append(newInits, quantizeGathers(gr, 8, st, quantized)...)
 	// DequantizeLinear first: the node list stays topologically sorted.
 	return gr.encode(quantized, dqNodes, newInits), nil
 }
@@ -315,9 +345,10 @@ func readNode(b []byte) (*node, error) {
 			}); err != nil {
 				return err
 			}
-			if name == "transB" {
-				n.transB = i
+			if n.ints == nil {
+				n.ints = map[string]int64{}
 			}
+			n.ints[name] = i
 		}
 		n.fields = append(n.fields, raw)
 		return nil
@@ -493,31 +524,5 @@ func float32Raw(f []float32) []byte {
 	return b
 }
 
-// eachField calls visit with each field of the message in b: its number,
-// wire type, value (a bytes field's contents, a varint's or fixed value's
-// encoding) and the field's whole encoding.
-func eachField(b []byte, visit func(num protowire.Number, typ protowire.Type, val, raw []byte) error) error {
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return protowire.ParseError(n)
-		}
-		m := protowire.ConsumeFieldValue(num, typ, b[n:])
-		if m < 0 {
-			return protowire.ParseError(m)
-		}
-		val := b[n : n+m]
-		if typ == protowire.BytesType {
-			v, k := protowire.ConsumeBytes(val)
-			if k < 0 {
-				return protowire.ParseError(k)
-			}
-			val = v
-		}
-		if err := visit(num, typ, val, b[:n+m]); err != nil {
-			return err
-		}
-		b = b[n+m:]
-	}
-	return nil
-}
+// eachField walks a message's fields (onnxproto.EachField).
+var eachField = onnxproto.EachField

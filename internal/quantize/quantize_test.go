@@ -151,3 +151,46 @@ func TestPackInt4(t *testing.T) {
 	assert.Equal(t, byte(8|1<<4), q[col1block1], "k=32 is zero, k=33 is -7 steps")
 	assert.Equal(t, byte(8|8<<4), q[col1block1+blockSize/2-1], "the padding")
 }
+
+// Compare feeds both models the same input and measures how the quantized
+// one's outputs follow the original's: int8 stays close on the tiny Smart
+// Turn model and on the tiny MOSS prefill (every output, the KV cache
+// too), and a model of another signature is refused.
+func TestCompare(t *testing.T) {
+	testenv.ONNXRuntime(t)
+	src := "../../turn/smartturn/testdata/smart_turn_tiny.onnx"
+	model, err := os.ReadFile(src)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	for bits, name := range map[int]string{8: "int8.onnx", 4: "int4.onnx"} {
+		q, _, err := Bits(model, bits)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), q, 0o644))
+	}
+	same, err := Compare(src, src, onnx.Options{})
+	require.NoError(t, err)
+	require.Len(t, same, 1)
+	assert.Equal(t, Agreement{Output: "logits", Cosine: 1, Agree: 1}, same[0])
+
+	int8, err := Compare(src, filepath.Join(dir, "int8.onnx"), onnx.Options{})
+	require.NoError(t, err)
+	assert.Greater(t, int8[0].Cosine, 0.999)
+	assert.Less(t, int8[0].MaxAbsDiff, 0.02)
+
+	moss := "../../tts/moss/testdata/tiny/moss_tts_prefill.onnx"
+	prefill, err := os.ReadFile(moss)
+	require.NoError(t, err)
+	q, _, err := Int8(prefill)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "prefill.onnx"), q, 0o644))
+	outs, err := Compare(moss, filepath.Join(dir, "prefill.onnx"), onnx.Options{})
+	require.NoError(t, err)
+	require.Greater(t, len(outs), 2)
+	for _, o := range outs {
+		assert.Greater(t, o.Cosine, 0.99, o.Output)
+		assert.Positive(t, o.MaxAbsDiff, "%s: int8 changes something", o.Output)
+	}
+
+	_, err = Compare(src, moss, onnx.Options{})
+	require.ErrorContains(t, err, "does not match", "a model of another signature is refused")
+}

@@ -1,0 +1,149 @@
+package quantize
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/voiceassistant/voice/internal/testenv"
+	"github.com/voiceassistant/voice/tts/moss"
+)
+
+const tinyMoss, tinyCodec = "../../tts/moss/testdata/tiny", "../../tts/moss/testdata/tiny-codec"
+
+// externalMossSet writes the tiny MOSS set as the published one is laid
+// out: the prefill and decode-step graphs' weights in one shared data
+// file, the local graph's in another.
+func externalMossSet(t *testing.T) string {
+	dir := t.TempDir()
+	shared := map[string]string{
+		"moss_tts_prefill.onnx":                   "moss_tts_global_shared.data",
+		"moss_tts_decode_step.onnx":               "moss_tts_global_shared.data",
+		"moss_tts_local_fixed_sampled_frame.onnx": "moss_tts_local_shared.data",
+	}
+	files := map[string]*DataFile{}
+	entries, err := os.ReadDir(tinyMoss)
+	require.NoError(t, err)
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(tinyMoss, e.Name()))
+		require.NoError(t, err)
+		if loc, ok := shared[e.Name()]; ok {
+			d := files[loc]
+			if d == nil {
+				f, err := os.Create(filepath.Join(dir, loc))
+				require.NoError(t, err)
+				t.Cleanup(func() { f.Close() })
+				d = NewDataFile(loc, f)
+				files[loc] = d
+			}
+			data, err = d.Externalize(data)
+			require.NoError(t, err)
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644))
+	}
+	return dir
+}
+
+func synthesize(t *testing.T, dir string) []float32 {
+	tts, err := moss.Open(dir, tinyCodec, moss.Options{})
+	require.NoError(t, err)
+	defer tts.Close()
+	var pcm []float32
+	require.NoError(t, tts.Synthesize(context.Background(), "Hello there.", func(p []float32) error {
+		pcm = append(pcm, p...)
+		return nil
+	}))
+	return pcm
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	return info.Size()
+}
+
+// A set whose graphs share an external data file, as MOSS-TTS-Nano's do:
+// its weights are written once, it speaks exactly as the inline set, and
+// Dir quantizes it into a set of the same layout, with the data file still
+// shared and a quarter of the size.
+func TestDirKeepsSharedExternalData(t *testing.T) {
+	testenv.ONNXRuntime(t)
+	ext := externalMossSet(t)
+	global := fileSize(t, filepath.Join(ext, "moss_tts_global_shared.data"))
+	prefill := fileSize(t, filepath.Join(tinyMoss, "moss_tts_prefill.onnx"))
+	decode := fileSize(t, filepath.Join(tinyMoss, "moss_tts_decode_step.onnx"))
+	assert.Less(t, global, prefill+decode-prefill/2, "the weights both graphs hold are written once")
+	assert.Less(t, fileSize(t, filepath.Join(ext, "moss_tts_prefill.onnx")), prefill/4, "the graph refers to its weights")
+
+	want := synthesize(t, tinyMoss)
+	require.NotEmpty(t, want)
+	assert.Equal(t, want, synthesize(t, ext), "the same weights, from the data files")
+
+	out := filepath.Join(t.TempDir(), "int8")
+	graphs, err := Dir(ext, out, 8, nil)
+	require.NoError(t, err)
+	assert.Len(t, graphs, 3)
+	for _, name := range []string{"moss_tts_global_shared.data", "moss_tts_local_shared.data", "tts_browser_onnx_meta.json", "tokenizer.model"} {
+		assert.FileExists(t, filepath.Join(out, name))
+	}
+	quantized := fileSize(t, filepath.Join(out, "moss_tts_global_shared.data"))
+	assert.Less(t, quantized, global)
+	assert.Less(t, quantized, referenced(t, out, "moss_tts_prefill.onnx")+referenced(t, out, "moss_tts_decode_step.onnx")/2,
+		"the graphs still share their common weights")
+	assert.NotEmpty(t, synthesize(t, out), "the quantized set speaks")
+}
+
+// referenced is how many bytes of external data the graph refers to.
+func referenced(t *testing.T, dir, name string) int64 {
+	model, err := os.ReadFile(filepath.Join(dir, name))
+	require.NoError(t, err)
+	var n int64
+	_, err = mapInitializers(model, func(b []byte) ([]byte, error) {
+		_, _, length, ok, err := externalRef(b)
+		if ok {
+			n += length
+		}
+		return b, err
+	})
+	require.NoError(t, err)
+	return n
+}
+
+// A graph kept as it is cannot share a data file with quantized graphs:
+// the rewritten file no longer holds its weights where it says.
+func TestDirRefusesKeptGraphSharingData(t *testing.T) {
+	ext := externalMossSet(t)
+	_, err := Dir(ext, t.TempDir(), 8, []string{"moss_tts_decode_step.onnx"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "moss_tts_decode_step.onnx is kept as it is but shares moss_tts_global_shared.data")
+}
+
+// Inline reports a data file shorter than the graph says, or a location
+// outside the model's directory, rather than reading garbage.
+func TestInlineBadExternalData(t *testing.T) {
+	ext := externalMossSet(t)
+	model, err := os.ReadFile(filepath.Join(ext, "moss_tts_local_fixed_sampled_frame.onnx"))
+	require.NoError(t, err)
+	data := filepath.Join(ext, "moss_tts_local_shared.data")
+	require.NoError(t, os.Truncate(data, fileSize(t, data)/2))
+	_, err = Inline(model, ext)
+	require.ErrorContains(t, err, "truncated")
+
+	_, err = Inline(model, filepath.Join(ext, "missing"))
+	require.ErrorContains(t, err, "moss_tts_local_shared.data")
+
+	outside := withRef(nil, "../secret.data", 0, 4)
+	_, err = Inline(graphWith(outside), ext)
+	require.ErrorContains(t, err, "outside the model's directory")
+}
+
+// graphWith is a model whose graph has the one initializer t.
+func graphWith(t []byte) []byte {
+	g := protowire.AppendBytes(protowire.AppendTag(nil, graphInit, protowire.BytesType), t)
+	return protowire.AppendBytes(protowire.AppendTag(nil, modelGraph, protowire.BytesType), g)
+}
