@@ -264,4 +264,3 @@ func progressPrinter(cmd *cobra.Command, tty bool) func(assets.Progress) {
 		}
 	}
 }
-

@@ -70,4 +70,3 @@ func TestDeclarationOfABadFile(t *testing.T) {
 	_, _, err = onnx.Declaration(filepath.Join(dir, "missing.onnx"))
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
-

@@ -150,8 +150,8 @@ type node struct {
 	inputs         []string
 	opType, domain string
 	ints           map[string]int64 // its integer attributes
-	fields         [][]byte // every other field, as written
-	extra          [][]byte // fields a rewrite adds (attributes)
+	fields         [][]byte         // every other field, as written
+	extra          [][]byte         // fields a rewrite adds (attributes)
 }
 
 // tensor is an initializer: its encoding, and its fp32 values if it is a
