@@ -142,6 +142,11 @@ func TestBenchStagesWritesJSON(t *testing.T) {
 		} `json:"stages"`
 		Skipped      []string `json:"skipped"`
 		PeakRSSBytes int64    `json:"peak_rss_bytes"`
+		MemoryEnd    struct {
+			RSS  int64 `json:"rss_bytes"`
+			Anon int64 `json:"anon_bytes"`
+			PSS  int64 `json:"pss_bytes"`
+		} `json:"memory_end"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(stdout), &res), stdout)
 	var stages []string
@@ -154,6 +159,8 @@ func TestBenchStagesWritesJSON(t *testing.T) {
 	assert.Equal(t, []string{"vad", "asr", "turn", "tts"}, stages)
 	assert.Equal(t, []string{"llm"}, res.Skipped, "no MNN in this build")
 	assert.Positive(t, res.PeakRSSBytes)
+	assert.Positive(t, res.MemoryEnd.PSS)
+	assert.LessOrEqual(t, res.MemoryEnd.Anon, res.MemoryEnd.RSS)
 
 	// The real-time factor is over the audio's duration: the stereo set's
 	// samples of both channels are one second per rate samples, not two.

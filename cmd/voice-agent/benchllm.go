@@ -182,9 +182,33 @@ func peakRSS() int64 { return procStatusBytes("VmHWM:") }
 // rss is the process's resident set size now (0 where /proc has none).
 func rss() int64 { return procStatusBytes("VmRSS:") }
 
+// memory is the process's memory at one moment, in bytes (Linux; zeros
+// elsewhere). RSS counts a file mapped twice (ONNX Runtime maps weights
+// kept in external data once per session) twice; PSS counts each page
+// once, shared pages in part, so it is what the process costs the device.
+type memory struct {
+	RSS  int64 `json:"rss_bytes"`
+	Anon int64 `json:"anon_bytes"` // private memory: heap, arenas, packed weights
+	File int64 `json:"file_bytes"` // mapped files: the libraries, mapped weights
+	PSS  int64 `json:"pss_bytes"`
+}
+
+func (m memory) String() string {
+	mib := func(b int64) float64 { return float64(b) / (1 << 20) }
+	return fmt.Sprintf("RSS %.1f MiB (%.1f private, %.1f mapped files), PSS %.1f MiB", mib(m.RSS), mib(m.Anon), mib(m.File), mib(m.PSS))
+}
+
+func memoryNow() memory {
+	return memory{RSS: rss(), Anon: procStatusBytes("RssAnon:"), File: procStatusBytes("RssFile:"),
+		PSS: procBytes("/proc/self/smaps_rollup", "Pss:")}
+}
+
 // procStatusBytes reads a kB field of /proc/self/status, in bytes.
-func procStatusBytes(field string) int64 {
-	data, err := os.ReadFile("/proc/self/status")
+func procStatusBytes(field string) int64 { return procBytes("/proc/self/status", field) }
+
+// procBytes reads a kB field of a /proc file, in bytes.
+func procBytes(file, field string) int64 {
+	data, err := os.ReadFile(file)
 	if err != nil {
 		return 0
 	}

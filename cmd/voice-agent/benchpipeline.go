@@ -26,8 +26,10 @@ type pipelineBench struct {
 	VoiceToVoice percentiles            `json:"voice_to_voice_ms"`
 	Compute      map[string]percentiles `json:"stage_compute_ms"`
 	Speculated   int                    `json:"speculated"`
-	// PeakRSSBytes is the whole assistant's peak memory over the replay.
-	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// PeakRSSBytes is the whole assistant's peak memory over the replay;
+	// MemoryEnd its memory once the replay is over, every model loaded.
+	PeakRSSBytes int64  `json:"peak_rss_bytes"`
+	MemoryEnd    memory `json:"memory_end"`
 }
 
 type percentiles struct {
@@ -70,7 +72,7 @@ the scripted recognizer and LLM), and the report names it.`,
 			}
 			b := summarizeBench(res.Metrics)
 			b.Input, b.ComputeScale, b.Swapped = args[0], scale, swapped
-			b.PeakRSSBytes = peakRSS()
+			b.PeakRSSBytes, b.MemoryEnd = peakRSS(), memoryNow()
 			b.Stages = map[string]string{"vad": stages.VAD, "asr": stages.ASR, "turn": stages.Turn, "llm": stages.LLM, "tts": stages.TTS}
 			if a.json {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(b)
@@ -116,7 +118,7 @@ func printBench(w io.Writer, b pipelineBench) {
 		fmt.Fprintf(w, " (stand-ins for %v: models not installed)", b.Swapped)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "voice to voice: p50 %.0f ms, p95 %.0f ms; peak RSS %.1f MiB\n", b.VoiceToVoice.P50, b.VoiceToVoice.P95, float64(b.PeakRSSBytes)/(1<<20))
+	fmt.Fprintf(w, "voice to voice: p50 %.0f ms, p95 %.0f ms; peak RSS %.1f MiB; at the end %s\n", b.VoiceToVoice.P50, b.VoiceToVoice.P95, float64(b.PeakRSSBytes)/(1<<20), b.MemoryEnd)
 	fmt.Fprintln(w, "compute per turn (ms):   p50      p95")
 	for _, name := range []string{"vad", "asr", "turn", "llm", "llm_prefill", "llm_decode", "tts"} {
 		c := b.Compute[name]

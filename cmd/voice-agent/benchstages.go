@@ -47,6 +47,7 @@ type stagesBench struct {
 	Stages       []stageBench `json:"stages"`
 	Skipped      []string     `json:"skipped"`
 	PeakRSSBytes int64        `json:"peak_rss_bytes"`
+	MemoryEnd    memory       `json:"memory_end"`
 	GOOS         string       `json:"goos"`
 	GOARCH       string       `json:"goarch"`
 	CPUs         int          `json:"cpus"`
@@ -87,7 +88,7 @@ real-time factor and time to first audio on --text.`,
 				}
 				res.Stages = append(res.Stages, b)
 			}
-			res.PeakRSSBytes = peakRSS()
+			res.PeakRSSBytes, res.MemoryEnd = peakRSS(), memoryNow()
 			if a.json {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
 			}
@@ -283,5 +284,5 @@ func printStages(w io.Writer, r stagesBench) {
 	if len(r.Skipped) > 0 {
 		fmt.Fprintf(w, "skipped (a test double, off, or no model installed): %v\n", r.Skipped)
 	}
-	fmt.Fprintf(w, "peak RSS %.1f MiB, %s/%s, %d CPUs\n", float64(r.PeakRSSBytes)/(1<<20), r.GOOS, r.GOARCH, r.CPUs)
+	fmt.Fprintf(w, "peak RSS %.1f MiB; at the end %s; %s/%s, %d CPUs\n", float64(r.PeakRSSBytes)/(1<<20), r.MemoryEnd, r.GOOS, r.GOARCH, r.CPUs)
 }
