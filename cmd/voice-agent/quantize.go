@@ -25,11 +25,12 @@ func (a *app) quantizeCmd() *cobra.Command {
   voice-agent models quantize --keep decoder-160ms.onnx xasr-zh-en-streaming-160ms xasr-int8
   voice-agent models quantize --bits 4 MOSS-TTS-Nano-100M-ONNX moss-int4
   scripts/bench-scale   # the full-size stand-ins, quantized and measured`,
-		Short: "Store an ONNX model's weights as int8 (per output channel) or 4 bits, for less memory on the device",
-		Long: `Writes OUT: IN with every constant weight of a MatMul, Gemm or Conv stored
-as int8 with one scale per output channel, dequantized in front of its
-operator at run time (--bits 4: MatMul weights as 4 bits, computed from
-directly); activations, inputs and outputs stay as they were.
+		Short: "Store an ONNX model's weights in 8 or 4 bits, for less memory on the device",
+		Long: `Writes OUT: IN with its weights quantized, activations, inputs and outputs
+as they were. MatMul weights become ONNX Runtime's MatMulNBits and embedding
+tables its GatherBlockQuantized, --bits 8 or 4 in blocks of 32 weights with
+a scale each, computed from directly; Conv and Gemm weights are stored as
+int8 per output channel, dequantized in front of their operator at run time.
 
 IN is a model file (OUT gets the model with its weights inside), or a
 model set's directory (OUT becomes the set's quantized copy: every .onnx
@@ -73,7 +74,7 @@ bench stages.`,
 			return nil
 		},
 	}
-	cmd.Flags().IntVar(&bits, "bits", 8, "8: every MatMul, Gemm and Conv weight as int8; 4: MatMul weights as 4 bits (ONNX Runtime's MatMulNBits, blocks of 32), the others as int8")
+	cmd.Flags().IntVar(&bits, "bits", 8, "bits per MatMul weight and embedding: 8 or 4 (Conv and Gemm weights are int8 either way)")
 	cmd.Flags().StringSliceVar(&keep, "keep", nil, "with a directory: graphs copied as they are (e.g. X-ASR's decoder, which sherpa-onnx keeps fp32)")
 	return cmd
 }

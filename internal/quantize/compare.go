@@ -32,6 +32,9 @@ type Agreement struct {
 // mask value for the models here; booleans false), and reports each
 // output's agreement.
 func Compare(original, quantized string, opts onnx.Options) ([]Agreement, error) {
+	if err := onnx.Init(opts.Library); err != nil {
+		return nil, err
+	}
 	ins, outs, err := onnx.Declaration(original)
 	if err != nil {
 		return nil, err

@@ -8,22 +8,24 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// blockSize is how many weights of a column share a 4-bit scale: 32, what
-// ONNX Runtime's own 4-bit quantizer defaults to.
+// blockSize is how many weights of a column share a scale: 32, what ONNX
+// Runtime's own block quantizer defaults to.
 const blockSize = 32
 
-// Int4 returns the model with each MatMul by a constant 2-D weight
-// replaced by ONNX Runtime's MatMulNBits (domain com.microsoft): the
-// weight stored as 4 bits, symmetric, one fp32 scale per block of 32
-// weights of a column. Unlike Int8's DequantizeLinear, the operator
-// computes from the packed weight itself, so the fp32 weight never exists
-// in memory. Other operators (Conv, Gemm) are left as they are; quantize
-// them with Int8 first or after.
-func Int4(model []byte) ([]byte, Stats, error) {
-	return rewriteGraph(model, int4Graph)
+// NBits returns the model with each MatMul by a constant 2-D weight
+// replaced by ONNX Runtime's MatMulNBits (domain com.microsoft), the
+// weight stored in bits (4 or 8), symmetric, one fp32 scale per block of
+// 32 weights of a column, and each embedding table gathered by
+// GatherBlockQuantized in the same bits (quantizeGathers). Unlike Int8's
+// DequantizeLinear, both operators compute from the packed weights, so
+// the fp32 weights never exist in memory, and no run pays for turning them
+// back. Other operators (Conv, Gemm) are left as they are; Int8 quantizes
+// them.
+func NBits(model []byte, bits int) ([]byte, Stats, error) {
+	return rewriteGraph(model, func(g []byte, st *Stats) ([]byte, error) { return nbitsGraph(g, bits, st) })
 }
 
-func int4Graph(g []byte, st *Stats) ([]byte, error) {
+func nbitsGraph(g []byte, bits int, st *Stats) ([]byte, error) {
 	gr, err := readGraph(g)
 	if err != nil {
 		return nil, err
@@ -42,11 +44,11 @@ func int4Graph(g []byte, st *Stats) ([]byte, error) {
 		k, cols := int(t.dims[0]), int(t.dims[1])
 		names, ok := packed[t.name]
 		if !ok {
-			q, scales := packInt4(t.floats, k, cols)
-			names = [2]string{t.name + "_q4", t.name + "_scales"}
+			q, scales := packColumns(t.floats, k, cols, bits)
+			names = [2]string{t.name + "_q" + strconv.Itoa(bits), t.name + "_scales"}
 			blocks := (k + blockSize - 1) / blockSize
 			newInits = append(newInits,
-				tensorBytes(names[0], typeUint8, []int64{int64(cols), int64(blocks), blockSize / 2}, q),
+				tensorBytes(names[0], typeUint8, []int64{int64(cols), int64(blocks), int64(blockSize * bits / 8)}, q),
 				tensorBytes(names[1], typeFloat, []int64{int64(cols * blocks)}, float32Raw(scales)))
 			packed[t.name] = names
 			st.Weights++
@@ -55,21 +57,34 @@ func int4Graph(g []byte, st *Stats) ([]byte, error) {
 		}
 		n.opType, n.domain = "MatMulNBits", msDomain
 		n.inputs = []string{n.inputs[0], names[0], names[1]}
-		n.extra = [][]byte{intAttr("K", int64(k)), intAttr("N", int64(cols)), intAttr("bits", 4), intAttr("block_size", blockSize)}
+		n.extra = [][]byte{intAttr("K", int64(k)), intAttr("N", int64(cols)), intAttr("bits", int64(bits)), intAttr("block_size", blockSize), intAttr("accuracy_level", 4)}
 		replaced[t.name] = true
 		st.microsoft = true
 	}
-	newInits = append(newInits, quantizeGathers(gr, 4, st, replaced)...)
+	newInits = append(newInits, quantizeGathers(gr, bits, st, replaced)...)
 	return gr.encode(replaced, nil, newInits), nil
 }
 
-// packInt4 quantizes w [k, cols] to 4 bits per weight, column by column in
-// blocks of blockSize along k (the last block padded with zeros): the
-// layout MatMulNBits reads, [cols][blocks][blockSize/2] with two weights a
-// byte (the first in the low nibble), stored unsigned with zero point 8.
-func packInt4(w []float32, k, cols int) ([]byte, []float32) {
+// levels is the largest magnitude of a symmetric bits-bit value, and zero
+// the stored value of 0 (values are stored unsigned).
+func levels(bits int) (levels, zero int) {
+	if bits == 8 {
+		return 127, 128
+	}
+	return 7, 8
+}
+
+// packColumns quantizes w [k, cols] to bits per weight, column by column
+// in blocks of blockSize along k (the last block padded with zeros): the
+// layout MatMulNBits reads, [cols][blocks][blockSize*bits/8], 4-bit
+// weights two a byte (the first in the low nibble), stored unsigned with
+// MatMulNBits' default zero point (8 or 128).
+func packColumns(w []float32, k, cols, bits int) ([]byte, []float32) {
+	top, zero := levels(bits)
+	perByte := 8 / bits
+	blockBytes := blockSize / perByte
 	blocks := (k + blockSize - 1) / blockSize
-	q := make([]byte, cols*blocks*blockSize/2)
+	q := make([]byte, cols*blocks*blockBytes)
 	scales := make([]float32, cols*blocks)
 	for c := range cols {
 		for b := range blocks {
@@ -77,18 +92,18 @@ func packInt4(w []float32, k, cols int) ([]byte, []float32) {
 			for i := b * blockSize; i < min(k, (b+1)*blockSize); i++ {
 				m = max(m, float32(math.Abs(float64(w[i*cols+c]))))
 			}
-			scale := m / 7
+			scale := m / float32(top)
 			if scale == 0 {
 				scale = 1
 			}
 			scales[c*blocks+b] = scale
 			for j := range blockSize {
-				v := 8 // zero
+				v := zero
 				if i := b*blockSize + j; i < k {
-					v = 8 + int(min(7, max(-8, math.RoundToEven(float64(w[i*cols+c]/scale)))))
+					v = zero + int(min(float64(top), max(-float64(top), math.RoundToEven(float64(w[i*cols+c]/scale)))))
 				}
-				at := (c*blocks+b)*blockSize/2 + j/2
-				q[at] |= byte(v) << (4 * (j % 2))
+				at := (c*blocks+b)*blockBytes + j/perByte
+				q[at] |= byte(v) << (bits * (j % perByte))
 			}
 		}
 	}
@@ -144,9 +159,10 @@ func quantizeGathers(gr *graph, bits int, st *Stats, replaced map[string]bool) [
 // value, so each nibble of zeros holds it: ONNX Runtime indexes 4-bit zero
 // points across rows rather than row by row.
 func packRows(w []float32, rows, cols, bits int) (q []byte, scales []float32, zeros []byte) {
-	levels, zero, zeroByte := 7, 8, byte(0x88)
+	top, zero := levels(bits)
+	zeroByte := byte(0x88)
 	if bits == 8 {
-		levels, zero, zeroByte = 127, 128, 0x80
+		zeroByte = 0x80
 	}
 	blocks := (cols + blockSize - 1) / blockSize
 	perByte := 8 / bits
@@ -161,13 +177,13 @@ func packRows(w []float32, rows, cols, bits int) (q []byte, scales []float32, ze
 			for _, v := range row[b*blockSize : min(cols, (b+1)*blockSize)] {
 				m = max(m, float32(math.Abs(float64(v))))
 			}
-			scale := m / float32(levels)
+			scale := m / float32(top)
 			if scale == 0 {
 				scale = 1
 			}
 			scales[r*blocks+b] = scale
 			for i := b * blockSize; i < min(cols, (b+1)*blockSize); i++ {
-				v := zero + int(min(float64(levels), max(-float64(levels), math.RoundToEven(float64(row[i]/scale)))))
+				v := zero + int(min(float64(top), max(-float64(top), math.RoundToEven(float64(row[i]/scale)))))
 				q[r*rowBytes+i/perByte] |= byte(v) << (bits * (i % perByte))
 			}
 		}

@@ -1,15 +1,17 @@
-// Package quantize shrinks ONNX models for the device: weight-only int8
-// quantization per output channel, done on the model file itself (an ONNX
-// ModelProto, read and written with protowire), with no Python and no
-// ONNX Runtime tooling.
+// Package quantize shrinks ONNX models for the device: weight-only
+// quantization done on the model file itself (an ONNX ModelProto, read and
+// written with protowire), with no Python and no ONNX Runtime tooling.
 //
-// Each constant weight of a MatMul, Gemm or Conv (an initializer of at
-// least two dimensions) is stored as int8 with one fp32 scale per output
-// channel (symmetric, zero point 0), and a DequantizeLinear node in front
-// of the operator gives it its fp32 weight back at run time. Activations
-// stay fp32, so the model's inputs, outputs and other numerics are
-// unchanged: only the weights lose precision. Everything else in the file
-// is copied as it was.
+// Bits does all of it. MatMul weights become ONNX Runtime's MatMulNBits
+// and embedding tables its GatherBlockQuantized, 8 or 4 bits in blocks of
+// 32 with one scale each (NBits): both compute from the packed weights.
+// The other weights of Gemm and Conv are stored as int8 with one scale per
+// output channel, a DequantizeLinear in front of the operator giving the
+// fp32 weight back at run time (Int8). Activations stay fp32, so the
+// model's inputs, outputs and other numerics are unchanged: only the
+// weights lose precision. Everything else in the file is copied as it
+// was. Dir quantizes a model set whose graphs share external data files;
+// Compare measures how closely a quantized model follows its original.
 package quantize
 
 import (
@@ -39,22 +41,20 @@ func (s *Stats) add(o Stats) {
 	s.microsoft = s.microsoft || o.microsoft
 }
 
-// Bits quantizes the model's weights to 8 bits (Int8) or 4: MatMul
-// weights to 4 bits (Int4), then the rest (Conv, Gemm) to 8.
+// Bits quantizes the model's weights to 8 or 4 bits: MatMul weights and
+// embedding tables with NBits, then what is left (Conv, Gemm) to int8
+// with Int8.
 func Bits(model []byte, bits int) ([]byte, Stats, error) {
-	switch bits {
-	case 8:
-		return Int8(model)
-	case 4:
-		out, st4, err := Int4(model)
-		if err != nil {
-			return nil, st4, err
-		}
-		out, st, err := Int8(out)
-		st.add(st4)
-		return out, st, err
+	if bits != 8 && bits != 4 {
+		return nil, Stats{}, fmt.Errorf("quantize: %d bits: 8 or 4", bits)
 	}
-	return nil, Stats{}, fmt.Errorf("quantize: %d bits: 8 or 4", bits)
+	out, st, err := NBits(model, bits)
+	if err != nil {
+		return nil, st, err
+	}
+	out, rest, err := Int8(out)
+	st.add(rest)
+	return out, st, err
 }
 
 // ErrNotONNX is returned for bytes that are not an ONNX model.
@@ -97,7 +97,9 @@ const (
 // of it the output channel (-1: Gemm's, from transB; -2: the last).
 var weightInput = map[string][2]int{"MatMul": {1, -2}, "Gemm": {1, -1}, "Conv": {1, 0}}
 
-// Int8 returns the model with its weights quantized (see the package doc).
+// Int8 returns the model with the weights of its MatMul, Gemm and Conv
+// operators as int8 behind DequantizeLinear, and its embedding tables as
+// 8-bit GatherBlockQuantized (see the package doc).
 func Int8(model []byte) ([]byte, Stats, error) {
 	return rewriteGraph(model, int8Graph)
 }

@@ -110,7 +110,7 @@ func TestInt4MOSSSpeaks(t *testing.T) {
 		require.NoError(t, err)
 		if filepath.Ext(e.Name()) == ".onnx" {
 			var st Stats
-			data, st, err = Int4(data)
+			data, st, err = NBits(data, 4)
 			require.NoError(t, err, e.Name())
 			matmuls += st.Weights
 			data, _, err = Int8(data)
@@ -130,16 +130,16 @@ func TestInt4MOSSSpeaks(t *testing.T) {
 	assert.Positive(t, samples)
 }
 
-// packInt4 lays a [k, cols] weight out as MatMulNBits reads it: column by
+// packColumns lays a [k, cols] weight out as MatMulNBits reads it: column by
 // column, blocks of 32 along k, two weights a byte (the first in the low
 // nibble), zero point 8, and the last block padded with zeros.
-func TestPackInt4(t *testing.T) {
+func TestPackColumns4(t *testing.T) {
 	const k, cols = 40, 2 // two blocks a column, the second padded
 	w := make([]float32, k*cols)
 	w[0*cols+0] = 7   // column 0, block 0: its largest: 7 steps of scale 1
 	w[1*cols+0] = -3  // -> 8-3 = 5
 	w[33*cols+1] = -2 // column 1, block 1: scale 2/7, -7 steps
-	q, scales := packInt4(w, k, cols)
+	q, scales := packColumns(w, k, cols, 4)
 	require.Len(t, q, cols*2*blockSize/2)
 	require.Len(t, scales, cols*2)
 	assert.InDelta(t, 1.0, scales[0], 1e-6)
@@ -180,7 +180,7 @@ func TestCompare(t *testing.T) {
 	moss := "../../tts/moss/testdata/tiny/moss_tts_prefill.onnx"
 	prefill, err := os.ReadFile(moss)
 	require.NoError(t, err)
-	q, _, err := Int8(prefill)
+	q, _, err := Bits(prefill, 8)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "prefill.onnx"), q, 0o644))
 	outs, err := Compare(moss, filepath.Join(dir, "prefill.onnx"), onnx.Options{})
@@ -193,4 +193,17 @@ func TestCompare(t *testing.T) {
 
 	_, err = Compare(src, moss, onnx.Options{})
 	require.ErrorContains(t, err, "does not match", "a model of another signature is refused")
+}
+
+// At 8 bits a block's weights are stored one a byte with zero point 128.
+func TestPackColumns8(t *testing.T) {
+	const k, cols = 33, 1 // two blocks, the second padded
+	w := make([]float32, k)
+	w[0], w[1], w[32] = 127, -64, 0.5
+	q, scales := packColumns(w, k, cols, 8)
+	require.Len(t, q, 2*blockSize)
+	assert.Equal(t, []float32{1, 0.5 / 127}, scales)
+	assert.Equal(t, []byte{255, 64, 128}, q[:3])
+	assert.Equal(t, byte(255), q[blockSize], "0.5 is the second block's largest")
+	assert.Equal(t, byte(128), q[2*blockSize-1], "the padding")
 }
