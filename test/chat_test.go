@@ -162,6 +162,24 @@ func TestBenchStagesWritesJSON(t *testing.T) {
 	assert.Positive(t, res.MemoryEnd.PSS)
 	assert.LessOrEqual(t, res.MemoryEnd.Anon, res.MemoryEnd.RSS)
 
+	// --load-only measures the loads alone.
+	stdout, stderr, err = agent(t, "bench", "stages", "testdata/demo.wav", "--json", "--load-only",
+		"--asr-model-dir", tinyXASR(t), "--turn-model", "../turn/smartturn/testdata/smart_turn_tiny.onnx", "--tts", "tone")
+	require.NoError(t, err, stderr)
+	var loads struct {
+		Stages []struct {
+			Stage     string  `json:"stage"`
+			LoadMS    float64 `json:"load_ms"`
+			ComputeMS float64 `json:"compute_ms"`
+		} `json:"stages"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &loads), stdout)
+	require.Len(t, loads.Stages, 3)
+	for _, s := range loads.Stages {
+		assert.Positive(t, s.LoadMS, s.Stage)
+		assert.Zero(t, s.ComputeMS, s.Stage)
+	}
+
 	// The real-time factor is over the audio's duration: the stereo set's
 	// samples of both channels are one second per rate samples, not two.
 	wav := filepath.Join(t.TempDir(), "hello.wav")

@@ -55,6 +55,7 @@ type stagesBench struct {
 
 func (a *app) benchStagesCmd() *cobra.Command {
 	text := "Sure. The capital of France is Paris, a city of about two million people on the Seine."
+	var loadOnly bool
 	cmd := &cobra.Command{
 		Use: "stages IN.wav",
 		Example: `  voice-agent bench stages test/testdata/demo.wav
@@ -82,7 +83,7 @@ real-time factor and time to first audio on --text.`,
 					res.Skipped = append(res.Skipped, sm.Stage)
 					continue
 				}
-				b, err := benchStage(cmd.Context(), s, sm, input, text)
+				b, err := benchStage(cmd.Context(), s, sm, input, text, loadOnly)
 				if err != nil {
 					return fmt.Errorf("%s: %w", sm.Stage, err)
 				}
@@ -97,6 +98,7 @@ real-time factor and time to first audio on --text.`,
 		},
 	}
 	cmd.Flags().StringVar(&text, "text", text, "what the TTS says")
+	cmd.Flags().BoolVar(&loadOnly, "load-only", false, "measure only loading each model (memory under emulation, where compute takes hours)")
 	return a.stageFlags(cmd, wiring.PipelineFlags)
 }
 
@@ -110,138 +112,149 @@ func loaded(open func() (func() error, error)) (closeFn func() error, ms, mib fl
 	return closeFn, ms, mib, err
 }
 
-func benchStage(ctx context.Context, s wiring.Stages, sm wiring.StageModel, input []float32, text string) (b stageBench, err error) {
+// benchStage opens one stage's model, measuring the load, and unless
+// loadOnly measures its compute.
+func benchStage(ctx context.Context, s wiring.Stages, sm wiring.StageModel, input []float32, text string, loadOnly bool) (b stageBench, err error) {
 	b.Stage, b.Backend = sm.Stage, sm.Backend
-	var closeFn func() error
-	defer func() {
-		if closeFn != nil {
-			err = errors.Join(err, closeFn())
-		}
-	}()
+	var open func() (func() error, error)
+	var compute func() error
 	switch sm.Stage {
 	case "vad":
 		var det pipeline.VAD
-		closeFn, b.LoadMS, b.RSSMiB, err = loaded(func() (func() error, error) {
+		open = func() (func() error, error) {
 			d, c, err := wiring.NewVAD(s)
 			det = d
 			return c, err
-		})
-		if err != nil {
-			return b, err
 		}
 		b.Unit = "32 ms window"
-		start := time.Now()
-		frames := feedFrames(input, func(f audio.Frame) error { _, err := det.Process(f); return err })
-		if frames.err != nil {
-			return b, frames.err
+		compute = func() error {
+			start := time.Now()
+			frames := feedFrames(input, func(f audio.Frame) error { _, err := det.Process(f); return err })
+			if frames.err != nil {
+				return frames.err
+			}
+			b.ComputeMS = perUnit(time.Since(start), frames.samples/512)
+			b.RTF = time.Since(start).Seconds() / audio.Mono16k.Duration(int64(frames.samples)).Seconds()
+			return nil
 		}
-		b.ComputeMS = perUnit(time.Since(start), frames.samples/512)
-		b.RTF = time.Since(start).Seconds() / audio.Mono16k.Duration(int64(frames.samples)).Seconds()
 	case "asr":
 		var r interface {
 			Accept(audio.Frame) (string, error)
 			Finalize() (string, error)
 		}
-		closeFn, b.LoadMS, b.RSSMiB, err = loaded(func() (func() error, error) {
+		open = func() (func() error, error) {
 			rec, err := wiring.NewRecognizer(s)
 			if err != nil {
 				return nil, err
 			}
 			r = rec
 			return rec.Close, nil
-		})
-		if err != nil {
-			return b, err
 		}
 		b.Unit = "160 ms chunk"
-		start := time.Now()
-		frames := feedFrames(input, func(f audio.Frame) error { _, err := r.Accept(f); return err })
-		if frames.err != nil {
-			return b, frames.err
+		compute = func() error {
+			start := time.Now()
+			frames := feedFrames(input, func(f audio.Frame) error { _, err := r.Accept(f); return err })
+			if frames.err != nil {
+				return frames.err
+			}
+			if _, err := r.Finalize(); err != nil {
+				return err
+			}
+			elapsed := time.Since(start)
+			b.ComputeMS = perUnit(elapsed, frames.samples/int(audio.Mono16k.Samples(160*time.Millisecond)))
+			b.RTF = elapsed.Seconds() / audio.Mono16k.Duration(int64(frames.samples)).Seconds()
+			return nil
 		}
-		if _, err := r.Finalize(); err != nil {
-			return b, err
-		}
-		elapsed := time.Since(start)
-		b.ComputeMS = perUnit(elapsed, frames.samples/int(audio.Mono16k.Samples(160*time.Millisecond)))
-		b.RTF = elapsed.Seconds() / audio.Mono16k.Duration(int64(frames.samples)).Seconds()
 	case "turn":
 		var m *smartturn.Model
-		closeFn, b.LoadMS, b.RSSMiB, err = loaded(func() (func() error, error) {
+		open = func() (func() error, error) {
 			var err error
 			if m, err = wiring.NewTurnDetector(s); err != nil {
 				return nil, err
 			}
 			return m.Close, nil
-		})
-		if err != nil {
-			return b, err
 		}
 		b.Unit = "call (8 s of audio)"
-		const calls = 5
-		start := time.Now()
-		for range calls {
-			if _, err := m.Predict(ctx, input); err != nil {
-				return b, err
+		compute = func() error {
+			const calls = 5
+			start := time.Now()
+			for range calls {
+				if _, err := m.Predict(ctx, input); err != nil {
+					return err
+				}
 			}
+			b.ComputeMS = perUnit(time.Since(start), calls)
+			return nil
 		}
-		b.ComputeMS = perUnit(time.Since(start), calls)
 	case "llm":
-		closeFn, b.LoadMS, b.RSSMiB, err = loaded(func() (func() error, error) {
+		open = func() (func() error, error) {
 			_, c, err := wiring.NewGenerator(s, clock.NewStream(audio.ProcessingRate))
 			return c, err
-		})
-		if err != nil {
-			return b, err
 		}
 		b.Unit = "token (decode)"
-		// As bench llm: a model opened for each reply length.
-		res, err := benchLLM(ctx, func(maxTokens int) (pipeline.Generator, func() error, error) {
-			st := s
-			st.LLMMaxTokens = maxTokens
-			return wiring.NewGenerator(st, clock.NewStream(audio.ProcessingRate))
-		}, 1)
-		if err != nil {
-			return b, err
-		}
-		t := res.Tests[0]
-		b.PrefillTokS, b.DecodeTokS = t.PrefillTokS, t.DecodeTokS
-		if t.DecodeTokS > 0 {
-			b.ComputeMS = 1000 / t.DecodeTokS
+		compute = func() error {
+			// As bench llm: a model opened for each reply length.
+			res, err := benchLLM(ctx, func(maxTokens int) (pipeline.Generator, func() error, error) {
+				st := s
+				st.LLMMaxTokens = maxTokens
+				return wiring.NewGenerator(st, clock.NewStream(audio.ProcessingRate))
+			}, 1)
+			if err != nil {
+				return err
+			}
+			t := res.Tests[0]
+			b.PrefillTokS, b.DecodeTokS = t.PrefillTokS, t.DecodeTokS
+			if t.DecodeTokS > 0 {
+				b.ComputeMS = 1000 / t.DecodeTokS
+			}
+			return nil
 		}
 	case "tts":
 		var tts pipeline.Synthesizer
-		closeFn, b.LoadMS, b.RSSMiB, err = loaded(func() (func() error, error) {
+		open = func() (func() error, error) {
 			t, c, err := wiring.NewSynthesizer(s)
 			tts = t
 			return c, err
-		})
-		if err != nil {
-			return b, err
 		}
 		b.Unit = "second of audio"
-		var samples int
-		start := time.Now()
-		err := tts.Synthesize(ctx, text, func(p []float32) error {
-			if samples == 0 {
-				b.FirstAudioMS = float64(time.Since(start).Microseconds()) / 1000
+		compute = func() error {
+			var samples int
+			start := time.Now()
+			err := tts.Synthesize(ctx, text, func(p []float32) error {
+				if samples == 0 {
+					b.FirstAudioMS = float64(time.Since(start).Microseconds()) / 1000
+				}
+				samples += len(p)
+				return nil
+			})
+			if err != nil {
+				return err
 			}
-			samples += len(p)
+			// p holds interleaved samples of every channel (MOSS: stereo).
+			format := tts.Format()
+			seconds := format.Duration(int64(samples / max(1, format.Channels))).Seconds()
+			b.AudioS = seconds
+			if seconds > 0 {
+				b.RTF = time.Since(start).Seconds() / seconds
+				b.ComputeMS = 1000 * b.RTF
+			}
 			return nil
-		})
-		if err != nil {
-			return b, err
 		}
-		// p holds interleaved samples of every channel (MOSS: stereo).
-		format := tts.Format()
-		seconds := format.Duration(int64(samples / max(1, format.Channels))).Seconds()
-		b.AudioS = seconds
-		if seconds > 0 {
-			b.RTF = time.Since(start).Seconds() / seconds
-			b.ComputeMS = 1000 * b.RTF
-		}
+	default:
+		return b, fmt.Errorf("no benchmark for the stage %q", sm.Stage)
 	}
-	return b, nil
+	closeFn, ms, mib, err := loaded(open)
+	b.LoadMS, b.RSSMiB = ms, mib
+	if closeFn != nil {
+		defer func() { err = errors.Join(err, closeFn()) }()
+	}
+	if err != nil {
+		return b, err
+	}
+	if loadOnly {
+		return b, nil
+	}
+	return b, compute()
 }
 
 type fed struct {
