@@ -144,6 +144,7 @@ func TestQuantizeSetAndCompare(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want, got, "%s is copied as it is", name)
 	}
+	assert.FileExists(t, filepath.Join(out, "encoder.int8.data"), "weights beside the graph, for ONNX Runtime to map")
 	_, stderr, err = agent(t, "asr", "testdata/demo.wav", "--asr-model-dir", out)
 	require.NoError(t, err, stderr)
 
