@@ -29,13 +29,15 @@ As in the real export, the codec graph's cache outputs have symbolic dims
 """
 import json
 import os
-import shutil
+import sys
 
 import numpy as np
 import onnx
 import sentencepiece as spm
 import torch
 from torch import nn
+
+import moss_meta
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 TD = os.path.join(ROOT, "tts", "moss", "testdata")
@@ -323,85 +325,11 @@ def main():
                        *codec_initial_state()), os.path.join(CODEC, codec_file), codec_in, codec_out, dyn)
 
     # ---- metadata ----
-    model_config = dict(n_vq=NVQ, row_width=ROW, hidden_size=HID, global_layers=LAYERS, global_heads=HEADS,
-                        head_dim=HDIM, vocab_size=VOCAB, audio_pad_token_id=AUDIO_PAD, **IDS)
-    tts_meta = {
-        "format_version": 1,
-        "files": files,
-        "model_config": model_config,
-        "onnx": {
-            "opset": OPSET,
-            "prefill_input_names": prefill_in,
-            "prefill_output_names": prefill_out,
-            "decode_input_names": decode_in,
-            "decode_output_names": decode_out,
-            "local_fixed_sampled_frame_input_names": local_in,
-            "local_fixed_sampled_frame_output_names": local_out,
-            "fixed_sampled_frame_constants": {
-                "audio_temperature": TEMPERATURE, "audio_top_p": TOP_P, "audio_top_k": TOP_K,
-                "audio_repetition_penalty": REP_PENALTY,
-            },
-        },
-    }
-    prng = np.random.default_rng(7)
-    templates = {
-        "user_prompt_prefix_token_ids": [int(x) for x in prng.integers(10, VOCAB, 13)],
-        "user_prompt_after_reference_token_ids": [int(x) for x in prng.integers(10, VOCAB, 56)],
-        "assistant_prompt_prefix_token_ids": [int(x) for x in prng.integers(10, VOCAB, 6)],
-    }
-    voices = []
-    for name in ("Junhao", "Ava"):
-        codes = prng.integers(0, CB, (5, NVQ))
-        voices.append({"voice": name, "display_name": name,
-                       "prompt_audio_codes": [[int(c) for c in fr] for fr in codes]})
-    manifest = {
-        "format_version": 1,
-        "model_files": {"tts_meta": "tts_browser_onnx_meta.json",
-                        "codec_meta": "../tiny-codec/codec_browser_onnx_meta.json",
-                        "tokenizer_model": "tokenizer.model"},
-        "tts_config": {"n_vq": NVQ, "row_width": ROW, "sample_rate": SAMPLE_RATE, "channels": CHANNELS},
-        "prompt_templates": templates,
-        "generation_defaults": {"max_new_frames": 375, "audio_temperature": TEMPERATURE,
-                                "audio_top_p": TOP_P, "audio_top_k": TOP_K,
-                                "audio_repetition_penalty": REP_PENALTY, "seed": 1234},
-        "builtin_voices": voices,
-        "text_samples": [],
-    }
-    caches = []
-    for i in range(LAYERS):
-        c = CODEC_CONTEXTS[i]
-        caches.append({
-            "index": i, "layer_index": i, "context": c, "num_heads": CODEC_HEADS, "head_dim": CODEC_HDIM,
-            "cache_shape": [1, CODEC_HEADS, c, CODEC_HDIM], "positions_shape": [1, c],
-            "offset_input_name": f"attn_offset_{i}", "offset_output_name": f"attn_offset_out_{i}",
-            "cached_keys_input_name": f"attn_cached_keys_{i}", "cached_keys_output_name": f"attn_cached_keys_out_{i}",
-            "cached_values_input_name": f"attn_cached_values_{i}",
-            "cached_values_output_name": f"attn_cached_values_out_{i}",
-            "cached_positions_input_name": f"attn_cached_positions_{i}",
-            "cached_positions_output_name": f"attn_cached_positions_out_{i}",
-            "cache_dtype": "float32", "positions_dtype": "int32",
-        })
-    codec_meta = {
-        "format_version": 1,
-        "codec_config": {"sample_rate": SAMPLE_RATE, "channels": CHANNELS, "downsample_rate": DOWNSAMPLE,
-                         "num_quantizers": NVQ},
-        "files": {"decode_step": codec_file},
-        "onnx": {"opset": OPSET, "decode_step_input_names": codec_in, "decode_step_output_names": codec_out},
-        "streaming_decode": {
-            "transformer_offsets": [{"index": k, "input_name": f"transformer_offset_{k}",
-                                     "output_name": f"transformer_offset_out_{k}", "shape": [1], "dtype": "int32"}
-                                    for k in range(4)],
-            "attention_caches": caches,
-        },
-    }
-    for path, obj in ((os.path.join(TINY, "tts_browser_onnx_meta.json"), tts_meta),
-                      (os.path.join(TINY, "browser_poc_manifest.json"), manifest),
-                      (os.path.join(CODEC, "codec_browser_onnx_meta.json"), codec_meta)):
-        with open(path, "w") as f:
-            json.dump(obj, f, indent=1)
-            f.write("\n")
-    tok_src = os.path.join(ROOT, "tts", "spm", "testdata", "tokenizer.model")
-    shutil.copyfile(tok_src, os.path.join(TINY, "tokenizer.model"))
+    graphs = dict(files=files, prefill_in=prefill_in, prefill_out=prefill_out, decode_in=decode_in,
+                  decode_out=decode_out, local_in=local_in, local_out=local_out, codec_file=codec_file,
+                  codec_in=codec_in, codec_out=codec_out)
+    templates, voices = moss_meta.write(sys.modules[__name__], TINY, CODEC, "../tiny-codec/codec_browser_onnx_meta.json", graphs, 5, LAYERS)
+    tok_src = moss_meta.tokenizer_model(sys.modules[__name__])
 
     # ---- golden: one request, voice Junhao, text "hello world" ----
     sp = spm.SentencePieceProcessor(model_file=tok_src)

@@ -1,0 +1,110 @@
+"""The JSON files of a MOSS-TTS-Nano ONNX set and its codec, as tts/moss reads them.
+
+Shared by make_tiny_moss.py and make_fullsize_moss.py, whose sets differ in size but not in their
+metadata's keys: tts_browser_onnx_meta.json (file names, model config, graph signatures),
+browser_poc_manifest.json (prompt templates, builtin voices, generation defaults) and
+codec_browser_onnx_meta.json (codec config, streaming caches), plus a copy of the test
+SentencePiece model as tokenizer.model.
+"""
+import json
+import os
+import shutil
+
+import numpy as np
+
+
+def write(c, tts_dir, codec_dir, codec_meta_rel, graphs, voice_frames, codec_layers):
+    """Writes the set's JSON files; returns the prompt templates and builtin voices.
+
+    c is the generator module (its constants: NVQ, ROW, HID, LAYERS, HEADS, HDIM, VOCAB, CB,
+    AUDIO_PAD, IDS, OPSET, TEMPERATURE, TOP_P, TOP_K, REP_PENALTY, SAMPLE_RATE, CHANNELS,
+    DOWNSAMPLE, CODEC_CONTEXTS, CODEC_HEADS, CODEC_HDIM, ROOT); graphs has the file names
+    ("files", "codec_file") and the graphs' input and output names ("prefill_in", "prefill_out",
+    "decode_in", "decode_out", "local_in", "local_out", "codec_in", "codec_out").
+    """
+    model_config = dict(n_vq=c.NVQ, row_width=c.ROW, hidden_size=c.HID, global_layers=c.LAYERS,
+                        global_heads=c.HEADS, head_dim=c.HDIM, vocab_size=c.VOCAB,
+                        audio_pad_token_id=c.AUDIO_PAD, **c.IDS)
+    tts_meta = {
+        "format_version": 1,
+        "files": graphs["files"],
+        "model_config": model_config,
+        "onnx": {
+            "opset": c.OPSET,
+            "prefill_input_names": graphs["prefill_in"],
+            "prefill_output_names": graphs["prefill_out"],
+            "decode_input_names": graphs["decode_in"],
+            "decode_output_names": graphs["decode_out"],
+            "local_fixed_sampled_frame_input_names": graphs["local_in"],
+            "local_fixed_sampled_frame_output_names": graphs["local_out"],
+            "fixed_sampled_frame_constants": {
+                "audio_temperature": c.TEMPERATURE, "audio_top_p": c.TOP_P, "audio_top_k": c.TOP_K,
+                "audio_repetition_penalty": c.REP_PENALTY,
+            },
+        },
+    }
+    prng = np.random.default_rng(7)
+    templates = {
+        "user_prompt_prefix_token_ids": [int(x) for x in prng.integers(10, c.VOCAB, 13)],
+        "user_prompt_after_reference_token_ids": [int(x) for x in prng.integers(10, c.VOCAB, 56)],
+        "assistant_prompt_prefix_token_ids": [int(x) for x in prng.integers(10, c.VOCAB, 6)],
+    }
+    voices = []
+    for name in ("Junhao", "Ava"):
+        codes = prng.integers(0, c.CB, (voice_frames, c.NVQ))
+        voices.append({"voice": name, "display_name": name,
+                       "prompt_audio_codes": [[int(x) for x in fr] for fr in codes]})
+    manifest = {
+        "format_version": 1,
+        "model_files": {"tts_meta": "tts_browser_onnx_meta.json",
+                        "codec_meta": codec_meta_rel,
+                        "tokenizer_model": "tokenizer.model"},
+        "tts_config": {"n_vq": c.NVQ, "row_width": c.ROW, "sample_rate": c.SAMPLE_RATE, "channels": c.CHANNELS},
+        "prompt_templates": templates,
+        "generation_defaults": {"max_new_frames": 375, "audio_temperature": c.TEMPERATURE,
+                                "audio_top_p": c.TOP_P, "audio_top_k": c.TOP_K,
+                                "audio_repetition_penalty": c.REP_PENALTY, "seed": 1234},
+        "builtin_voices": voices,
+        "text_samples": [],
+    }
+    caches = []
+    for i in range(codec_layers):
+        ctx = c.CODEC_CONTEXTS[i]
+        caches.append({
+            "index": i, "layer_index": i, "context": ctx, "num_heads": c.CODEC_HEADS, "head_dim": c.CODEC_HDIM,
+            "cache_shape": [1, c.CODEC_HEADS, ctx, c.CODEC_HDIM], "positions_shape": [1, ctx],
+            "offset_input_name": f"attn_offset_{i}", "offset_output_name": f"attn_offset_out_{i}",
+            "cached_keys_input_name": f"attn_cached_keys_{i}", "cached_keys_output_name": f"attn_cached_keys_out_{i}",
+            "cached_values_input_name": f"attn_cached_values_{i}",
+            "cached_values_output_name": f"attn_cached_values_out_{i}",
+            "cached_positions_input_name": f"attn_cached_positions_{i}",
+            "cached_positions_output_name": f"attn_cached_positions_out_{i}",
+            "cache_dtype": "float32", "positions_dtype": "int32",
+        })
+    codec_meta = {
+        "format_version": 1,
+        "codec_config": {"sample_rate": c.SAMPLE_RATE, "channels": c.CHANNELS, "downsample_rate": c.DOWNSAMPLE,
+                         "num_quantizers": c.NVQ},
+        "files": {"decode_step": graphs["codec_file"]},
+        "onnx": {"opset": c.OPSET, "decode_step_input_names": graphs["codec_in"],
+                 "decode_step_output_names": graphs["codec_out"]},
+        "streaming_decode": {
+            "transformer_offsets": [{"index": k, "input_name": f"transformer_offset_{k}",
+                                     "output_name": f"transformer_offset_out_{k}", "shape": [1], "dtype": "int32"}
+                                    for k in range(4)],
+            "attention_caches": caches,
+        },
+    }
+    for path, obj in ((os.path.join(tts_dir, "tts_browser_onnx_meta.json"), tts_meta),
+                      (os.path.join(tts_dir, "browser_poc_manifest.json"), manifest),
+                      (os.path.join(codec_dir, "codec_browser_onnx_meta.json"), codec_meta)):
+        with open(path, "w") as f:
+            json.dump(obj, f, indent=1)
+            f.write("\n")
+    shutil.copyfile(tokenizer_model(c), os.path.join(tts_dir, "tokenizer.model"))
+    return templates, voices
+
+
+def tokenizer_model(c):
+    """The test SentencePiece model every stand-in set ships."""
+    return os.path.join(c.ROOT, "tts", "spm", "testdata", "tokenizer.model")
