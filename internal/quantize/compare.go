@@ -3,6 +3,7 @@ package quantize
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	ort "github.com/yalue/onnxruntime_go"
 
@@ -213,12 +214,5 @@ func agree(name string, want, got output) Agreement {
 	return a
 }
 
-func argmax(v []float32) int {
-	best := 0
-	for i, x := range v {
-		if x > v[best] {
-			best = i
-		}
-	}
-	return best
-}
+// argmax is the index of v's largest element (the first, if tied).
+func argmax(v []float32) int { return slices.Index(v, slices.Max(v)) }

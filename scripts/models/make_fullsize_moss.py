@@ -88,7 +88,7 @@ from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_fullsize_smart_turn import standins_dir  # noqa: E402  (one helper for every generator)
-import moss_meta  # noqa: E402
+import moss_set  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 OPSET = 17
@@ -504,48 +504,11 @@ def write_shared(out_dir, data_name, graphs):
     return os.path.getsize(os.path.join(out_dir, data_name))
 
 
-def codec_names():
-    ins = ["audio_codes", "audio_code_lengths"] + [f"transformer_offset_{k}" for k in range(4)]
-    outs = ["audio", "audio_lengths"] + [f"transformer_offset_out_{k}" for k in range(4)]
-    for i in range(CODEC_LAYERS):
-        ins += [f"attn_offset_{i}", f"attn_cached_keys_{i}", f"attn_cached_values_{i}", f"attn_cached_positions_{i}"]
-        outs += [f"attn_offset_out_{i}", f"attn_cached_keys_out_{i}", f"attn_cached_values_out_{i}",
-                 f"attn_cached_positions_out_{i}"]
-    return ins, outs
 
-
-def codec_initial_state():
-    st = [torch.zeros(1, dtype=torch.int32) for _ in range(4)]
-    for i in range(CODEC_LAYERS):
-        c = CODEC_CONTEXTS[i]
-        st += [torch.zeros(1, dtype=torch.int32), torch.zeros(1, CODEC_HEADS, c, CODEC_HDIM),
-               torch.zeros(1, CODEC_HEADS, c, CODEC_HDIM), torch.full((1, c), -1, dtype=torch.int32)]
-    return st
-
-
-def run_chunk(prefill, decode, local, rows, rng, max_frames=375):
-    """The synthesizer's loop (docs/moss-tts-nano-onnx.md) on the torch modules: frames per chunk."""
-    ids = torch.tensor(np.array(rows, dtype=np.int32)).unsqueeze(0)
-    out = prefill(ids, torch.ones(1, ids.shape[1], dtype=torch.int32))
-    gh, past, L = out[0][:, -1, :], list(out[1:]), ids.shape[1]
-    seen = torch.zeros(1, NVQ, CB, dtype=torch.int32)
-    frames = []
-    for _ in range(max_frames):
-        u = np.clip(rng.random(17), 0.0, U_MAX).astype(np.float32)
-        cont, tok = local(gh, seen, torch.tensor(u[:1]), torch.tensor(u[1:]).unsqueeze(0))
-        if int(cont[0, 0]) == 0:
-            break
-        codes = [int(x) for x in tok[0]]
-        frames.append(codes)
-        for ch, c in enumerate(codes):
-            seen[0, ch, c] = 1
-        row = torch.tensor([[[IDS["audio_assistant_slot_token_id"]] + codes]], dtype=torch.int32)
-        out = decode(row, torch.tensor([L], dtype=torch.int32), *past)
-        gh, past, L = out[0][:, 0, :], list(out[1:]), L + 1
-    return frames
 
 
 def main():
+    me = sys.modules[__name__]  # the constants moss_set reads
     torch.set_num_threads(1)
     out_root = sys.argv[1] if len(sys.argv) > 1 else standins_dir()
     tts_dir = os.path.join(out_root, TTS_DIR)
@@ -570,7 +533,7 @@ def main():
     decode_out = ["global_hidden"] + kv_present
     local_in = ["global_hidden", "repetition_seen_mask", "assistant_random_u", "audio_random_u"]
     local_out = ["should_continue", "frame_token_ids"]
-    codec_in, codec_out = codec_names()
+    codec_in, codec_out = moss_set.codec_names(CODEC_LAYERS)
     files = {"prefill": "moss_tts_prefill.onnx", "decode_step": "moss_tts_decode_step.onnx",
              "local_fixed_sampled_frame": "moss_tts_local_fixed_sampled_frame.onnx"}
     codec_file = "moss_audio_tokenizer_decode_step.onnx"
@@ -607,7 +570,7 @@ def main():
 
         dyn = {"audio_codes": {1: "num_frames"}, "audio": {2: "num_samples"}}
         m_codec = export(codec, (torch.zeros(1, 2, NVQ, dtype=torch.int32), torch.tensor([2], dtype=torch.int32),
-                                 *codec_initial_state()), codec_in, codec_out, dyn)
+                                 *moss_set.codec_initial_state(me, CODEC_LAYERS)), codec_in, codec_out, dyn)
         sizes[CODEC_DATA] = write_shared(codec_dir, CODEC_DATA, [
             (codec_file, m_codec, meta("MOSS-Audio-Tokenizer-Nano decode step", count(codec)))])
         del m_codec
@@ -616,8 +579,8 @@ def main():
     graphs = dict(files=files, prefill_in=prefill_in, prefill_out=prefill_out, decode_in=decode_in,
                   decode_out=decode_out, local_in=local_in, local_out=local_out, codec_file=codec_file,
                   codec_in=codec_in, codec_out=codec_out)
-    templates, voices = moss_meta.write(sys.modules[__name__], tts_dir, codec_dir, "../%s/codec_browser_onnx_meta.json" % CODEC_DIR, graphs, VOICE_PROMPT_FRAMES, CODEC_LAYERS)
-    tok_src = moss_meta.tokenizer_model(sys.modules[__name__])
+    templates, voices = moss_set.write_meta(me, tts_dir, codec_dir, "../%s/codec_browser_onnx_meta.json" % CODEC_DIR, graphs, VOICE_PROMPT_FRAMES, CODEC_LAYERS)
+    tok_src = moss_set.tokenizer_model(me)
 
     # ---- report ----
     g_blocks = count(core.h)
@@ -655,17 +618,13 @@ def main():
                 "Hello there, how are you today?")]
         except ImportError:  # only the row count matters here
             text_ids = [int(x) for x in prng.integers(10, 1000, 10)]
-        pad = [AUDIO_PAD] * (ROW - 1)
-        rows = [[t] + pad for t in templates["user_prompt_prefix_token_ids"] + [IDS["audio_start_token_id"]]]
-        rows += [[IDS["audio_user_slot_token_id"]] + fr for fr in voices[0]["prompt_audio_codes"]]
-        rows += [[t] + pad for t in [IDS["audio_end_token_id"]] + templates["user_prompt_after_reference_token_ids"]
-                 + text_ids + templates["assistant_prompt_prefix_token_ids"] + [IDS["audio_start_token_id"]]]
+        rows = moss_set.prompt_rows(me, templates, voices[0], text_ids)
         with torch.no_grad():
-            runs = [run_chunk(prefill, decode, local, rows, np.random.default_rng(s)) for s in range(3)]
-            out = codec(torch.tensor([runs[0][:2]], dtype=torch.int32), torch.tensor([2], dtype=torch.int32),
-                        *codec_initial_state())
+            runs = [moss_set.run_chunk(me, prefill, decode, local, rows, np.random.default_rng(s)) for s in range(3)]
+            out = codec(torch.tensor([runs[0][0][:2]], dtype=torch.int32), torch.tensor([2], dtype=torch.int32),
+                        *moss_set.codec_initial_state(me, CODEC_LAYERS))
         print("calibration (%d rows): frames per chunk for numpy seeds 0-2: %s; codec rms %.3f, %d samples/channel for 2 frames" % (
-            len(rows), [len(r) for r in runs], float(out[0].pow(2).mean().sqrt()), int(out[1][0])))
+            len(rows), [len(frames) for frames, _ in runs], float(out[0].pow(2).mean().sqrt()), int(out[1][0])))
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ import sentencepiece as spm
 import torch
 from torch import nn
 
-import moss_meta
+import moss_set
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 TD = os.path.join(ROOT, "tts", "moss", "testdata")
@@ -220,58 +220,12 @@ def export(model, args, path, in_names, out_names, dyn):
     return m
 
 
-def codec_names():
-    ins = ["audio_codes", "audio_code_lengths"] + [f"transformer_offset_{k}" for k in range(4)]
-    outs = ["audio", "audio_lengths"] + [f"transformer_offset_out_{k}" for k in range(4)]
-    for i in range(LAYERS):
-        ins += [f"attn_offset_{i}", f"attn_cached_keys_{i}", f"attn_cached_values_{i}", f"attn_cached_positions_{i}"]
-        outs += [f"attn_offset_out_{i}", f"attn_cached_keys_out_{i}", f"attn_cached_values_out_{i}",
-                 f"attn_cached_positions_out_{i}"]
-    return ins, outs
 
 
-def codec_initial_state():
-    st = [torch.zeros(1, dtype=torch.int32) for _ in range(4)]
-    for i in range(LAYERS):
-        c = CODEC_CONTEXTS[i]
-        st += [torch.zeros(1, dtype=torch.int32), torch.zeros(1, CODEC_HEADS, c, CODEC_HDIM),
-               torch.zeros(1, CODEC_HEADS, c, CODEC_HDIM), torch.full((1, c), -1, dtype=torch.int32)]
-    return st
-
-
-def draw_uniforms(rng):
-    u = np.clip(rng.random(17), 0.0, U_MAX).astype(np.float32)
-    return u
-
-
-def run_chunk(prefill, decode, local, rows, rng, max_frames=375):
-    ids = torch.tensor(np.array(rows, dtype=np.int32)).unsqueeze(0)
-    mask = torch.ones(1, ids.shape[1], dtype=torch.int32)
-    out = prefill(ids, mask)
-    gh = out[0][:, -1, :]
-    past = list(out[1:])
-    L = ids.shape[1]
-    seen = torch.zeros(1, NVQ, CB, dtype=torch.int32)
-    frames, uniforms = [], []
-    for _ in range(max_frames):
-        u = draw_uniforms(rng)
-        uniforms.append([float(x) for x in u])
-        cont, tok = local(gh, seen, torch.tensor(u[:1]), torch.tensor(u[1:]).unsqueeze(0))
-        if int(cont[0, 0]) == 0:
-            break
-        codes = [int(x) for x in tok[0]]
-        frames.append(codes)
-        for ch, c in enumerate(codes):
-            seen[0, ch, c] = 1
-        row = torch.tensor([[[IDS["audio_assistant_slot_token_id"]] + codes]], dtype=torch.int32)
-        out = decode(row, torch.tensor([L], dtype=torch.int32), *past)
-        gh = out[0][:, 0, :]
-        past = list(out[1:])
-        L += 1
-    return frames, uniforms
 
 
 def main():
+    me = sys.modules[__name__]  # the constants moss_set reads
     torch.manual_seed(20261130)
     os.makedirs(TINY, exist_ok=True)
     os.makedirs(CODEC, exist_ok=True)
@@ -293,7 +247,7 @@ def main():
     decode_out = ["global_hidden"] + kv_present
     local_in = ["global_hidden", "repetition_seen_mask", "assistant_random_u", "audio_random_u"]
     local_out = ["should_continue", "frame_token_ids"]
-    codec_in, codec_out = codec_names()
+    codec_in, codec_out = moss_set.codec_names(LAYERS)
 
     files = {"prefill": "moss_tts_prefill.onnx", "decode_step": "moss_tts_decode_step.onnx",
              "local_fixed_sampled_frame": "moss_tts_local_fixed_sampled_frame.onnx"}
@@ -322,30 +276,26 @@ def main():
 
         dyn = {"audio_codes": {1: "num_frames"}, "audio": {2: "num_samples"}}
         export(codec, (torch.zeros(1, 2, NVQ, dtype=torch.int32), torch.tensor([2], dtype=torch.int32),
-                       *codec_initial_state()), os.path.join(CODEC, codec_file), codec_in, codec_out, dyn)
+                       *moss_set.codec_initial_state(me, LAYERS)), os.path.join(CODEC, codec_file), codec_in, codec_out, dyn)
 
     # ---- metadata ----
     graphs = dict(files=files, prefill_in=prefill_in, prefill_out=prefill_out, decode_in=decode_in,
                   decode_out=decode_out, local_in=local_in, local_out=local_out, codec_file=codec_file,
                   codec_in=codec_in, codec_out=codec_out)
-    templates, voices = moss_meta.write(sys.modules[__name__], TINY, CODEC, "../tiny-codec/codec_browser_onnx_meta.json", graphs, 5, LAYERS)
-    tok_src = moss_meta.tokenizer_model(sys.modules[__name__])
+    templates, voices = moss_set.write_meta(me, TINY, CODEC, "../tiny-codec/codec_browser_onnx_meta.json", graphs, 5, LAYERS)
+    tok_src = moss_set.tokenizer_model(me)
 
     # ---- golden: one request, voice Junhao, text "hello world" ----
     sp = spm.SentencePieceProcessor(model_file=tok_src)
     text = "hello world"
     text_ids = [int(x) for x in sp.encode(text)]
     assert all(0 <= t < VOCAB for t in text_ids)
-    pad = [AUDIO_PAD] * (ROW - 1)
-    rows = [[t] + pad for t in templates["user_prompt_prefix_token_ids"] + [IDS["audio_start_token_id"]]]
-    rows += [[IDS["audio_user_slot_token_id"]] + fr for fr in voices[0]["prompt_audio_codes"]]
-    rows += [[t] + pad for t in [IDS["audio_end_token_id"]] + templates["user_prompt_after_reference_token_ids"]
-             + text_ids + templates["assistant_prompt_prefix_token_ids"] + [IDS["audio_start_token_id"]]]
+    rows = moss_set.prompt_rows(me, templates, voices[0], text_ids)
     with torch.no_grad():
-        frames, uniforms = run_chunk(prefill, decode, local, rows, np.random.default_rng(1234))
+        frames, uniforms = moss_set.run_chunk(me, prefill, decode, local, rows, np.random.default_rng(1234))
         # calibration check: frames per chunk for other seeds
-        calib = [len(run_chunk(prefill, decode, local, rows, np.random.default_rng(s))[0]) for s in range(20)]
-        state = codec_initial_state()
+        calib = [len(moss_set.run_chunk(me, prefill, decode, local, rows, np.random.default_rng(s))[0]) for s in range(20)]
+        state = moss_set.codec_initial_state(me, LAYERS)
         chunks = []
         total = 0
         for fr in frames:
@@ -357,7 +307,7 @@ def main():
         audio = torch.cat(chunks, dim=2) if chunks else torch.zeros(1, CHANNELS, 0)
         # same frames decoded with a fresh state each call: must differ (state is carried)
         fresh = codec(torch.tensor([[frames[-1]]], dtype=torch.int32), torch.tensor([1], dtype=torch.int32),
-                      *codec_initial_state())[0]
+                      *moss_set.codec_initial_state(me, LAYERS))[0]
         carried_last = chunks[-1]
     golden = {
         "voice": "Junhao",

@@ -1,24 +1,84 @@
-"""The JSON files of a MOSS-TTS-Nano ONNX set and its codec, as tts/moss reads them.
+"""What every MOSS-TTS-Nano stand-in set shares, whatever its size, as tts/moss reads it.
 
-Shared by make_tiny_moss.py and make_fullsize_moss.py, whose sets differ in size but not in their
-metadata's keys: tts_browser_onnx_meta.json (file names, model config, graph signatures),
+Used by make_tiny_moss.py and make_fullsize_moss.py: the codec's signature and initial state, the
+synthesizer's loop on the torch modules (for golden values and calibration), and the set's JSON
+files: tts_browser_onnx_meta.json (file names, model config, graph signatures),
 browser_poc_manifest.json (prompt templates, builtin voices, generation defaults) and
 codec_browser_onnx_meta.json (codec config, streaming caches), plus a copy of the test
 SentencePiece model as tokenizer.model.
+
+c, in every function, is the generator module: its constants (NVQ, CB, IDS, U_MAX,
+CODEC_CONTEXTS, CODEC_HEADS, CODEC_HDIM, ...) size the set.
 """
 import json
 import os
 import shutil
 
 import numpy as np
+import torch
 
 
-def write(c, tts_dir, codec_dir, codec_meta_rel, graphs, voice_frames, codec_layers):
+def codec_names(layers):
+    """The codec decode step's input and output names, with layers attention caches."""
+    ins = ["audio_codes", "audio_code_lengths"] + [f"transformer_offset_{k}" for k in range(4)]
+    outs = ["audio", "audio_lengths"] + [f"transformer_offset_out_{k}" for k in range(4)]
+    for i in range(layers):
+        ins += [f"attn_offset_{i}", f"attn_cached_keys_{i}", f"attn_cached_values_{i}", f"attn_cached_positions_{i}"]
+        outs += [f"attn_offset_out_{i}", f"attn_cached_keys_out_{i}", f"attn_cached_values_out_{i}",
+                 f"attn_cached_positions_out_{i}"]
+    return ins, outs
+
+
+def codec_initial_state(c, layers):
+    """The codec's state before the first frame: offsets 0, empty caches (positions -1)."""
+    st = [torch.zeros(1, dtype=torch.int32) for _ in range(4)]
+    for i in range(layers):
+        ctx = c.CODEC_CONTEXTS[i]
+        st += [torch.zeros(1, dtype=torch.int32), torch.zeros(1, c.CODEC_HEADS, ctx, c.CODEC_HDIM),
+               torch.zeros(1, c.CODEC_HEADS, ctx, c.CODEC_HDIM), torch.full((1, ctx), -1, dtype=torch.int32)]
+    return st
+
+
+def prompt_rows(c, templates, voice, text_ids):
+    """The prefill's rows for text_ids said in voice (a builtin voice's entry), as the
+    synthesizer lays them out: the user prompt, the voice's audio codes, the text, then the
+    assistant's prompt."""
+    pad = [c.AUDIO_PAD] * (c.ROW - 1)
+    rows = [[t] + pad for t in templates["user_prompt_prefix_token_ids"] + [c.IDS["audio_start_token_id"]]]
+    rows += [[c.IDS["audio_user_slot_token_id"]] + fr for fr in voice["prompt_audio_codes"]]
+    rows += [[t] + pad for t in [c.IDS["audio_end_token_id"]] + templates["user_prompt_after_reference_token_ids"]
+             + text_ids + templates["assistant_prompt_prefix_token_ids"] + [c.IDS["audio_start_token_id"]]]
+    return rows
+
+
+def run_chunk(c, prefill, decode, local, rows, rng, max_frames=375):
+    """The synthesizer's loop (docs/moss-tts-nano-onnx.md) on the torch modules: the frames of
+    one chunk of text and the uniforms drawn for each."""
+    ids = torch.tensor(np.array(rows, dtype=np.int32)).unsqueeze(0)
+    out = prefill(ids, torch.ones(1, ids.shape[1], dtype=torch.int32))
+    gh, past, length = out[0][:, -1, :], list(out[1:]), ids.shape[1]
+    seen = torch.zeros(1, c.NVQ, c.CB, dtype=torch.int32)
+    frames, uniforms = [], []
+    for _ in range(max_frames):
+        u = np.clip(rng.random(17), 0.0, c.U_MAX).astype(np.float32)
+        uniforms.append([float(x) for x in u])
+        cont, tok = local(gh, seen, torch.tensor(u[:1]), torch.tensor(u[1:]).unsqueeze(0))
+        if int(cont[0, 0]) == 0:
+            break
+        codes = [int(x) for x in tok[0]]
+        frames.append(codes)
+        for ch, code in enumerate(codes):
+            seen[0, ch, code] = 1
+        row = torch.tensor([[[c.IDS["audio_assistant_slot_token_id"]] + codes]], dtype=torch.int32)
+        out = decode(row, torch.tensor([length], dtype=torch.int32), *past)
+        gh, past, length = out[0][:, 0, :], list(out[1:]), length + 1
+    return frames, uniforms
+
+
+def write_meta(c, tts_dir, codec_dir, codec_meta_rel, graphs, voice_frames, codec_layers):
     """Writes the set's JSON files; returns the prompt templates and builtin voices.
 
-    c is the generator module (its constants: NVQ, ROW, HID, LAYERS, HEADS, HDIM, VOCAB, CB,
-    AUDIO_PAD, IDS, OPSET, TEMPERATURE, TOP_P, TOP_K, REP_PENALTY, SAMPLE_RATE, CHANNELS,
-    DOWNSAMPLE, CODEC_CONTEXTS, CODEC_HEADS, CODEC_HDIM, ROOT); graphs has the file names
+    graphs has the file names
     ("files", "codec_file") and the graphs' input and output names ("prefill_in", "prefill_out",
     "decode_in", "decode_out", "local_in", "local_out", "codec_in", "codec_out").
     """
