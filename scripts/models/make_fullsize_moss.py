@@ -525,18 +525,7 @@ def main():
         randomize(mod, gen)
     prefill, decode = Prefill(core).eval(), DecodeStep(core).eval()
 
-    kv_present = [f"present_{n}" for n in KV_NAMES]
-    kv_past = [f"past_{n}" for n in KV_NAMES]
-    prefill_in = ["input_ids", "attention_mask"]
-    prefill_out = ["global_hidden"] + kv_present
-    decode_in = ["input_ids", "past_valid_lengths"] + kv_past
-    decode_out = ["global_hidden"] + kv_present
-    local_in = ["global_hidden", "repetition_seen_mask", "assistant_random_u", "audio_random_u"]
-    local_out = ["should_continue", "frame_token_ids"]
-    codec_in, codec_out = moss_set.codec_names(CODEC_LAYERS)
-    files = {"prefill": "moss_tts_prefill.onnx", "decode_step": "moss_tts_decode_step.onnx",
-             "local_fixed_sampled_frame": "moss_tts_local_fixed_sampled_frame.onnx"}
-    codec_file = "moss_audio_tokenizer_decode_step.onnx"
+    g = moss_set.graph_names(me, CODEC_LAYERS)
 
     def meta(what, params):
         return {"comment": "random-weight full-size stand-in for %s (fp32); not a speech model" % what,
@@ -548,38 +537,35 @@ def main():
         ex_ids[:, :, 0] = 4
         dyn = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
                "global_hidden": {0: "batch", 1: "seq"}}
-        dyn.update({n: {0: "batch", 1: "seq"} for n in kv_present})
-        m_prefill = export(prefill, (ex_ids, torch.ones(1, 5, dtype=torch.int32)), prefill_in, prefill_out, dyn)
+        dyn.update({n: {0: "batch", 1: "seq"} for n in g.kv_present})
+        m_prefill = export(prefill, (ex_ids, torch.ones(1, 5, dtype=torch.int32)), g.prefill_in, g.prefill_out, dyn)
         past = [torch.randn(1, 5, HEADS, HDIM, generator=gen) for _ in range(2 * LAYERS)]
         dyn = {"input_ids": {0: "batch"}, "past_valid_lengths": {0: "batch"}, "global_hidden": {0: "batch"}}
-        dyn.update({n: {0: "batch", 1: "past_seq"} for n in kv_past})
-        dyn.update({n: {0: "batch", 1: "total_seq"} for n in kv_present})
+        dyn.update({n: {0: "batch", 1: "past_seq"} for n in g.kv_past})
+        dyn.update({n: {0: "batch", 1: "total_seq"} for n in g.kv_present})
         m_decode = export(decode, (ex_ids[:, :1], torch.tensor([5], dtype=torch.int32), *past),
-                          decode_in, decode_out, dyn)
+                          g.decode_in, g.decode_out, dyn)
         sizes[GLOBAL_DATA] = write_shared(tts_dir, GLOBAL_DATA, [
-            (files["prefill"], m_prefill, meta("MOSS-TTS-Nano prefill", count(core))),
-            (files["decode_step"], m_decode, meta("MOSS-TTS-Nano decode step", count(core)))])
+            (g.files["prefill"], m_prefill, meta("MOSS-TTS-Nano prefill", count(core))),
+            (g.files["decode_step"], m_decode, meta("MOSS-TTS-Nano decode step", count(core)))])
         del m_prefill, m_decode
 
-        dyn = {n: {0: "batch"} for n in local_in + local_out}
+        dyn = {n: {0: "batch"} for n in g.local_in + g.local_out}
         m_local = export(local, (torch.randn(1, HID, generator=gen), torch.zeros(1, NVQ, CB, dtype=torch.int32),
-                                 torch.tensor([0.5]), torch.rand(1, NVQ, generator=gen)), local_in, local_out, dyn)
+                                 torch.tensor([0.5]), torch.rand(1, NVQ, generator=gen)), g.local_in, g.local_out, dyn)
         sizes[LOCAL_DATA] = write_shared(tts_dir, LOCAL_DATA, [
-            (files["local_fixed_sampled_frame"], m_local, meta("MOSS-TTS-Nano local frame", count(local)))])
+            (g.files["local_fixed_sampled_frame"], m_local, meta("MOSS-TTS-Nano local frame", count(local)))])
         del m_local
 
         dyn = {"audio_codes": {1: "num_frames"}, "audio": {2: "num_samples"}}
         m_codec = export(codec, (torch.zeros(1, 2, NVQ, dtype=torch.int32), torch.tensor([2], dtype=torch.int32),
-                                 *moss_set.codec_initial_state(me, CODEC_LAYERS)), codec_in, codec_out, dyn)
+                                 *moss_set.codec_initial_state(me, CODEC_LAYERS)), g.codec_in, g.codec_out, dyn)
         sizes[CODEC_DATA] = write_shared(codec_dir, CODEC_DATA, [
-            (codec_file, m_codec, meta("MOSS-Audio-Tokenizer-Nano decode step", count(codec)))])
+            (g.codec_file, m_codec, meta("MOSS-Audio-Tokenizer-Nano decode step", count(codec)))])
         del m_codec
 
     # ---- metadata (make_tiny_moss.py's keys) ----
-    graphs = dict(files=files, prefill_in=prefill_in, prefill_out=prefill_out, decode_in=decode_in,
-                  decode_out=decode_out, local_in=local_in, local_out=local_out, codec_file=codec_file,
-                  codec_in=codec_in, codec_out=codec_out)
-    templates, voices = moss_set.write_meta(me, tts_dir, codec_dir, "../%s/codec_browser_onnx_meta.json" % CODEC_DIR, graphs, VOICE_PROMPT_FRAMES, CODEC_LAYERS)
+    templates, voices = moss_set.write_meta(me, tts_dir, codec_dir, "../%s/codec_browser_onnx_meta.json" % CODEC_DIR, g, VOICE_PROMPT_FRAMES, CODEC_LAYERS)
     tok_src = moss_set.tokenizer_model(me)
 
     # ---- report ----

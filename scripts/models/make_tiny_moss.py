@@ -239,50 +239,35 @@ def main():
         local.logits.weight.mul_(8.0)
     codec = CodecStep().eval()
 
-    kv_present = [f"present_{n}" for n in KV_NAMES]
-    kv_past = [f"past_{n}" for n in KV_NAMES]
-    prefill_in = ["input_ids", "attention_mask"]
-    prefill_out = ["global_hidden"] + kv_present
-    decode_in = ["input_ids", "past_valid_lengths"] + kv_past
-    decode_out = ["global_hidden"] + kv_present
-    local_in = ["global_hidden", "repetition_seen_mask", "assistant_random_u", "audio_random_u"]
-    local_out = ["should_continue", "frame_token_ids"]
-    codec_in, codec_out = moss_set.codec_names(LAYERS)
-
-    files = {"prefill": "moss_tts_prefill.onnx", "decode_step": "moss_tts_decode_step.onnx",
-             "local_fixed_sampled_frame": "moss_tts_local_fixed_sampled_frame.onnx"}
-    codec_file = "moss_audio_tokenizer_decode_step.onnx"
+    g = moss_set.graph_names(me, LAYERS)
 
     with torch.no_grad():
         ex_ids = torch.full((1, 5, ROW), AUDIO_PAD, dtype=torch.int32)
         ex_ids[:, :, 0] = 4
         dyn = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
                "global_hidden": {0: "batch", 1: "seq"}}
-        dyn.update({n: {0: "batch", 1: "seq"} for n in kv_present})
-        export(prefill, (ex_ids, torch.ones(1, 5, dtype=torch.int32)), os.path.join(TINY, files["prefill"]),
-               prefill_in, prefill_out, dyn)
+        dyn.update({n: {0: "batch", 1: "seq"} for n in g.kv_present})
+        export(prefill, (ex_ids, torch.ones(1, 5, dtype=torch.int32)), os.path.join(TINY, g.files["prefill"]),
+               g.prefill_in, g.prefill_out, dyn)
 
         past = [torch.randn(1, 5, HEADS, HDIM) for _ in range(2 * LAYERS)]
         dyn = {"input_ids": {0: "batch"}, "past_valid_lengths": {0: "batch"}, "global_hidden": {0: "batch"}}
-        dyn.update({n: {0: "batch", 1: "past_seq"} for n in kv_past})
-        dyn.update({n: {0: "batch", 1: "total_seq"} for n in kv_present})
+        dyn.update({n: {0: "batch", 1: "past_seq"} for n in g.kv_past})
+        dyn.update({n: {0: "batch", 1: "total_seq"} for n in g.kv_present})
         export(decode, (ex_ids[:, :1], torch.tensor([5], dtype=torch.int32), *past),
-               os.path.join(TINY, files["decode_step"]), decode_in, decode_out, dyn)
+               os.path.join(TINY, g.files["decode_step"]), g.decode_in, g.decode_out, dyn)
 
-        dyn = {n: {0: "batch"} for n in local_in + local_out}
+        dyn = {n: {0: "batch"} for n in g.local_in + g.local_out}
         export(local, (torch.randn(1, HID), torch.zeros(1, NVQ, CB, dtype=torch.int32),
                        torch.tensor([0.5]), torch.rand(1, NVQ)),
-               os.path.join(TINY, files["local_fixed_sampled_frame"]), local_in, local_out, dyn)
+               os.path.join(TINY, g.files["local_fixed_sampled_frame"]), g.local_in, g.local_out, dyn)
 
         dyn = {"audio_codes": {1: "num_frames"}, "audio": {2: "num_samples"}}
         export(codec, (torch.zeros(1, 2, NVQ, dtype=torch.int32), torch.tensor([2], dtype=torch.int32),
-                       *moss_set.codec_initial_state(me, LAYERS)), os.path.join(CODEC, codec_file), codec_in, codec_out, dyn)
+                       *moss_set.codec_initial_state(me, LAYERS)), os.path.join(CODEC, g.codec_file), g.codec_in, g.codec_out, dyn)
 
     # ---- metadata ----
-    graphs = dict(files=files, prefill_in=prefill_in, prefill_out=prefill_out, decode_in=decode_in,
-                  decode_out=decode_out, local_in=local_in, local_out=local_out, codec_file=codec_file,
-                  codec_in=codec_in, codec_out=codec_out)
-    templates, voices = moss_set.write_meta(me, TINY, CODEC, "../tiny-codec/codec_browser_onnx_meta.json", graphs, 5, LAYERS)
+    templates, voices = moss_set.write_meta(me, TINY, CODEC, "../tiny-codec/codec_browser_onnx_meta.json", g, 5, LAYERS)
     tok_src = moss_set.tokenizer_model(me)
 
     # ---- golden: one request, voice Junhao, text "hello world" ----

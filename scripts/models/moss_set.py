@@ -13,9 +13,28 @@ CODEC_CONTEXTS, CODEC_HEADS, CODEC_HDIM, ...) size the set.
 import json
 import os
 import shutil
+import types
 
 import numpy as np
 import torch
+
+
+def graph_names(c, codec_layers):
+    """The set's file names and each graph's input and output names (KV cache names from
+    c.KV_NAMES), as the published browser set has them."""
+    kv_present = [f"present_{n}" for n in c.KV_NAMES]
+    kv_past = [f"past_{n}" for n in c.KV_NAMES]
+    codec_in, codec_out = codec_names(codec_layers)
+    return types.SimpleNamespace(
+        files={"prefill": "moss_tts_prefill.onnx", "decode_step": "moss_tts_decode_step.onnx",
+               "local_fixed_sampled_frame": "moss_tts_local_fixed_sampled_frame.onnx"},
+        codec_file="moss_audio_tokenizer_decode_step.onnx",
+        kv_present=kv_present, kv_past=kv_past,
+        prefill_in=["input_ids", "attention_mask"], prefill_out=["global_hidden"] + kv_present,
+        decode_in=["input_ids", "past_valid_lengths"] + kv_past, decode_out=["global_hidden"] + kv_present,
+        local_in=["global_hidden", "repetition_seen_mask", "assistant_random_u", "audio_random_u"],
+        local_out=["should_continue", "frame_token_ids"],
+        codec_in=codec_in, codec_out=codec_out)
 
 
 def codec_names(layers):
@@ -75,28 +94,26 @@ def run_chunk(c, prefill, decode, local, rows, rng, max_frames=375):
     return frames, uniforms
 
 
-def write_meta(c, tts_dir, codec_dir, codec_meta_rel, graphs, voice_frames, codec_layers):
+def write_meta(c, tts_dir, codec_dir, codec_meta_rel, g, voice_frames, codec_layers):
     """Writes the set's JSON files; returns the prompt templates and builtin voices.
 
-    graphs has the file names
-    ("files", "codec_file") and the graphs' input and output names ("prefill_in", "prefill_out",
-    "decode_in", "decode_out", "local_in", "local_out", "codec_in", "codec_out").
+    g is graph_names' answer.
     """
     model_config = dict(n_vq=c.NVQ, row_width=c.ROW, hidden_size=c.HID, global_layers=c.LAYERS,
                         global_heads=c.HEADS, head_dim=c.HDIM, vocab_size=c.VOCAB,
                         audio_pad_token_id=c.AUDIO_PAD, **c.IDS)
     tts_meta = {
         "format_version": 1,
-        "files": graphs["files"],
+        "files": g.files,
         "model_config": model_config,
         "onnx": {
             "opset": c.OPSET,
-            "prefill_input_names": graphs["prefill_in"],
-            "prefill_output_names": graphs["prefill_out"],
-            "decode_input_names": graphs["decode_in"],
-            "decode_output_names": graphs["decode_out"],
-            "local_fixed_sampled_frame_input_names": graphs["local_in"],
-            "local_fixed_sampled_frame_output_names": graphs["local_out"],
+            "prefill_input_names": g.prefill_in,
+            "prefill_output_names": g.prefill_out,
+            "decode_input_names": g.decode_in,
+            "decode_output_names": g.decode_out,
+            "local_fixed_sampled_frame_input_names": g.local_in,
+            "local_fixed_sampled_frame_output_names": g.local_out,
             "fixed_sampled_frame_constants": {
                 "audio_temperature": c.TEMPERATURE, "audio_top_p": c.TOP_P, "audio_top_k": c.TOP_K,
                 "audio_repetition_penalty": c.REP_PENALTY,
@@ -145,9 +162,9 @@ def write_meta(c, tts_dir, codec_dir, codec_meta_rel, graphs, voice_frames, code
         "format_version": 1,
         "codec_config": {"sample_rate": c.SAMPLE_RATE, "channels": c.CHANNELS, "downsample_rate": c.DOWNSAMPLE,
                          "num_quantizers": c.NVQ},
-        "files": {"decode_step": graphs["codec_file"]},
-        "onnx": {"opset": c.OPSET, "decode_step_input_names": graphs["codec_in"],
-                 "decode_step_output_names": graphs["codec_out"]},
+        "files": {"decode_step": g.codec_file},
+        "onnx": {"opset": c.OPSET, "decode_step_input_names": g.codec_in,
+                 "decode_step_output_names": g.codec_out},
         "streaming_decode": {
             "transformer_offsets": [{"index": k, "input_name": f"transformer_offset_{k}",
                                      "output_name": f"transformer_offset_out_{k}", "shape": [1], "dtype": "int32"}
