@@ -89,6 +89,8 @@ from torch import nn
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_fullsize_smart_turn import standins_dir  # noqa: E402  (one helper for every generator)
 import moss_set  # noqa: E402
+from moss_set import (AUDIO_PAD, CB, CHANNELS, CODEC_HDIM, CODEC_HEADS, HDIM, HEADS, HID, IDS,  # noqa: E402
+                      LAYERS, NVQ, REP_PENALTY, ROW, TEMPERATURE, TOP_K, TOP_P, VOCAB)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 OPSET = 17
@@ -103,49 +105,26 @@ PUBLISHED = {GLOBAL_DATA: 440_813_568, LOCAL_DATA: 229_678_080, CODEC_DATA: 44_1
 EXTERNAL_THRESHOLD = 1024  # bytes; smaller tensors stay inline (onnx.save_model's default)
 
 # TTS (FULLSIZE.md section 3, model_config).
-ROW = 17
-NVQ = 16
-CB = 1024
-AUDIO_PAD = 1024
-VOCAB = 16384
-HID = 768
-LAYERS = 12
-HEADS = 12
-HDIM = 64
 FFN = 3072
 LOCAL_LAYERS = 1
 LN_EPS = 1e-5
 ROPE_BASE = 10000.0
 VOICE_PROMPT_FRAMES = 80  # guess: ~6.4 s of reference audio per builtin voice
 
-TEMPERATURE = 0.8
-TOP_P = 0.95
-TOP_K = 25
-REP_PENALTY = 1.2
 CONTINUE_BIAS = 7.0
 STOP_DECAY = 0.25
-U_MAX = 0.99999994
 
-IDS = dict(pad_token_id=3, im_start_token_id=4, im_end_token_id=5, audio_start_token_id=6,
-           audio_end_token_id=7, audio_user_slot_token_id=8, audio_assistant_slot_token_id=9)
 
 # Codec (FULLSIZE.md: contexts, heads and frame size from the codec meta; widths estimated).
-SAMPLE_RATE = 48000
-CHANNELS = 2
 DOWNSAMPLE = 3840
 CODEC_LAYERS = 12
 CODEC_CONTEXTS = [500, 500, 500, 500, 800, 800, 1200, 1200, 1600, 1600, 1600, 1600]
 CODEC_MODULES = [4, 2, 2, 4]  # layers per transformer module (transformer_offset_0..3)
-CODEC_HEADS = 4
-CODEC_HDIM = 64
 CODEC_D = CODEC_HEADS * CODEC_HDIM  # 256
 CODEC_FFN = 1024
 CODEC_CB_DIM = 46  # free parameter: total ~11.05 M
 CODEC_PATCH = DOWNSAMPLE // 2 ** (len(CODEC_MODULES) - 1)  # 480 samples per 100 Hz step
 
-KV_NAMES = []
-for _i in range(LAYERS):
-    KV_NAMES += [f"key_{_i}", f"value_{_i}"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -508,7 +487,6 @@ def write_shared(out_dir, data_name, graphs):
 
 
 def main():
-    me = sys.modules[__name__]  # the constants moss_set reads
     torch.set_num_threads(1)
     out_root = sys.argv[1] if len(sys.argv) > 1 else standins_dir()
     tts_dir = os.path.join(out_root, TTS_DIR)
@@ -525,7 +503,7 @@ def main():
         randomize(mod, gen)
     prefill, decode = Prefill(core).eval(), DecodeStep(core).eval()
 
-    g = moss_set.graph_names(me, CODEC_LAYERS)
+    g = moss_set.graph_names(CODEC_LAYERS)
 
     def meta(what, params):
         return {"comment": "random-weight full-size stand-in for %s (fp32); not a speech model" % what,
@@ -559,14 +537,15 @@ def main():
 
         dyn = {"audio_codes": {1: "num_frames"}, "audio": {2: "num_samples"}}
         m_codec = export(codec, (torch.zeros(1, 2, NVQ, dtype=torch.int32), torch.tensor([2], dtype=torch.int32),
-                                 *moss_set.codec_initial_state(me, CODEC_LAYERS)), g.codec_in, g.codec_out, dyn)
+                                 *moss_set.codec_initial_state(CODEC_CONTEXTS)), g.codec_in, g.codec_out, dyn)
         sizes[CODEC_DATA] = write_shared(codec_dir, CODEC_DATA, [
             (g.codec_file, m_codec, meta("MOSS-Audio-Tokenizer-Nano decode step", count(codec)))])
         del m_codec
 
     # ---- metadata (make_tiny_moss.py's keys) ----
-    templates, voices = moss_set.write_meta(me, tts_dir, codec_dir, "../%s/codec_browser_onnx_meta.json" % CODEC_DIR, g, VOICE_PROMPT_FRAMES, CODEC_LAYERS)
-    tok_src = moss_set.tokenizer_model(me)
+    templates, voices = moss_set.write_meta(tts_dir, codec_dir, "../%s/codec_browser_onnx_meta.json" % CODEC_DIR, g,
+                                                VOICE_PROMPT_FRAMES, CODEC_CONTEXTS, DOWNSAMPLE, OPSET)
+    tok_src = moss_set.tokenizer_model()
 
     # ---- report ----
     g_blocks = count(core.h)
@@ -604,11 +583,11 @@ def main():
                 "Hello there, how are you today?")]
         except ImportError:  # only the row count matters here
             text_ids = [int(x) for x in prng.integers(10, 1000, 10)]
-        rows = moss_set.prompt_rows(me, templates, voices[0], text_ids)
+        rows = moss_set.prompt_rows(templates, voices[0], text_ids)
         with torch.no_grad():
-            runs = [moss_set.run_chunk(me, prefill, decode, local, rows, np.random.default_rng(s)) for s in range(3)]
+            runs = [moss_set.run_chunk(prefill, decode, local, rows, np.random.default_rng(s)) for s in range(3)]
             out = codec(torch.tensor([runs[0][0][:2]], dtype=torch.int32), torch.tensor([2], dtype=torch.int32),
-                        *moss_set.codec_initial_state(me, CODEC_LAYERS))
+                        *moss_set.codec_initial_state(CODEC_CONTEXTS))
         print("calibration (%d rows): frames per chunk for numpy seeds 0-2: %s; codec rms %.3f, %d samples/channel for 2 frames" % (
             len(rows), [len(frames) for frames, _ in runs], float(out[0].pow(2).mean().sqrt()), int(out[1][0])))
 

@@ -29,7 +29,6 @@ As in the real export, the codec graph's cache outputs have symbolic dims
 """
 import json
 import os
-import sys
 
 import numpy as np
 import onnx
@@ -38,6 +37,8 @@ import torch
 from torch import nn
 
 import moss_set
+from moss_set import (AUDIO_PAD, CB, CHANNELS, CODEC_HDIM, CODEC_HEADS, HDIM, HEADS, HID, LAYERS,
+                      NVQ, REP_PENALTY, ROW, TEMPERATURE, TOP_K, TOP_P, VOCAB)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 TD = os.path.join(ROOT, "tts", "moss", "testdata")
@@ -45,42 +46,19 @@ TINY = os.path.join(TD, "tiny")
 CODEC = os.path.join(TD, "tiny-codec")
 OPSET = 17
 
-ROW = 17
-NVQ = 16
-CB = 1024
-AUDIO_PAD = 1024
-VOCAB = 16384
-HID = 768
-LAYERS = 12
-HEADS = 12
-HDIM = 64
 EMB = 4  # tiny embedding width
 
-TEMPERATURE = 0.8
-TOP_P = 0.95
-TOP_K = 25
-REP_PENALTY = 1.2
 # continue iff assistant_random_u <= sigmoid(stop(global_hidden) - STOP_DECAY * seen/16), where
 # seen = number of set cells in repetition_seen_mask (so the chance to continue falls as the chunk
 # grows: sigmoid(4.5) ~ 0.989 at frame 0, ~0.92 by frame 7). With seed 1234 the first assistant
 # uniform is 0.977, so a flat probability would stop at once; this decay gives ~5-20 frames.
 CONTINUE_BIAS = 4.5
 STOP_DECAY = 0.3
-U_MAX = 0.99999994
 
 CODEC_CONTEXTS = [8, 8, 8, 8, 10, 10, 12, 12, 16, 16, 16, 16]
-CODEC_HEADS = 4
-CODEC_HDIM = 64
 DOWNSAMPLE = 480  # samples per frame per channel (real: 3840)
-SAMPLE_RATE = 48000
-CHANNELS = 2
 
-IDS = dict(pad_token_id=3, im_start_token_id=4, im_end_token_id=5, audio_start_token_id=6,
-           audio_end_token_id=7, audio_user_slot_token_id=8, audio_assistant_slot_token_id=9)
 
-KV_NAMES = []
-for _i in range(LAYERS):
-    KV_NAMES += [f"key_{_i}", f"value_{_i}"]
 
 
 class RowEmbed(nn.Module):
@@ -225,7 +203,6 @@ def export(model, args, path, in_names, out_names, dyn):
 
 
 def main():
-    me = sys.modules[__name__]  # the constants moss_set reads
     torch.manual_seed(20261130)
     os.makedirs(TINY, exist_ok=True)
     os.makedirs(CODEC, exist_ok=True)
@@ -239,7 +216,7 @@ def main():
         local.logits.weight.mul_(8.0)
     codec = CodecStep().eval()
 
-    g = moss_set.graph_names(me, LAYERS)
+    g = moss_set.graph_names(LAYERS)
 
     with torch.no_grad():
         ex_ids = torch.full((1, 5, ROW), AUDIO_PAD, dtype=torch.int32)
@@ -264,23 +241,24 @@ def main():
 
         dyn = {"audio_codes": {1: "num_frames"}, "audio": {2: "num_samples"}}
         export(codec, (torch.zeros(1, 2, NVQ, dtype=torch.int32), torch.tensor([2], dtype=torch.int32),
-                       *moss_set.codec_initial_state(me, LAYERS)), os.path.join(CODEC, g.codec_file), g.codec_in, g.codec_out, dyn)
+                       *moss_set.codec_initial_state(CODEC_CONTEXTS)), os.path.join(CODEC, g.codec_file), g.codec_in, g.codec_out, dyn)
 
     # ---- metadata ----
-    templates, voices = moss_set.write_meta(me, TINY, CODEC, "../tiny-codec/codec_browser_onnx_meta.json", g, 5, LAYERS)
-    tok_src = moss_set.tokenizer_model(me)
+    templates, voices = moss_set.write_meta(TINY, CODEC, "../tiny-codec/codec_browser_onnx_meta.json", g, 5,
+                                                CODEC_CONTEXTS, DOWNSAMPLE, OPSET)
+    tok_src = moss_set.tokenizer_model()
 
     # ---- golden: one request, voice Junhao, text "hello world" ----
     sp = spm.SentencePieceProcessor(model_file=tok_src)
     text = "hello world"
     text_ids = [int(x) for x in sp.encode(text)]
     assert all(0 <= t < VOCAB for t in text_ids)
-    rows = moss_set.prompt_rows(me, templates, voices[0], text_ids)
+    rows = moss_set.prompt_rows(templates, voices[0], text_ids)
     with torch.no_grad():
-        frames, uniforms = moss_set.run_chunk(me, prefill, decode, local, rows, np.random.default_rng(1234))
+        frames, uniforms = moss_set.run_chunk(prefill, decode, local, rows, np.random.default_rng(1234))
         # calibration check: frames per chunk for other seeds
-        calib = [len(moss_set.run_chunk(me, prefill, decode, local, rows, np.random.default_rng(s))[0]) for s in range(20)]
-        state = moss_set.codec_initial_state(me, LAYERS)
+        calib = [len(moss_set.run_chunk(prefill, decode, local, rows, np.random.default_rng(s))[0]) for s in range(20)]
+        state = moss_set.codec_initial_state(CODEC_CONTEXTS)
         chunks = []
         total = 0
         for fr in frames:
@@ -292,7 +270,7 @@ def main():
         audio = torch.cat(chunks, dim=2) if chunks else torch.zeros(1, CHANNELS, 0)
         # same frames decoded with a fresh state each call: must differ (state is carried)
         fresh = codec(torch.tensor([[frames[-1]]], dtype=torch.int32), torch.tensor([1], dtype=torch.int32),
-                      *moss_set.codec_initial_state(me, LAYERS))[0]
+                      *moss_set.codec_initial_state(CODEC_CONTEXTS))[0]
         carried_last = chunks[-1]
     golden = {
         "voice": "Junhao",

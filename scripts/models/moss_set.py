@@ -7,8 +7,7 @@ browser_poc_manifest.json (prompt templates, builtin voices, generation defaults
 codec_browser_onnx_meta.json (codec config, streaming caches), plus a copy of the test
 SentencePiece model as tokenizer.model.
 
-c, in every function, is the generator module: its constants (NVQ, CB, IDS, U_MAX,
-CODEC_CONTEXTS, CODEC_HEADS, CODEC_HDIM, ...) size the set.
+The real model's sizes and ids are here; the generators size the rest their own way.
 """
 import json
 import os
@@ -18,12 +17,36 @@ import types
 import numpy as np
 import torch
 
+# The real model's sizes, ids and sampling defaults (scripts/models/FULLSIZE.md section 3), which
+# every stand-in keeps; each generator sets its own widths and codec contexts.
+ROW = 17  # a row: the text token and 16 audio codes
+NVQ = 16
+CB = 1024
+AUDIO_PAD = 1024
+VOCAB = 16384
+HID = 768
+LAYERS = 12
+HEADS = 12
+HDIM = 64
+TEMPERATURE = 0.8
+TOP_P = 0.95
+TOP_K = 25
+REP_PENALTY = 1.2
+U_MAX = 0.99999994
+IDS = dict(pad_token_id=3, im_start_token_id=4, im_end_token_id=5, audio_start_token_id=6,
+           audio_end_token_id=7, audio_user_slot_token_id=8, audio_assistant_slot_token_id=9)
+SAMPLE_RATE = 48000
+CHANNELS = 2
+CODEC_HEADS = 4
+CODEC_HDIM = 64
+KV_NAMES = [f"{kind}_{i}" for i in range(LAYERS) for kind in ("key", "value")]
 
-def graph_names(c, codec_layers):
-    """The set's file names and each graph's input and output names (KV cache names from
-    c.KV_NAMES), as the published browser set has them."""
-    kv_present = [f"present_{n}" for n in c.KV_NAMES]
-    kv_past = [f"past_{n}" for n in c.KV_NAMES]
+
+def graph_names(codec_layers):
+    """The set's file names and each graph's input and output names, as the published browser
+    set has them."""
+    kv_present = [f"present_{n}" for n in KV_NAMES]
+    kv_past = [f"past_{n}" for n in KV_NAMES]
     codec_in, codec_out = codec_names(codec_layers)
     return types.SimpleNamespace(
         files={"prefill": "moss_tts_prefill.onnx", "decode_step": "moss_tts_decode_step.onnx",
@@ -48,38 +71,38 @@ def codec_names(layers):
     return ins, outs
 
 
-def codec_initial_state(c, layers):
-    """The codec's state before the first frame: offsets 0, empty caches (positions -1)."""
+def codec_initial_state(contexts):
+    """The codec's state before the first frame, one attention cache per context: offsets 0,
+    empty caches (positions -1)."""
     st = [torch.zeros(1, dtype=torch.int32) for _ in range(4)]
-    for i in range(layers):
-        ctx = c.CODEC_CONTEXTS[i]
-        st += [torch.zeros(1, dtype=torch.int32), torch.zeros(1, c.CODEC_HEADS, ctx, c.CODEC_HDIM),
-               torch.zeros(1, c.CODEC_HEADS, ctx, c.CODEC_HDIM), torch.full((1, ctx), -1, dtype=torch.int32)]
+    for ctx in contexts:
+        st += [torch.zeros(1, dtype=torch.int32), torch.zeros(1, CODEC_HEADS, ctx, CODEC_HDIM),
+               torch.zeros(1, CODEC_HEADS, ctx, CODEC_HDIM), torch.full((1, ctx), -1, dtype=torch.int32)]
     return st
 
 
-def prompt_rows(c, templates, voice, text_ids):
+def prompt_rows(templates, voice, text_ids):
     """The prefill's rows for text_ids said in voice (a builtin voice's entry), as the
     synthesizer lays them out: the user prompt, the voice's audio codes, the text, then the
     assistant's prompt."""
-    pad = [c.AUDIO_PAD] * (c.ROW - 1)
-    rows = [[t] + pad for t in templates["user_prompt_prefix_token_ids"] + [c.IDS["audio_start_token_id"]]]
-    rows += [[c.IDS["audio_user_slot_token_id"]] + fr for fr in voice["prompt_audio_codes"]]
-    rows += [[t] + pad for t in [c.IDS["audio_end_token_id"]] + templates["user_prompt_after_reference_token_ids"]
-             + text_ids + templates["assistant_prompt_prefix_token_ids"] + [c.IDS["audio_start_token_id"]]]
+    pad = [AUDIO_PAD] * (ROW - 1)
+    rows = [[t] + pad for t in templates["user_prompt_prefix_token_ids"] + [IDS["audio_start_token_id"]]]
+    rows += [[IDS["audio_user_slot_token_id"]] + fr for fr in voice["prompt_audio_codes"]]
+    rows += [[t] + pad for t in [IDS["audio_end_token_id"]] + templates["user_prompt_after_reference_token_ids"]
+             + text_ids + templates["assistant_prompt_prefix_token_ids"] + [IDS["audio_start_token_id"]]]
     return rows
 
 
-def run_chunk(c, prefill, decode, local, rows, rng, max_frames=375):
+def run_chunk(prefill, decode, local, rows, rng, max_frames=375):
     """The synthesizer's loop (docs/moss-tts-nano-onnx.md) on the torch modules: the frames of
     one chunk of text and the uniforms drawn for each."""
     ids = torch.tensor(np.array(rows, dtype=np.int32)).unsqueeze(0)
     out = prefill(ids, torch.ones(1, ids.shape[1], dtype=torch.int32))
     gh, past, length = out[0][:, -1, :], list(out[1:]), ids.shape[1]
-    seen = torch.zeros(1, c.NVQ, c.CB, dtype=torch.int32)
+    seen = torch.zeros(1, NVQ, CB, dtype=torch.int32)
     frames, uniforms = [], []
     for _ in range(max_frames):
-        u = np.clip(rng.random(17), 0.0, c.U_MAX).astype(np.float32)
+        u = np.clip(rng.random(17), 0.0, U_MAX).astype(np.float32)
         uniforms.append([float(x) for x in u])
         cont, tok = local(gh, seen, torch.tensor(u[:1]), torch.tensor(u[1:]).unsqueeze(0))
         if int(cont[0, 0]) == 0:
@@ -88,26 +111,27 @@ def run_chunk(c, prefill, decode, local, rows, rng, max_frames=375):
         frames.append(codes)
         for ch, code in enumerate(codes):
             seen[0, ch, code] = 1
-        row = torch.tensor([[[c.IDS["audio_assistant_slot_token_id"]] + codes]], dtype=torch.int32)
+        row = torch.tensor([[[IDS["audio_assistant_slot_token_id"]] + codes]], dtype=torch.int32)
         out = decode(row, torch.tensor([length], dtype=torch.int32), *past)
         gh, past, length = out[0][:, 0, :], list(out[1:]), length + 1
     return frames, uniforms
 
 
-def write_meta(c, tts_dir, codec_dir, codec_meta_rel, g, voice_frames, codec_layers):
+def write_meta(tts_dir, codec_dir, codec_meta_rel, g, voice_frames, codec_contexts, downsample, opset):
     """Writes the set's JSON files; returns the prompt templates and builtin voices.
 
-    g is graph_names' answer.
+    g is graph_names' answer; voice_frames the length of each builtin voice's prompt;
+    codec_contexts the codec's attention contexts, downsample its samples per frame and channel.
     """
-    model_config = dict(n_vq=c.NVQ, row_width=c.ROW, hidden_size=c.HID, global_layers=c.LAYERS,
-                        global_heads=c.HEADS, head_dim=c.HDIM, vocab_size=c.VOCAB,
-                        audio_pad_token_id=c.AUDIO_PAD, **c.IDS)
+    model_config = dict(n_vq=NVQ, row_width=ROW, hidden_size=HID, global_layers=LAYERS,
+                        global_heads=HEADS, head_dim=HDIM, vocab_size=VOCAB,
+                        audio_pad_token_id=AUDIO_PAD, **IDS)
     tts_meta = {
         "format_version": 1,
         "files": g.files,
         "model_config": model_config,
         "onnx": {
-            "opset": c.OPSET,
+            "opset": opset,
             "prefill_input_names": g.prefill_in,
             "prefill_output_names": g.prefill_out,
             "decode_input_names": g.decode_in,
@@ -115,20 +139,20 @@ def write_meta(c, tts_dir, codec_dir, codec_meta_rel, g, voice_frames, codec_lay
             "local_fixed_sampled_frame_input_names": g.local_in,
             "local_fixed_sampled_frame_output_names": g.local_out,
             "fixed_sampled_frame_constants": {
-                "audio_temperature": c.TEMPERATURE, "audio_top_p": c.TOP_P, "audio_top_k": c.TOP_K,
-                "audio_repetition_penalty": c.REP_PENALTY,
+                "audio_temperature": TEMPERATURE, "audio_top_p": TOP_P, "audio_top_k": TOP_K,
+                "audio_repetition_penalty": REP_PENALTY,
             },
         },
     }
     prng = np.random.default_rng(7)
     templates = {
-        "user_prompt_prefix_token_ids": [int(x) for x in prng.integers(10, c.VOCAB, 13)],
-        "user_prompt_after_reference_token_ids": [int(x) for x in prng.integers(10, c.VOCAB, 56)],
-        "assistant_prompt_prefix_token_ids": [int(x) for x in prng.integers(10, c.VOCAB, 6)],
+        "user_prompt_prefix_token_ids": [int(x) for x in prng.integers(10, VOCAB, 13)],
+        "user_prompt_after_reference_token_ids": [int(x) for x in prng.integers(10, VOCAB, 56)],
+        "assistant_prompt_prefix_token_ids": [int(x) for x in prng.integers(10, VOCAB, 6)],
     }
     voices = []
     for name in ("Junhao", "Ava"):
-        codes = prng.integers(0, c.CB, (voice_frames, c.NVQ))
+        codes = prng.integers(0, CB, (voice_frames, NVQ))
         voices.append({"voice": name, "display_name": name,
                        "prompt_audio_codes": [[int(x) for x in fr] for fr in codes]})
     manifest = {
@@ -136,20 +160,19 @@ def write_meta(c, tts_dir, codec_dir, codec_meta_rel, g, voice_frames, codec_lay
         "model_files": {"tts_meta": "tts_browser_onnx_meta.json",
                         "codec_meta": codec_meta_rel,
                         "tokenizer_model": "tokenizer.model"},
-        "tts_config": {"n_vq": c.NVQ, "row_width": c.ROW, "sample_rate": c.SAMPLE_RATE, "channels": c.CHANNELS},
+        "tts_config": {"n_vq": NVQ, "row_width": ROW, "sample_rate": SAMPLE_RATE, "channels": CHANNELS},
         "prompt_templates": templates,
-        "generation_defaults": {"max_new_frames": 375, "audio_temperature": c.TEMPERATURE,
-                                "audio_top_p": c.TOP_P, "audio_top_k": c.TOP_K,
-                                "audio_repetition_penalty": c.REP_PENALTY, "seed": 1234},
+        "generation_defaults": {"max_new_frames": 375, "audio_temperature": TEMPERATURE,
+                                "audio_top_p": TOP_P, "audio_top_k": TOP_K,
+                                "audio_repetition_penalty": REP_PENALTY, "seed": 1234},
         "builtin_voices": voices,
         "text_samples": [],
     }
     caches = []
-    for i in range(codec_layers):
-        ctx = c.CODEC_CONTEXTS[i]
+    for i, ctx in enumerate(codec_contexts):
         caches.append({
-            "index": i, "layer_index": i, "context": ctx, "num_heads": c.CODEC_HEADS, "head_dim": c.CODEC_HDIM,
-            "cache_shape": [1, c.CODEC_HEADS, ctx, c.CODEC_HDIM], "positions_shape": [1, ctx],
+            "index": i, "layer_index": i, "context": ctx, "num_heads": CODEC_HEADS, "head_dim": CODEC_HDIM,
+            "cache_shape": [1, CODEC_HEADS, ctx, CODEC_HDIM], "positions_shape": [1, ctx],
             "offset_input_name": f"attn_offset_{i}", "offset_output_name": f"attn_offset_out_{i}",
             "cached_keys_input_name": f"attn_cached_keys_{i}", "cached_keys_output_name": f"attn_cached_keys_out_{i}",
             "cached_values_input_name": f"attn_cached_values_{i}",
@@ -160,10 +183,10 @@ def write_meta(c, tts_dir, codec_dir, codec_meta_rel, g, voice_frames, codec_lay
         })
     codec_meta = {
         "format_version": 1,
-        "codec_config": {"sample_rate": c.SAMPLE_RATE, "channels": c.CHANNELS, "downsample_rate": c.DOWNSAMPLE,
-                         "num_quantizers": c.NVQ},
+        "codec_config": {"sample_rate": SAMPLE_RATE, "channels": CHANNELS, "downsample_rate": downsample,
+                         "num_quantizers": NVQ},
         "files": {"decode_step": g.codec_file},
-        "onnx": {"opset": c.OPSET, "decode_step_input_names": g.codec_in,
+        "onnx": {"opset": opset, "decode_step_input_names": g.codec_in,
                  "decode_step_output_names": g.codec_out},
         "streaming_decode": {
             "transformer_offsets": [{"index": k, "input_name": f"transformer_offset_{k}",
@@ -178,10 +201,11 @@ def write_meta(c, tts_dir, codec_dir, codec_meta_rel, g, voice_frames, codec_lay
         with open(path, "w") as f:
             json.dump(obj, f, indent=1)
             f.write("\n")
-    shutil.copyfile(tokenizer_model(c), os.path.join(tts_dir, "tokenizer.model"))
+    shutil.copyfile(tokenizer_model(), os.path.join(tts_dir, "tokenizer.model"))
     return templates, voices
 
 
-def tokenizer_model(c):
+def tokenizer_model():
     """The test SentencePiece model every stand-in set ships."""
-    return os.path.join(c.ROOT, "tts", "spm", "testdata", "tokenizer.model")
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tts", "spm", "testdata",
+                        "tokenizer.model")
