@@ -281,20 +281,6 @@ class LocalFrame(nn.Module):
         self.text_lm_head = nn.Linear(HID, VOCAB, bias=False)
         self.audio_lm_heads = nn.ModuleList([nn.Linear(HID, CB, bias=False) for _ in range(NVQ)])
 
-    def sample(self, logits, seen, u):
-        """logits [b,1024], seen [b,1024] int32, u [b] -> token [b] int64."""
-        lg = torch.where(seen > 0, torch.where(logits > 0, logits / REP_PENALTY, logits * REP_PENALTY), logits)
-        lg = lg / TEMPERATURE
-        vals, idx = torch.topk(lg, TOP_K, dim=-1)  # sorted descending
-        probs = torch.softmax(vals, dim=-1)
-        cum = torch.cumsum(probs, dim=-1)
-        keep = (cum - probs) < TOP_P
-        probs = probs * keep.float()
-        cum = torch.cumsum(probs, dim=-1)
-        thresh = u.unsqueeze(-1) * cum[:, TOP_K - 1:TOP_K]
-        pick = (cum <= thresh).long().sum(dim=-1, keepdim=True).clamp(max=TOP_K - 1)
-        return torch.gather(idx, 1, pick).squeeze(-1)
-
     def forward(self, global_hidden, repetition_seen_mask, assistant_random_u, audio_random_u):
         past = [None] * (2 * LOCAL_LAYERS)
         table = self.emb.audio_table()
@@ -319,7 +305,7 @@ class LocalFrame(nn.Module):
         toks = []
         for k in range(NVQ):
             h = step(x, k + 1)
-            tok = self.sample(self.audio_lm_heads[k](h), repetition_seen_mask[:, k], audio_random_u[:, k])
+            tok = moss_set.sample(self.audio_lm_heads[k](h), repetition_seen_mask[:, k] > 0, audio_random_u[:, k], 1)
             toks.append(tok)
             x = F.embedding(tok + k * (CB + 1), table)
         frame = torch.stack(toks, dim=1).to(torch.int32)

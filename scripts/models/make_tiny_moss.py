@@ -138,18 +138,7 @@ class LocalFrame(nn.Module):
         p = torch.sigmoid(self.stop(global_hidden) - STOP_DECAY * seen_frames)  # [b,1]
         cont = (assistant_random_u.unsqueeze(-1) <= p).to(torch.int32)
         lg = self.logits(torch.tanh(self.down(global_hidden))).reshape(b, NVQ, CB)
-        seen = repetition_seen_mask > 0
-        lg = torch.where(seen, torch.where(lg > 0, lg / REP_PENALTY, lg * REP_PENALTY), lg)
-        lg = lg / TEMPERATURE
-        vals, idx = torch.topk(lg, TOP_K, dim=-1)  # sorted descending
-        probs = torch.softmax(vals, dim=-1)
-        cum = torch.cumsum(probs, dim=-1)
-        keep = (cum - probs) < TOP_P
-        probs = probs * keep.float()
-        cum = torch.cumsum(probs, dim=-1)
-        thresh = audio_random_u.unsqueeze(-1) * cum[:, :, TOP_K - 1:TOP_K]
-        pick = (cum <= thresh).long().sum(dim=-1, keepdim=True).clamp(max=TOP_K - 1)
-        tok = torch.gather(idx, 2, pick).squeeze(-1).to(torch.int32)
+        tok = moss_set.sample(lg, repetition_seen_mask > 0, audio_random_u, 2).to(torch.int32)
         return cont, tok
 
 

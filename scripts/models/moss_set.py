@@ -42,6 +42,23 @@ CODEC_HDIM = 64
 KV_NAMES = [f"{kind}_{i}" for i in range(LAYERS) for kind in ("key", "value")]
 
 
+def sample(logits, seen, u, dim):
+    """The fixed-sampled-frame graph's sampling, on the last axis of logits (codes): repetition
+    penalty where seen, temperature, top-k then top-p, and the code the uniform u picks from
+    the kept probabilities; dim is the last axis' index, for the exported graph's gather."""
+    lg = torch.where(seen, torch.where(logits > 0, logits / REP_PENALTY, logits * REP_PENALTY), logits)
+    lg = lg / TEMPERATURE
+    vals, idx = torch.topk(lg, TOP_K, dim=-1)  # sorted descending
+    probs = torch.softmax(vals, dim=-1)
+    cum = torch.cumsum(probs, dim=-1)
+    keep = (cum - probs) < TOP_P
+    probs = probs * keep.float()
+    cum = torch.cumsum(probs, dim=-1)
+    thresh = u.unsqueeze(-1) * cum.narrow(dim, TOP_K - 1, 1)
+    pick = (cum <= thresh).long().sum(dim=-1, keepdim=True).clamp(max=TOP_K - 1)
+    return torch.gather(idx, dim, pick).squeeze(-1)
+
+
 def graph_names(codec_layers):
     """The set's file names and each graph's input and output names, as the published browser
     set has them."""
