@@ -120,31 +120,8 @@ func Init(library string) error {
 	ort.SetSharedLibraryPath(env.path)
 	if err := ort.InitializeEnvironment(ort.WithLogLevelError()); err != nil {
 		env.err = explainInit(env.path, err)
-		return env.err
-	}
-	if err := sharedArena(); err != nil {
-		env.err = fmt.Errorf("onnx: the shared CPU arena: %w", err)
 	}
 	return env.err
-}
-
-// sharedArena registers one CPU memory arena for every session of the
-// process (they use it through session.use_env_allocators), growing by
-// what is asked rather than by doubling. By default each session keeps an
-// arena of its own, sized in powers of two: with the ten sessions of the
-// full-size assistant that held 47 MiB more at the peak (1,186 against
-// 1,139 MiB, int4 set, bench pipeline), at the same speed.
-func sharedArena() error {
-	cfg, err := ort.NewArenaCfgV2(map[string]int{"arena_extend_strategy": 1}) // kSameAsRequested
-	if err != nil {
-		return err
-	}
-	defer cfg.Destroy()
-	mi, err := ort.GetMemoryInfo()
-	if err != nil {
-		return err
-	}
-	return ort.CreateAndRegisterAllocator(mi, cfg)
 }
 
 // explainInit turns onnxruntime_go's initialization errors into ones that

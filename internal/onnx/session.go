@@ -132,10 +132,6 @@ func configure(so *ort.SessionOptions, opts Options) error {
 			return err
 		}
 	}
-	// Init registered the process's shared arena.
-	if err := so.AddSessionConfigEntry("session.use_env_allocators", "1"); err != nil {
-		return err
-	}
 	level := opts.Optimization
 	if level == 0 {
 		level = ort.GraphOptimizationLevelEnableAll
