@@ -199,25 +199,29 @@ func (m memory) String() string {
 }
 
 func memoryNow() memory {
-	return memory{RSS: rss(), Anon: procStatusBytes("RssAnon:"), File: procStatusBytes("RssFile:"),
-		PSS: procBytes("/proc/self/smaps_rollup", "Pss:")}
+	status := procBytes("/proc/self/status", "VmRSS:", "RssAnon:", "RssFile:")
+	return memory{RSS: status[0], Anon: status[1], File: status[2],
+		PSS: procBytes("/proc/self/smaps_rollup", "Pss:")[0]}
 }
 
 // procStatusBytes reads a kB field of /proc/self/status, in bytes.
-func procStatusBytes(field string) int64 { return procBytes("/proc/self/status", field) }
+func procStatusBytes(field string) int64 { return procBytes("/proc/self/status", field)[0] }
 
-// procBytes reads a kB field of a /proc file, in bytes.
-func procBytes(file, field string) int64 {
+// procBytes reads kB fields of a /proc file, in bytes (0 for one it lacks).
+func procBytes(file string, fields ...string) []int64 {
+	values := make([]int64, len(fields))
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return 0
+		return values
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, field); ok {
-			var kb int64
-			fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
-			return kb * 1024
+		for i, field := range fields {
+			if v, ok := strings.CutPrefix(line, field); ok {
+				var kb int64
+				fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
+				values[i] = kb * 1024
+			}
 		}
 	}
-	return 0
+	return values
 }

@@ -27,34 +27,33 @@ func Declaration(path string) (ins, outs []ort.InputOutputInfo, err error) {
 	return ins, outs, nil
 }
 
-// Field numbers of onnx.proto: ModelProto, GraphProto, TensorProto,
-// ValueInfoProto, TypeProto and its Tensor, TensorShapeProto and its
-// Dimension.
+// Field numbers of onnx.proto beyond onnxproto's: ValueInfoProto, TypeProto
+// and its Tensor, TensorShapeProto and its Dimension.
 const (
-	modelGraph       = 7
-	graphInitializer = 5
-	graphInput       = 11
-	graphOutput      = 12
-	tensorName       = 8
-	valueName        = 1
-	valueType        = 2
-	typeTensor       = 1
-	typeSequence     = 4
-	typeMap          = 5
-	typeSparse       = 8
-	typeOptional     = 9
-	tensorElemType   = 1
-	tensorShape      = 2
-	shapeDim         = 1
-	dimValue         = 1
+	valueType      = 2
+	typeTensor     = 1
+	typeSequence   = 4
+	typeMap        = 5
+	typeSparse     = 8
+	typeOptional   = 9
+	tensorElemType = 1
+	tensorShape    = 2
+	shapeDim       = 1
+	dimValue       = 1
 )
+
+// valueTypes maps TypeProto's value fields to ONNX Runtime's value types.
+var valueTypes = map[protowire.Number]ort.ONNXType{
+	typeTensor: ort.ONNXTypeTensor, typeSequence: ort.ONNXTypeSequence, typeMap: ort.ONNXTypeMap,
+	typeSparse: ort.ONNXTypeSparseTensor, typeOptional: ort.ONNXTypeOptional,
+}
 
 var errNoGraph = errors.New("no graph")
 
 func declaration(model []byte) (ins, outs []ort.InputOutputInfo, err error) {
 	var graph []byte
 	err = onnxproto.EachField(model, func(num protowire.Number, typ protowire.Type, val, _ []byte) error {
-		if num == modelGraph && typ == protowire.BytesType {
+		if num == onnxproto.ModelGraph && typ == protowire.BytesType {
 			graph = val
 		}
 		return nil
@@ -74,19 +73,19 @@ func declaration(model []byte) (ins, outs []ort.InputOutputInfo, err error) {
 			return nil
 		}
 		switch num {
-		case graphInitializer:
+		case onnxproto.GraphInitializer:
 			return onnxproto.EachField(val, func(num protowire.Number, typ protowire.Type, v, _ []byte) error {
-				if num == tensorName && typ == protowire.BytesType {
+				if num == onnxproto.TensorName && typ == protowire.BytesType {
 					initializers[string(v)] = true
 				}
 				return nil
 			})
-		case graphInput, graphOutput:
+		case onnxproto.GraphInput, onnxproto.GraphOutput:
 			info, err := valueInfo(val)
 			if err != nil {
 				return err
 			}
-			if num == graphInput {
+			if num == onnxproto.GraphInput {
 				inputs = append(inputs, info)
 			} else {
 				outs = append(outs, info)
@@ -114,22 +113,15 @@ func valueInfo(b []byte) (ort.InputOutputInfo, error) {
 			return nil
 		}
 		switch num {
-		case valueName:
+		case onnxproto.ValueInfoName:
 			info.Name = string(val)
 		case valueType:
-			return onnxproto.EachField(val, func(num protowire.Number, typ protowire.Type, v, _ []byte) error {
-				switch num {
-				case typeTensor:
-					info.OrtValueType = ort.ONNXTypeTensor
+			return onnxproto.EachField(val, func(num protowire.Number, _ protowire.Type, v, _ []byte) error {
+				if kind, ok := valueTypes[num]; ok {
+					info.OrtValueType = kind
+				}
+				if num == typeTensor {
 					return tensorType(v, &info)
-				case typeSequence:
-					info.OrtValueType = ort.ONNXTypeSequence
-				case typeMap:
-					info.OrtValueType = ort.ONNXTypeMap
-				case typeSparse:
-					info.OrtValueType = ort.ONNXTypeSparseTensor
-				case typeOptional:
-					info.OrtValueType = ort.ONNXTypeOptional
 				}
 				return nil
 			})
@@ -146,23 +138,31 @@ func tensorType(b []byte, info *ort.InputOutputInfo) error {
 			v, _ := protowire.ConsumeVarint(val)
 			info.DataType = ort.TensorElementDataType(v)
 		case num == tensorShape && typ == protowire.BytesType:
-			info.Dimensions = ort.Shape{}
-			return onnxproto.EachField(val, func(num protowire.Number, typ protowire.Type, dim, _ []byte) error {
-				if num != shapeDim || typ != protowire.BytesType {
-					return nil
-				}
-				size := int64(-1)
-				err := onnxproto.EachField(dim, func(num protowire.Number, typ protowire.Type, v, _ []byte) error {
-					if num == dimValue && typ == protowire.VarintType {
-						x, _ := protowire.ConsumeVarint(v)
-						size = int64(x)
-					}
-					return nil
-				})
-				info.Dimensions = append(info.Dimensions, size)
-				return err
-			})
+			dims, err := shape(val)
+			info.Dimensions = dims
+			return err
 		}
 		return nil
 	})
+}
+
+// shape reads a TensorShapeProto: each dimension's size, -1 where it is
+// symbolic or unknown.
+func shape(b []byte) (ort.Shape, error) {
+	dims := ort.Shape{}
+	err := onnxproto.EachField(b, func(num protowire.Number, typ protowire.Type, dim, _ []byte) error {
+		if num != shapeDim || typ != protowire.BytesType {
+			return nil
+		}
+		size := int64(-1)
+		dims = append(dims, size)
+		return onnxproto.EachField(dim, func(num protowire.Number, typ protowire.Type, v, _ []byte) error {
+			if num == dimValue && typ == protowire.VarintType {
+				x, _ := protowire.ConsumeVarint(v)
+				dims[len(dims)-1] = int64(x)
+			}
+			return nil
+		})
+	})
+	return dims, err
 }

@@ -6,6 +6,16 @@ package onnxproto
 
 import "google.golang.org/protobuf/encoding/protowire"
 
+// Field numbers of onnx.proto that more than one package reads.
+const (
+	ModelGraph       protowire.Number = 7  // ModelProto.graph
+	GraphInitializer protowire.Number = 5  // GraphProto.initializer
+	GraphInput       protowire.Number = 11 // GraphProto.input
+	GraphOutput      protowire.Number = 12 // GraphProto.output
+	TensorName       protowire.Number = 8  // TensorProto.name
+	ValueInfoName    protowire.Number = 1  // ValueInfoProto.name
+)
+
 // EachField calls visit with each field of the message in b: its number,
 // wire type, value (a bytes field's contents, a varint's or fixed value's
 // encoding) and the field's whole encoding.

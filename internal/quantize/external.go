@@ -126,22 +126,27 @@ func (d *DataFile) write(data []byte) (int64, error) {
 // mapInitializers rewrites each initializer of the model's main graph
 // with f, keeping every other field as written.
 func mapInitializers(model []byte, f func(tensor []byte) ([]byte, error)) ([]byte, error) {
-	return mapField(model, modelGraph, func(graph []byte) ([]byte, error) {
-		return mapField(graph, graphInit, f)
+	out, graphs, err := mapField(model, modelGraph, func(graph []byte) ([]byte, error) {
+		out, _, err := mapField(graph, graphInit, f)
+		return out, err
 	})
+	if err == nil && graphs == 0 {
+		err = ErrNotONNX
+	}
+	return out, err
 }
 
 // mapField copies message b with the value of each length-delimited field
-// num replaced by f's.
-func mapField(b []byte, num protowire.Number, f func([]byte) ([]byte, error)) ([]byte, error) {
+// num replaced by f's, and says how many there were.
+func mapField(b []byte, num protowire.Number, f func([]byte) ([]byte, error)) ([]byte, int, error) {
 	out := make([]byte, 0, len(b))
-	saw := false
+	found := 0
 	err := eachField(b, func(n protowire.Number, typ protowire.Type, val, raw []byte) error {
 		if n != num || typ != protowire.BytesType {
 			out = append(out, raw...)
 			return nil
 		}
-		saw = true
+		found++
 		v, err := f(val)
 		if err != nil {
 			return err
@@ -150,10 +155,7 @@ func mapField(b []byte, num protowire.Number, f func([]byte) ([]byte, error)) ([
 		out = protowire.AppendBytes(out, v)
 		return nil
 	})
-	if err == nil && num == modelGraph && !saw {
-		err = ErrNotONNX
-	}
-	return out, err
+	return out, found, err
 }
 
 // externalRef reads where a tensor's data lies; ok is false for a tensor

@@ -63,12 +63,12 @@ var ErrNotONNX = errors.New("not an ONNX model")
 // Field numbers of onnx.proto (ModelProto, GraphProto, NodeProto,
 // TensorProto, AttributeProto, OperatorSetIdProto).
 const (
-	modelGraph  = 7
+	modelGraph  = onnxproto.ModelGraph
 	modelOpset  = 8
 	graphNode   = 1
-	graphInit   = 5
-	graphInput  = 11
-	valueName   = 1
+	graphInit   = onnxproto.GraphInitializer
+	graphInput  = onnxproto.GraphInput
+	valueName   = onnxproto.ValueInfoName
 	nodeInput   = 1
 	nodeOutput  = 2
 	nodeName    = 3
@@ -82,7 +82,7 @@ const (
 	tensorDims  = 1
 	tensorType  = 2
 	tensorFloat = 4
-	tensorName  = 8
+	tensorName  = onnxproto.TensorName
 	tensorRaw   = 9
 	tensorExt   = 13
 	opsetDomain = 1
