@@ -154,6 +154,7 @@ type userTurn struct {
 	voiced      int       // samples the VAD called speech since then
 	speaking    bool      // between the VAD's speech start and end
 	speechEnd   time.Duration
+	heardUntil  time.Duration // end of the audio given to the ASR
 	partial     string
 	compute     StageCompute // with a compute scale: the listening path's
 	// over is set while the turn's speech overlaps a response it has not
@@ -282,6 +283,7 @@ func (p *Pipeline) frame(ctx context.Context, f audio.Frame) error {
 			return fmt.Errorf("asr: %w", err)
 		}
 		p.listened(stageASR, start)
+		t.heardUntil = f.Stop()
 		if partial != t.partial {
 			t.partial = partial
 			p.emit(Event{Type: EvPartial, At: f.Stop(), Text: partial})
@@ -408,7 +410,7 @@ func (p *Pipeline) commit(reason turn.Reason) error {
 	t := p.turn
 	commitAt := p.now()
 	start := time.Now()
-	text, err := p.cfg.ASR.Finalize()
+	text, err := p.finalTranscript(t)
 	if err != nil {
 		return fmt.Errorf("asr: %w", err)
 	}
@@ -447,6 +449,16 @@ func (p *Pipeline) commit(reason turn.Reason) error {
 	}
 	p.resp = p.startResponse(m, p.cfg.History.Messages(), p.turnNo, "")
 	return nil
+}
+
+// finalTranscript ends the turn's utterance. The ASR has been given the
+// quiet since the speech ended (the endpointing wait): a recognizer that
+// pads the utterance's end is told, and pads that much less.
+func (p *Pipeline) finalTranscript(t *userTurn) (string, error) {
+	if qf, ok := p.cfg.ASR.(QuietFinalizer); ok && !t.speaking && t.heardUntil > t.speechEnd {
+		return qf.FinalizeAfter(t.heardUntil - t.speechEnd)
+	}
+	return p.cfg.ASR.Finalize()
 }
 
 // endResponse forgets the current response once it is over (played out,

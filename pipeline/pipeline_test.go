@@ -551,3 +551,21 @@ func TestHalfDuplexIgnoresTheEcho(t *testing.T) {
 	barge, _ = run(false)
 	assert.NotEmpty(t, barge, "full duplex without echo cancellation hears itself")
 }
+
+// The recognizer is told how much quiet it was given after the speech,
+// the endpointing wait, which a recognizer that pads need not pad again.
+func TestFinalTranscriptAfterTheEndpointingWait(t *testing.T) {
+	var asr *pipelinetest.ScriptedASR
+	s := scenario{
+		length:  4 * time.Second,
+		user:    []pipelinetest.Utterance{{Start: 500 * time.Millisecond, End: 2 * time.Second, Text: "what is the weather today"}},
+		replies: []string{"Sunny."},
+		tune:    func(c *pipeline.Config) { asr = c.ASR.(*pipelinetest.ScriptedASR) },
+	}
+	o := s.run(t)
+	require.Len(t, o.result.Metrics, 1)
+	require.Len(t, asr.Quiet, 1)
+	wait := o.result.Metrics[0].EndpointingMS
+	require.Positive(t, wait)
+	assert.InDelta(t, wait, float64(asr.Quiet[0])/float64(time.Millisecond), 20, "quiet given to the ASR (ms) against the endpointing wait")
+}

@@ -11,6 +11,7 @@ package pipeline
 
 import (
 	"context"
+	"time"
 
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/llm"
@@ -46,6 +47,13 @@ type ASR interface {
 	Finalize() (string, error)
 	// Reset starts a new utterance.
 	Reset()
+}
+
+// QuietFinalizer is implemented by recognizers that pad the end of an
+// utterance to push its last words through (X-ASR): told how much of the
+// audio they were given came after the speech, they pad only the rest.
+type QuietFinalizer interface {
+	FinalizeAfter(quiet time.Duration) (string, error)
 }
 
 // TurnDetector estimates whether the user has finished their turn from the

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -107,10 +109,13 @@ func TestBenchPipelineWritesJSON(t *testing.T) {
 		Turns        int                                   `json:"turns"`
 		Answered     int                                   `json:"answered"`
 		VoiceToVoice struct{ P50, P95 float64 }            `json:"voice_to_voice_ms"`
+		Parts        map[string]struct{ P50, P95 float64 } `json:"voice_to_voice_parts_ms"`
 		Compute      map[string]struct{ P50, P95 float64 } `json:"stage_compute_ms"`
 		PeakRSSBytes int64                                 `json:"peak_rss_bytes"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(stdout), &res))
+	assert.ElementsMatch(t, []string{"endpointing", "asr", "first_token", "first_audio", "playback"}, slices.Collect(maps.Keys(res.Parts)))
+	assert.Positive(t, res.Parts["endpointing"].P50, "the endpointing wait")
 	assert.Equal(t, 2, res.Turns)
 	assert.Equal(t, 2, res.Answered)
 	assert.Equal(t, "silero", res.Stages["vad"])

@@ -6,6 +6,7 @@ package xasr
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	ort "github.com/yalue/onnxruntime_go"
 
@@ -57,8 +58,20 @@ func (r *Recognizer) Finalize() (string, error) {
 	return res.Text, err
 }
 
+// FinalizeAfter is Finalize for an utterance whose last quiet of audio
+// already given to Accept came after the speech (the endpointing wait):
+// what pushes the last words through the encoder is audio after them, the
+// room's quiet as well as the padding's zeros, so only the rest of
+// TailPadding is padded, and the final transcript costs that much less.
+func (r *Recognizer) FinalizeAfter(quiet time.Duration) (string, error) {
+	res, err := r.finalize(quiet)
+	return res.Text, err
+}
+
 // FinalizeResult is Finalize with the token ids.
-func (r *Recognizer) FinalizeResult() (Result, error) {
+func (r *Recognizer) FinalizeResult() (Result, error) { return r.finalize(0) }
+
+func (r *Recognizer) finalize(quiet time.Duration) (Result, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.enc == nil {
@@ -68,7 +81,8 @@ func (r *Recognizer) FinalizeResult() (Result, error) {
 	if r.samples == 0 {
 		return Result{}, nil
 	}
-	if err := r.fb.Accept(r.tail); err != nil {
+	pad := r.tail[:len(r.tail)-min(len(r.tail), int(audio.Mono16k.Samples(max(quiet, 0))))]
+	if err := r.fb.Accept(pad); err != nil {
 		return Result{}, fmt.Errorf("xasr: %w", err)
 	}
 	r.fb.InputFinished()

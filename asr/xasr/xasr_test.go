@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -572,4 +573,37 @@ func TestDecoderContext(t *testing.T) {
 	id, ok := r.tokens.ID("<unk>")
 	require.True(t, ok)
 	assert.Equal(t, id, r.unk, "<unk> is treated as blank")
+}
+
+// The quiet after the speech, given to Accept, is padding the recognizer
+// need not add again: the encoder sees the same audio, so the same
+// transcript, in fewer calls at the end.
+func TestFinalizeAfterQuiet(t *testing.T) {
+	const quiet = 400 * time.Millisecond
+	speech := testSignal(2.03)
+	r := openTiny(t)
+	calls := 0
+	r.afterEncoder = func() { calls++ }
+
+	feed(t, r, speech, fixed(320))
+	calls = 0
+	padded, err := r.Finalize()
+	require.NoError(t, err)
+	paddedCalls := calls
+
+	feed(t, r, append(slices.Clone(speech), make([]float32, audio.Mono16k.Samples(quiet))...), fixed(320))
+	calls = 0
+	afterQuiet, err := r.FinalizeAfter(quiet)
+	require.NoError(t, err)
+	require.NotEmpty(t, padded, "the tiny model decodes the test signal to something")
+	assert.Equal(t, padded, afterQuiet, "transcript")
+	// 400 ms are 40 feature frames: two and a half windows' shift fewer.
+	assert.InDelta(t, float64(paddedCalls)-2.5, float64(calls), 0.5, "encoder calls at the end (%d with the whole padding)", paddedCalls)
+
+	// More quiet than the padding pads nothing, and a negative quiet all of it.
+	for _, q := range []time.Duration{-time.Second, 10 * time.Second} {
+		feed(t, r, speech, fixed(320))
+		_, err := r.FinalizeAfter(q)
+		require.NoError(t, err, "quiet %v", q)
+	}
 }

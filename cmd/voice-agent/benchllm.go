@@ -114,37 +114,47 @@ func abs(n int) int { return max(n, -n) }
 func benchLLM(ctx context.Context, open func(maxTokens int) (pipeline.Generator, func() error, error), runs int) (res llmBenchResult, err error) {
 	res = llmBenchResult{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU()}
 	var prompt string
-	for i, n := range []int{128, 256} {
+	for _, n := range []int{128, 256} {
 		gen, closeGen, err := open(n)
 		if err != nil {
 			return res, err
 		}
-		defer func() { err = errors.Join(err, closeGen()) }()
-		if i == 0 {
-			if prompt, err = promptOf(ctx, gen, 512); err != nil {
-				return res, err
-			}
+		// One model at a time: the peak is what one costs.
+		t, err := benchLLMTest(ctx, gen, n, runs, &prompt)
+		if err = errors.Join(err, closeGen()); err != nil {
+			return res, err
 		}
-		t := llmBenchTest{Name: fmt.Sprintf("pp512+tg%d", n), Runs: runs}
-		var prefill, decode, binding []float64
-		for i := -1; i < runs; i++ { // i = -1 is the warm-up
-			st, wall, err := generateOnce(ctx, gen, prompt)
-			if err != nil {
-				return res, err
-			}
-			if i < 0 {
-				continue
-			}
-			t.PromptTokens, t.GeneratedTokens = st.PromptTokens, st.GeneratedTokens
-			prefill = append(prefill, rate(st.PromptTokens, st.Prefill))
-			decode = append(decode, rate(st.GeneratedTokens, st.Decode))
-			binding = append(binding, float64(wall-st.Prefill-st.Decode)/float64(time.Millisecond))
-		}
-		t.PrefillTokS, t.DecodeTokS, t.BindingMS = median(prefill), median(decode), median(binding)
 		res.Tests = append(res.Tests, t)
 	}
 	res.PeakRSSBytes = peakRSS()
 	return res, nil
+}
+
+// benchLLMTest runs one test on gen, whose replies are n tokens long at
+// most; the first test also finds the prompt the others use.
+func benchLLMTest(ctx context.Context, gen pipeline.Generator, n, runs int, prompt *string) (t llmBenchTest, err error) {
+	if *prompt == "" {
+		if *prompt, err = promptOf(ctx, gen, 512); err != nil {
+			return t, err
+		}
+	}
+	t = llmBenchTest{Name: fmt.Sprintf("pp512+tg%d", n), Runs: runs}
+	var prefill, decode, binding []float64
+	for i := -1; i < runs; i++ { // i = -1 is the warm-up
+		st, wall, err := generateOnce(ctx, gen, *prompt)
+		if err != nil {
+			return t, err
+		}
+		if i < 0 {
+			continue
+		}
+		t.PromptTokens, t.GeneratedTokens = st.PromptTokens, st.GeneratedTokens
+		prefill = append(prefill, rate(st.PromptTokens, st.Prefill))
+		decode = append(decode, rate(st.GeneratedTokens, st.Decode))
+		binding = append(binding, float64(wall-st.Prefill-st.Decode)/float64(time.Millisecond))
+	}
+	t.PrefillTokS, t.DecodeTokS, t.BindingMS = median(prefill), median(decode), median(binding)
+	return t, nil
 }
 
 // generateOnce runs prompt as a fresh conversation (its first word changes

@@ -17,15 +17,19 @@ import (
 // turn and voice-to-voice latency (the end of the user's speech to the
 // first reply audio), with the stages' compute on the replay clock.
 type pipelineBench struct {
-	Input        string                 `json:"input"`
-	ComputeScale float64                `json:"compute_scale"`
-	Stages       map[string]string      `json:"stages"`
-	Swapped      []string               `json:"swapped_for_doubles"`
-	Turns        int                    `json:"turns"`
-	Answered     int                    `json:"answered"`
-	VoiceToVoice percentiles            `json:"voice_to_voice_ms"`
-	Compute      map[string]percentiles `json:"stage_compute_ms"`
-	Speculated   int                    `json:"speculated"`
+	Input        string            `json:"input"`
+	ComputeScale float64           `json:"compute_scale"`
+	Stages       map[string]string `json:"stages"`
+	Swapped      []string          `json:"swapped_for_doubles"`
+	Turns        int               `json:"turns"`
+	Answered     int               `json:"answered"`
+	VoiceToVoice percentiles       `json:"voice_to_voice_ms"`
+	// VoiceToVoiceParts splits the answered turns' latency into its parts
+	// (pipeline.TurnMetrics): endpointing, asr, first_token, first_audio
+	// and playback.
+	VoiceToVoiceParts map[string]percentiles `json:"voice_to_voice_parts_ms"`
+	Compute           map[string]percentiles `json:"stage_compute_ms"`
+	Speculated        int                    `json:"speculated"`
 	// PeakRSSBytes is the whole assistant's peak memory over the replay;
 	// MemoryEnd its memory once the replay is over, every model loaded.
 	PeakRSSBytes int64  `json:"peak_rss_bytes"`
@@ -86,7 +90,7 @@ the scripted recognizer and LLM), and the report names it.`,
 }
 
 func summarizeBench(turns []pipeline.TurnMetrics) pipelineBench {
-	b := pipelineBench{Turns: len(turns), Compute: map[string]percentiles{}}
+	b := pipelineBench{Turns: len(turns), Compute: map[string]percentiles{}, VoiceToVoiceParts: map[string]percentiles{}}
 	var e2e []float64
 	per := map[string][]float64{}
 	for _, m := range turns {
@@ -108,8 +112,15 @@ func summarizeBench(turns []pipeline.TurnMetrics) pipelineBench {
 	for name, v := range per {
 		b.Compute[name] = percentiles{P50: pipeline.Percentile(v, 50), P95: pipeline.Percentile(v, 95)}
 	}
+	sum := pipeline.Summarize(turns)
+	for _, name := range voiceToVoiceParts {
+		b.VoiceToVoiceParts[name] = percentiles{P50: sum.P50[name], P95: sum.P95[name]}
+	}
 	return b
 }
+
+// voiceToVoiceParts are the parts of voice-to-voice latency, in order.
+var voiceToVoiceParts = []string{"endpointing", "asr", "first_token", "first_audio", "playback"}
 
 func printBench(w io.Writer, b pipelineBench) {
 	fmt.Fprintf(w, "%s: %d turns, %d answered (%d speculated), compute x%g on the clock\n", b.Input, b.Turns, b.Answered, b.Speculated, b.ComputeScale)
@@ -119,6 +130,11 @@ func printBench(w io.Writer, b pipelineBench) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "voice to voice: p50 %.0f ms, p95 %.0f ms; peak RSS %.1f MiB; at the end %s\n", b.VoiceToVoice.P50, b.VoiceToVoice.P95, float64(b.PeakRSSBytes)/(1<<20), b.MemoryEnd)
+	fmt.Fprintln(w, "voice to voice, in parts (ms): p50 p95")
+	for _, name := range voiceToVoiceParts {
+		p := b.VoiceToVoiceParts[name]
+		fmt.Fprintf(w, "  %-12s %10.1f %8.1f\n", name, p.P50, p.P95)
+	}
 	fmt.Fprintln(w, "compute per turn (ms):   p50      p95")
 	for _, name := range []string{"vad", "asr", "turn", "llm", "llm_prefill", "llm_decode", "tts"} {
 		c := b.Compute[name]

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -187,13 +188,21 @@ func benchStage(ctx context.Context, s wiring.Stages, sm wiring.StageModel, inpu
 			return nil
 		}
 	case "llm":
+		var closeLoaded func() error
 		open = func() (func() error, error) {
 			_, c, err := wiring.NewGenerator(s, clock.NewStream(audio.ProcessingRate))
-			return c, err
+			if c != nil {
+				closeLoaded = sync.OnceValue(c)
+			}
+			return closeLoaded, err
 		}
 		b.Unit = "token (decode)"
 		compute = func() error {
-			// As bench llm: a model opened for each reply length.
+			// As bench llm: a model opened for each reply length, one at a
+			// time, so the loaded one goes first.
+			if err := closeLoaded(); err != nil {
+				return err
+			}
 			res, err := benchLLM(ctx, func(maxTokens int) (pipeline.Generator, func() error, error) {
 				st := s
 				st.LLMMaxTokens = maxTokens

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/voiceassistant/voice/asr/xasr"
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/pipeline"
 	"github.com/voiceassistant/voice/pipeline/pipelinetest"
@@ -60,6 +61,10 @@ var (
 			return pipelinetest.NewEnergyVAD(), nil
 		}},
 	}
+	// X-ASR pads the end of an utterance: the pipeline tells it how much
+	// quiet it already heard.
+	_ pipeline.QuietFinalizer = (*xasr.Recognizer)(nil)
+
 	asrBackends = []backend[pipeline.ASR]{
 		{name: ASRXASR, build: func(b *builder) (pipeline.ASR, error) {
 			r, err := NewRecognizer(b.s)

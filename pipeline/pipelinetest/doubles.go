@@ -117,6 +117,8 @@ func (u Utterance) timedWords() []Word {
 // start (the pre-roll), loses words here too.
 type ScriptedASR struct {
 	Script []Utterance
+	// Quiet records what each FinalizeAfter was told.
+	Quiet []time.Duration
 
 	words []Word // the script's words in time order, built on first use
 	fed   []span // audio fed since Reset, merged, in order
@@ -130,6 +132,12 @@ func (a *ScriptedASR) Accept(f audio.Frame) (string, error) {
 }
 
 func (a *ScriptedASR) Finalize() (string, error) { return a.text(), nil }
+
+// FinalizeAfter is Finalize, recording quiet (pipeline.QuietFinalizer).
+func (a *ScriptedASR) FinalizeAfter(quiet time.Duration) (string, error) {
+	a.Quiet = append(a.Quiet, quiet)
+	return a.Finalize()
+}
 
 func (a *ScriptedASR) Reset() { a.fed = a.fed[:0] }
 

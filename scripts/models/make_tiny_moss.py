@@ -91,36 +91,44 @@ class KVHead(nn.Module):
 
 
 class Prefill(nn.Module):
+    """Causal as the real global transformer is: row t's hidden state is what DecodeStep gives
+    for row t with rows 0..t-1 as its past. So a KV cache prefilled over a prompt's first rows,
+    continued by decode steps over the rest, gives the states one prefill over all rows gives
+    (the synthesizer prefills the voice prompt once and steps through each chunk's text)."""
+
     def __init__(self):
         super().__init__()
         self.embed = RowEmbed()
         self.out = nn.Linear(EMB, HID)
         self.kv = KVHead()
+        self.past_proj = nn.Linear(HDIM, HID)
+        self.len_w = nn.Parameter(torch.randn(HID) * 0.05)
+
+    def step(self, x, past_k0_sum, rows_before):
+        """Row states from the embedded rows x, the sum over earlier rows of the layer-0 keys
+        (averaged over heads) and how many rows came before."""
+        L = rows_before.clamp(min=1.0).unsqueeze(-1)
+        return torch.tanh(self.out(x) + self.past_proj(past_k0_sum / L) + L * 0.01 * self.len_w)
 
     def forward(self, input_ids, attention_mask):
         x = self.embed(input_ids) * attention_mask.float().unsqueeze(-1)
-        cnt = torch.cumsum(attention_mask.float(), dim=1).clamp(min=1.0).unsqueeze(-1)
-        cm = torch.cumsum(x, dim=1) / cnt  # causal cumulative mean
-        h = torch.tanh(self.out(cm))
-        return tuple([h] + self.kv(x))
+        kv = self.kv(x)
+        k0 = kv[0].mean(dim=2)  # [b,S,64]
+        before = torch.cumsum(k0, dim=1) - k0
+        rows_before = torch.cumsum(torch.ones_like(attention_mask, dtype=torch.float32), dim=1) - 1.0
+        return tuple([self.step(x, before, rows_before)] + kv)
 
 
 class DecodeStep(nn.Module):
     def __init__(self, prefill):
         super().__init__()
-        self.embed = prefill.embed
-        self.kv = prefill.kv
-        self.out = prefill.out
-        self.past_proj = nn.Linear(HDIM, HID)
-        self.len_w = nn.Parameter(torch.randn(HID) * 0.05)
+        self.prefill = prefill
 
     def forward(self, input_ids, past_valid_lengths, *past):
-        x = self.embed(input_ids)  # [b,1,EMB]
-        L = past_valid_lengths.float().clamp(min=1.0)  # [b]
-        pk0 = past[0].sum(dim=1).mean(dim=1) / L.unsqueeze(-1)  # [b,64]
-        h = self.out(x) + self.past_proj(pk0).unsqueeze(1) + (L.unsqueeze(-1) * 0.01 * self.len_w).unsqueeze(1)
-        h = torch.tanh(h)
-        new = self.kv(x)
+        x = self.prefill.embed(input_ids)  # [b,1,EMB]
+        pk0 = past[0].mean(dim=2).sum(dim=1, keepdim=True)  # [b,1,64]
+        h = self.prefill.step(x, pk0, past_valid_lengths.float().unsqueeze(-1))
+        new = self.prefill.kv(x)
         presents = [torch.cat([past[j], new[j]], dim=1) for j in range(2 * LAYERS)]
         return tuple([h] + presents)
 

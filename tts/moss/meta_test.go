@@ -164,7 +164,7 @@ func FuzzParseMeta(f *testing.F) {
 			require.LessOrEqual(t, n, int64(maxStateValues), "state shape %v: %d values", shape, n)
 		}
 		// The prefill rows of a chunk can be built.
-		rows := s.rows([]int{1, 2, 3})
+		rows := append(s.promptRows(), s.textRows([]int{1, 2, 3})...)
 		want := len(s.prefix) + len(s.after) + len(s.assist) + len(s.voice) + 3 + 3
 		require.Len(t, rows, want*c.rowWidth, "row values, want %d rows of %d", want, c.rowWidth)
 	})

@@ -68,6 +68,13 @@ type Synthesizer struct {
 	local   *onnx.Session
 	codec   *onnx.Session
 
+	// The voice prompt's KV cache (see warmPrompt), in decode step input
+	// order, and its length in rows.
+	promptKV  []ort.Value
+	promptLen int
+	// What a row costs through the prefill graph and the decode step.
+	rowCost, stepCost cost
+
 	// Tensor names, from the metadata's onnx sections.
 	prefillIn  []string // input_ids, attention_mask
 	prefillOut []string // global_hidden, present_*
@@ -136,6 +143,10 @@ func Open(ttsDir, codecDir string, opts Options) (*Synthesizer, error) {
 		return nil, fmt.Errorf("moss: %w", err)
 	}
 	if err := s.openGraphs(filepath.Dir(ttsMetaPath), filepath.Dir(codecMetaPath), &tm, &cm, opts.ONNX); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	if err := s.warmPrompt(); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
@@ -337,8 +348,9 @@ func (s *Synthesizer) openGraphs(ttsDir, codecDir string, tm *ttsMeta, cm *codec
 // Format is the codec's output: 48 kHz stereo, interleaved.
 func (s *Synthesizer) Format() audio.Format { return s.format }
 
-// Close releases the sessions.
+// Close releases the sessions and the voice prompt's KV cache.
 func (s *Synthesizer) Close() error {
+	destroyAll(s.promptKV)
 	for _, p := range []**onnx.Session{&s.prefill, &s.decode, &s.local, &s.codec} {
 		if *p != nil {
 			_ = (*p).Destroy()

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -102,8 +103,9 @@ func TestRows(t *testing.T) {
 	g := loadGolden(t)
 	s := openTiny(t, g)
 	require.Equal(t, g.TextTokenIDs, s.tok.Encode(g.Text), "tokens")
-	rows := s.rows(g.TextTokenIDs)
+	rows := append(s.promptRows(), s.textRows(g.TextTokenIDs)...)
 	require.Equal(t, g.NumRows, len(rows)/17, "rows")
+	require.Equal(t, len(s.promptRows())/17, s.promptLen, "rows in the voice prompt's KV cache")
 	// Row 14..18 are the voice frames with slot 8.
 	require.Equal(t, int32(8), rows[14*17], "row 14 starts with the user slot")
 	require.Equal(t, int32(6), rows[13*17], "row 13 starts with audio_start")
@@ -313,5 +315,34 @@ func TestChunksAndSilence(t *testing.T) {
 	long := int(ChunkGap.Seconds()*48000) * 2
 	for _, n := range gaps {
 		require.Equal(t, long, n, "silence samples")
+	}
+}
+
+// The golden frames come from one prefill over the whole request; a chunk
+// gives them both ways: stepping from the voice prompt's KV cache, and
+// prefilling the prompt again with its text.
+func TestVoicePromptCache(t *testing.T) {
+	g := loadGolden(t)
+	for _, tc := range []struct {
+		name              string
+		rowCost, stepCost time.Duration
+		prefills          bool
+	}{
+		{"steps from the voice prompt", time.Second, time.Millisecond, false},
+		{"prefills the whole request", time.Millisecond, time.Second, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := openTiny(t, g)
+			require.Positive(t, s.promptLen, "voice prompt rows")
+			require.Positive(t, s.rowCost.d, "prefill cost measured at load")
+			require.Positive(t, s.stepCost.d, "decode step cost measured at load")
+			s.rowCost.d, s.stepCost.d = tc.rowCost, tc.stepCost
+			r, err := synth(t, s, context.Background(), g.Text)
+			require.NoError(t, err)
+			require.Equal(t, g.Frames, r.frames)
+			close16(t, "channel 0", channel(r.audio, 0, 16), g.First16Ch0)
+			// A prefill run updates the estimate of its cost.
+			require.Equal(t, tc.prefills, s.rowCost.d != tc.rowCost, "prefill ran")
+		})
 	}
 }

@@ -84,46 +84,61 @@ func splitTokens(ids []int, n int) [][]int {
 	return append(out, ids)
 }
 
-// rows builds the prefill request for one chunk of text token ids.
-func (s *Synthesizer) rows(text []int) []int32 {
+// row appends one input row: a text-channel id and audio codes, padded.
+func (c config) row(rows []int32, id int, codes []int) []int32 {
+	r := make([]int32, c.rowWidth)
+	for i := range r {
+		r[i] = int32(c.pad)
+	}
+	r[0] = int32(id)
+	for i, code := range codes {
+		r[i+1] = int32(code)
+	}
+	return append(rows, r...)
+}
+
+// promptRows is what every chunk's request starts with: the user prompt,
+// the voice's reference frames and what follows them. It does not depend
+// on the text, so its KV cache is computed once (see warmPrompt).
+func (s *Synthesizer) promptRows() []int32 {
 	c := s.cfg
 	var rows []int32
-	add := func(id int, codes []int) {
-		r := make([]int32, c.rowWidth)
-		for i := range r {
-			r[i] = int32(c.pad)
-		}
-		r[0] = int32(id)
-		for i, code := range codes {
-			r[i+1] = int32(code)
-		}
-		rows = append(rows, r...)
-	}
 	for _, id := range s.prefix {
-		add(id, nil)
+		rows = c.row(rows, id, nil)
 	}
-	add(c.audioStart, nil)
+	rows = c.row(rows, c.audioStart, nil)
 	for _, f := range s.voice {
-		add(c.userSlot, f)
+		rows = c.row(rows, c.userSlot, f)
 	}
-	add(c.audioEnd, nil)
-	for _, group := range [][]int{s.after, text, s.assist} {
-		for _, id := range group {
-			add(id, nil)
-		}
+	rows = c.row(rows, c.audioEnd, nil)
+	for _, id := range s.after {
+		rows = c.row(rows, id, nil)
 	}
-	add(c.audioStart, nil)
 	return rows
 }
 
-// chunk generates and decodes one text chunk.
-func (s *Synthesizer) chunk(ctx context.Context, rng *rand.Rand, cs *codecState, text []int, emit func([]float32) error) error {
+// textRows is the rest of a chunk's request: its text token ids, the
+// assistant prefix and the start of the audio to generate.
+func (s *Synthesizer) textRows(text []int) []int32 {
 	c := s.cfg
-	data := s.rows(text)
-	n := len(data) / c.rowWidth
-	inIDs, err := ort.NewTensor(ort.NewShape(1, int64(n), int64(c.rowWidth)), data)
+	var rows []int32
+	for _, group := range [][]int{text, s.assist} {
+		for _, id := range group {
+			rows = c.row(rows, id, nil)
+		}
+	}
+	return c.row(rows, c.audioStart, nil)
+}
+
+// prefillRows runs the prefill graph over rows, returning the last row's
+// hidden state and the KV cache in decode step input order. A run takes no
+// KV cache to continue from and so cannot be split: a cancellation stops
+// it between two of its nodes instead.
+func (s *Synthesizer) prefillRows(ctx context.Context, rows []int32) (hidden []float32, past []ort.Value, err error) {
+	n := len(rows) / s.cfg.rowWidth
+	inIDs, err := ort.NewTensor(ort.NewShape(1, int64(n), int64(s.cfg.rowWidth)), rows)
 	if err != nil {
-		return fmt.Errorf("moss: %w", err)
+		return nil, nil, fmt.Errorf("moss: %w", err)
 	}
 	mask := make([]int32, n)
 	for i := range mask {
@@ -132,68 +147,204 @@ func (s *Synthesizer) chunk(ctx context.Context, rng *rand.Rand, cs *codecState,
 	inMask, err := ort.NewTensor(ort.NewShape(1, int64(n)), mask)
 	if err != nil {
 		destroy(inIDs)
-		return fmt.Errorf("moss: %w", err)
+		return nil, nil, fmt.Errorf("moss: %w", err)
 	}
 	outs := make([]ort.Value, len(s.prefillOut))
-	// The prompt (the voice's reference frames and the chunk's text) is
-	// one run of the prefill graph, which takes no KV cache to continue
-	// from and so cannot be split: a cancellation stops it between two of
-	// its nodes instead.
+	start := time.Now()
 	err = s.prefill.RunContext(ctx, []ort.Value{inIDs, inMask}, outs)
 	destroy(inIDs, inMask)
-	if err != nil {
-		destroyAll(outs)
-		if ctx.Err() != nil {
-			return err
-		}
-		return fmt.Errorf("moss: prefill: %w", err)
+	if err == nil {
+		s.rowCost.add(time.Since(start) / time.Duration(n))
+		hidden, err = lastHidden(outs[0], s.cfg.hidden)
+	} else if ctx.Err() == nil {
+		err = fmt.Errorf("moss: prefill: %w", err)
 	}
-	// past holds the KV cache in decode input order (after the two fixed inputs).
-	past := make([]ort.Value, len(s.decodeIn)-2)
-	byName := map[string]ort.Value{}
-	for i, name := range s.prefillOut[1:] {
-		byName[strings.Replace(name, "present_", "past_", 1)] = outs[i+1]
-	}
-	for i, name := range s.decodeIn[2:] {
-		past[i] = byName[name]
-	}
-	hidden, err := lastHidden(outs[0], c.hidden)
 	destroy(outs[0])
-	defer func() { destroyAll(past) }()
+	if err != nil {
+		destroyAll(outs[1:])
+		return nil, nil, err
+	}
+	return hidden, s.decodeOrder(s.prefillOut[1:], outs[1:]), nil
+}
+
+// warmPrompt prefills promptRows once and keeps the KV cache: a chunk
+// can continue from it with decode steps over its own rows instead of
+// prefilling the voice's reference frames again. It also times the decode
+// step, so that the first chunk can choose between the two (see start).
+func (s *Synthesizer) warmPrompt() error {
+	rows := s.promptRows()
+	_, past, err := s.prefillRows(context.Background(), rows)
+	if err != nil {
+		return fmt.Errorf("moss: the voice prompt: %w", err)
+	}
+	s.promptKV, s.promptLen = past, len(rows)/s.cfg.rowWidth
+	g, err := s.newGlobalState()
 	if err != nil {
 		return err
 	}
-	pastLen := n
+	defer g.close()
+	// A graph's first run sets up its buffers: the second is timed.
+	for range 2 {
+		s.stepCost = cost{}
+		if err := g.step(s.cfg.row(nil, s.cfg.pad, nil), false); err != nil {
+			return fmt.Errorf("moss: the voice prompt: %w", err)
+		}
+	}
+	return nil
+}
 
+// decodeOrder arranges present_* values, named by names, in the order the
+// decode step takes them as past_*.
+func (s *Synthesizer) decodeOrder(names []string, present []ort.Value) []ort.Value {
+	byName := make(map[string]ort.Value, len(names))
+	for i, name := range names {
+		byName[strings.Replace(name, "present_", "past_", 1)] = present[i]
+	}
+	past := make([]ort.Value, len(s.decodeIn)-2)
+	for i, name := range s.decodeIn[2:] {
+		past[i] = byName[name]
+	}
+	return past
+}
+
+// cost is a running estimate of how long one row takes through a graph.
+type cost struct{ d time.Duration }
+
+func (c *cost) add(d time.Duration) {
+	if c.d == 0 {
+		c.d = d
+		return
+	}
+	c.d = (3*c.d + d) / 4
+}
+
+// globalState is one chunk's place in the global transformer: its KV
+// cache (the voice prompt's, shared and never destroyed here, until the
+// first decode step or a full prefill gives it its own) and the hidden
+// state the next frame is sampled from.
+type globalState struct {
+	s       *Synthesizer
+	past    []ort.Value
+	len     int
+	owned   bool
+	rowT    *ort.Tensor[int32]
+	lenT    *ort.Tensor[int32]
+	hiddenT *ort.Tensor[float32]
+}
+
+func (s *Synthesizer) newGlobalState() (*globalState, error) {
+	g := &globalState{s: s, past: s.promptKV, len: s.promptLen}
+	var err error
+	if g.rowT, err = ort.NewEmptyTensor[int32](ort.NewShape(1, 1, int64(s.cfg.rowWidth))); err != nil {
+		return nil, fmt.Errorf("moss: %w", err)
+	}
+	if g.lenT, err = ort.NewEmptyTensor[int32](ort.NewShape(1)); err != nil {
+		destroy(g.rowT)
+		return nil, fmt.Errorf("moss: %w", err)
+	}
+	if g.hiddenT, err = ort.NewEmptyTensor[float32](ort.NewShape(1, int64(s.cfg.hidden))); err != nil {
+		destroy(g.rowT, g.lenT)
+		return nil, fmt.Errorf("moss: %w", err)
+	}
+	return g, nil
+}
+
+func (g *globalState) close() {
+	g.setPast(nil, 0)
+	destroy(g.rowT, g.lenT, g.hiddenT)
+}
+
+// setPast replaces the KV cache with one of n rows that g owns.
+func (g *globalState) setPast(past []ort.Value, n int) {
+	if g.owned {
+		destroyAll(g.past)
+	}
+	g.past, g.len, g.owned = past, n, true
+}
+
+// step feeds one row to the decode step, leaving its hidden state in
+// hiddenT and, when keep is set, its KV cache in g (the resetKV test
+// switch drops it).
+func (g *globalState) step(row []int32, keep bool) error {
+	s := g.s
+	copy(g.rowT.GetData(), row)
+	g.lenT.GetData()[0] = int32(g.len)
+	outs := make([]ort.Value, len(s.decodeOut))
+	start := time.Now()
+	if err := s.decode.Run(append([]ort.Value{g.rowT, g.lenT}, g.past...), outs); err != nil {
+		destroyAll(outs)
+		return fmt.Errorf("moss: decode step: %w", err)
+	}
+	s.stepCost.add(time.Since(start))
+	h, err := lastHidden(outs[0], s.cfg.hidden)
+	destroy(outs[0])
+	if err == nil {
+		copy(g.hiddenT.GetData(), h)
+	}
+	if !keep || err != nil {
+		destroyAll(outs[1:])
+		return err
+	}
+	g.setPast(s.decodeOrder(s.decodeOut[1:], outs[1:]), g.len+1)
+	return nil
+}
+
+// start brings g to the end of a chunk's request, by the cheaper of two
+// equivalent ways (the global transformer is causal): decode steps over
+// the chunk's own rows from the voice prompt's KV cache, or one prefill
+// of the prompt and them together. A step costs several prefill rows
+// (one row cannot use the batched kernels), so short chunks, such as a
+// reply's first words, step and long ones prefill; the costs are measured
+// as the graphs run, since their ratio depends on the machine and on how
+// the model is quantized.
+func (g *globalState) start(ctx context.Context, text []int) error {
+	s := g.s
+	rows := s.textRows(text)
+	n := len(rows) / s.cfg.rowWidth
+	if time.Duration(n)*s.stepCost.d > time.Duration(s.promptLen+n)*s.rowCost.d {
+		hidden, past, err := s.prefillRows(ctx, append(s.promptRows(), rows...))
+		if err != nil {
+			return err
+		}
+		g.setPast(past, s.promptLen+n)
+		copy(g.hiddenT.GetData(), hidden)
+		return nil
+	}
+	for i := 0; i < len(rows); i += s.cfg.rowWidth {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := g.step(rows[i:i+s.cfg.rowWidth], true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// chunk generates and decodes one text chunk.
+func (s *Synthesizer) chunk(ctx context.Context, rng *rand.Rand, cs *codecState, text []int, emit func([]float32) error) error {
+	c := s.cfg
+	g, err := s.newGlobalState()
+	if err != nil {
+		return err
+	}
+	defer g.close()
+	if err := g.start(ctx, text); err != nil {
+		return err
+	}
 	seen := make([]int32, c.nVQ*c.codebook)
 	seenT, err := ort.NewTensor(ort.NewShape(1, int64(c.nVQ), int64(c.codebook)), seen)
 	if err != nil {
 		return fmt.Errorf("moss: %w", err)
 	}
 	defer destroy(seenT)
-	hiddenT, err := ort.NewTensor(ort.NewShape(1, int64(c.hidden)), hidden)
-	if err != nil {
-		return fmt.Errorf("moss: %w", err)
-	}
-	defer destroy(hiddenT)
 	au, _ := ort.NewEmptyTensor[float32](ort.NewShape(1))
 	uu, _ := ort.NewEmptyTensor[float32](ort.NewShape(1, int64(c.nVQ)))
 	defer destroy(au, uu)
 	if au == nil || uu == nil {
 		return fmt.Errorf("moss: cannot allocate tensors")
 	}
-	rowData := make([]int32, c.rowWidth)
-	rowT, err := ort.NewTensor(ort.NewShape(1, 1, int64(c.rowWidth)), rowData)
-	if err != nil {
-		return fmt.Errorf("moss: %w", err)
-	}
-	defer destroy(rowT)
-	lenT, err := ort.NewTensor(ort.NewShape(1), []int32{0})
-	if err != nil {
-		return fmt.Errorf("moss: %w", err)
-	}
-	defer destroy(lenT)
-
+	frameRow := make([]int32, c.rowWidth)
 	for range s.frames {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -205,7 +356,7 @@ func (s *Synthesizer) chunk(ctx context.Context, rng *rand.Rand, cs *codecState,
 		au.GetData()[0] = u[0]
 		copy(uu.GetData(), u[1:])
 		lOuts := []ort.Value{nil, nil}
-		if err := s.local.Run([]ort.Value{hiddenT, seenT, au, uu}, lOuts); err != nil {
+		if err := s.local.Run([]ort.Value{g.hiddenT, seenT, au, uu}, lOuts); err != nil {
 			destroyAll(lOuts)
 			return fmt.Errorf("moss: local frame: %w", err)
 		}
@@ -231,35 +382,11 @@ func (s *Synthesizer) chunk(ctx context.Context, rng *rand.Rand, cs *codecState,
 			}
 		}
 		// Decode the frame's row to get the next hidden state.
-		rowData = rowT.GetData()
-		rowData[0] = int32(c.assistantSlot)
-		copy(rowData[1:], frame)
-		lenT.GetData()[0] = int32(pastLen)
-		dOuts := make([]ort.Value, len(s.decodeOut))
-		if err := s.decode.Run(append([]ort.Value{rowT, lenT}, past...), dOuts); err != nil {
-			destroyAll(dOuts)
-			return fmt.Errorf("moss: decode step: %w", err)
-		}
-		if s.resetKV {
-			// Test switch: keep feeding the prefill's cache, dropping the new one.
-			destroyAll(dOuts[1:])
-		} else {
-			destroyAll(past)
-			for i, name := range s.decodeOut[1:] {
-				byName[strings.Replace(name, "present_", "past_", 1)] = dOuts[i+1]
-			}
-			for i, name := range s.decodeIn[2:] {
-				past[i] = byName[name]
-			}
-			pastLen++
-		}
-		h, err := lastHidden(dOuts[0], c.hidden)
-		destroy(dOuts[0])
-		if err != nil {
+		frameRow[0] = int32(c.assistantSlot)
+		copy(frameRow[1:], frame)
+		if err := g.step(frameRow, !s.resetKV); err != nil {
 			return err
 		}
-		copy(hiddenT.GetData(), h)
-
 		if err := cs.push(frame, emit); err != nil {
 			return err
 		}

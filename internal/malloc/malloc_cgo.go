@@ -1,0 +1,25 @@
+//go:build linux && cgo
+
+package malloc
+
+/*
+#include <stdlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+static int voice_arenas_limited;
+
+__attribute__((constructor)) static void voice_limit_arenas(void) {
+#ifdef __GLIBC__
+	if (getenv("MALLOC_ARENA_MAX") == NULL) {
+		voice_arenas_limited = mallopt(M_ARENA_MAX, 1) == 1;
+	}
+#endif
+}
+
+static int voice_limited(void) { return voice_arenas_limited; }
+*/
+import "C"
+
+func limited() bool { return C.voice_limited() == 1 }

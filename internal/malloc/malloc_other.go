@@ -1,0 +1,5 @@
+//go:build !linux || !cgo
+
+package malloc
+
+func limited() bool { return false }
