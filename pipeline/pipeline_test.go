@@ -569,3 +569,27 @@ func TestFinalTranscriptAfterTheEndpointingWait(t *testing.T) {
 	require.Positive(t, wait)
 	assert.InDelta(t, wait, float64(asr.Quiet[0])/float64(time.Millisecond), 20, "quiet given to the ASR (ms) against the endpointing wait")
 }
+
+// X-ASR closes its final transcripts with a full stop its partials never
+// have: a reply speculated on the partial still answers the turn, and the
+// history keeps the words the LLM was given.
+func TestSpeculationHitsDespiteTheFinalStop(t *testing.T) {
+	s := scenario{
+		length: 9 * time.Second,
+		user: []pipelinetest.Utterance{
+			{Start: 500 * time.Millisecond, End: 2 * time.Second, Text: "what is the weather today"},
+			{Start: 6 * time.Second, End: 7500 * time.Millisecond, Text: "and tomorrow"},
+		},
+		replies: []string{"It is sunny today.", "Tomorrow it will rain."},
+		tune:    func(c *pipeline.Config) { c.ASR.(*pipelinetest.ScriptedASR).FinalStop = "." },
+	}
+	o := s.run(t)
+	assert.Len(t, o.of(pipeline.EvSpeculationHit), 2)
+	assert.Empty(t, o.of(pipeline.EvSpeculationMiss))
+	commits := o.of(pipeline.EvTurnCommit)
+	require.Len(t, commits, 2)
+	assert.Equal(t, "what is the weather today.", commits[0].Text, "the final transcript, as the recognizer gave it")
+	convs := o.llm.Conversations()
+	require.Len(t, convs, 2)
+	assert.Equal(t, llm.Message{Role: llm.User, Content: "what is the weather today"}, convs[1][1])
+}

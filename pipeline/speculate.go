@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"context"
+	"strings"
 	"time"
+	"unicode"
 )
 
 // Speculation: the reply to a turn starts at the user's first pause, from
@@ -26,6 +28,18 @@ type Rollbacker interface {
 func rollsBack(g Generator) bool {
 	r, ok := g.(Rollbacker)
 	return ok && r.RollsBack()
+}
+
+// answers reports whether a reply to the transcript spoken answers the
+// final one: a recognizer may close its final transcript with punctuation
+// its partials lack (X-ASR ends it with a full stop, and says a question
+// mark only once the next words come), which changes nothing the reply
+// was given.
+func answers(spoken, final string) bool {
+	trim := func(s string) string {
+		return strings.TrimRightFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) })
+	}
+	return trim(spoken) == trim(final)
 }
 
 // Reasons for a miss.

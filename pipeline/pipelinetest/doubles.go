@@ -117,6 +117,9 @@ func (u Utterance) timedWords() []Word {
 // start (the pre-roll), loses words here too.
 type ScriptedASR struct {
 	Script []Utterance
+	// FinalStop ends every final transcript, as X-ASR's full stop does;
+	// partials never have it.
+	FinalStop string
 	// Quiet records what each FinalizeAfter was told.
 	Quiet []time.Duration
 
@@ -131,7 +134,12 @@ func (a *ScriptedASR) Accept(f audio.Frame) (string, error) {
 	return a.text(), nil
 }
 
-func (a *ScriptedASR) Finalize() (string, error) { return a.text(), nil }
+func (a *ScriptedASR) Finalize() (string, error) {
+	if text := a.text(); text != "" {
+		return text + a.FinalStop, nil
+	}
+	return "", nil
+}
 
 // FinalizeAfter is Finalize, recording quiet (pipeline.QuietFinalizer).
 func (a *ScriptedASR) FinalizeAfter(quiet time.Duration) (string, error) {
