@@ -159,13 +159,16 @@ func TestTwoTurnConversation(t *testing.T) {
 	}
 }
 
+// weatherQuestions are two turns of the user's, 4 s apart.
+var weatherQuestions = []pipelinetest.Utterance{
+	{Start: 500 * time.Millisecond, End: 2 * time.Second, Text: "what is the weather today"},
+	{Start: 6 * time.Second, End: 7500 * time.Millisecond, Text: "and tomorrow"},
+}
+
 func testTwoTurnConversation(t *testing.T, speculate bool) {
 	s := scenario{
-		length: 9 * time.Second,
-		user: []pipelinetest.Utterance{
-			{Start: 500 * time.Millisecond, End: 2 * time.Second, Text: "what is the weather today"},
-			{Start: 6 * time.Second, End: 7500 * time.Millisecond, Text: "and tomorrow"},
-		},
+		length:  9 * time.Second,
+		user:    weatherQuestions,
 		replies: []string{"It is sunny today.", "Tomorrow it will rain, so take an umbrella."},
 		tune:    func(c *pipeline.Config) { c.Speculate = speculate },
 	}
@@ -575,11 +578,8 @@ func TestFinalTranscriptAfterTheEndpointingWait(t *testing.T) {
 // history keeps the words the LLM was given.
 func TestSpeculationHitsDespiteTheFinalStop(t *testing.T) {
 	s := scenario{
-		length: 9 * time.Second,
-		user: []pipelinetest.Utterance{
-			{Start: 500 * time.Millisecond, End: 2 * time.Second, Text: "what is the weather today"},
-			{Start: 6 * time.Second, End: 7500 * time.Millisecond, Text: "and tomorrow"},
-		},
+		length:  9 * time.Second,
+		user:    weatherQuestions,
 		replies: []string{"It is sunny today.", "Tomorrow it will rain."},
 		tune:    func(c *pipeline.Config) { c.ASR.(*pipelinetest.ScriptedASR).FinalStop = "." },
 	}
