@@ -436,14 +436,14 @@ func (p *Pipeline) commit(reason turn.Reason) error {
 	// on the clock, is after the decision to commit: the metrics keep both).
 	p.emit(Event{Type: EvFinal, At: finalAt, Turn: p.turnNo, Text: text})
 	p.emit(Event{Type: EvTurnCommit, At: finalAt, Turn: p.turnNo, Text: text, Reason: string(reason)})
-	if s := p.spec; s != nil {
-		// The reply answers the words as the partial had them, without
-		// the final's closing punctuation: the history records what the
-		// LLM was given, which its KV cache holds for the next turn.
-		p.cfg.History.AddUser(s.transcript)
-	} else {
-		p.cfg.History.AddUser(text)
+	// A speculated reply answers the words as the partial had them,
+	// without the final's closing punctuation: the history records what
+	// the LLM was given, which its KV cache holds for the next turn.
+	asked := text
+	if p.spec != nil {
+		asked = p.spec.transcript
 	}
+	p.cfg.History.AddUser(asked)
 	p.setState(StateThinking, finalAt)
 	m := TurnMetrics{SpeechEnd: t.speechEnd, Commit: commitAt, ASRFinal: finalAt}
 	if p.cfg.ComputeScale > 0 {
