@@ -83,6 +83,12 @@ func TestBenchLLMWritesJSON(t *testing.T) {
 			PromptTokens int    `json:"prompt_tokens"`
 			Runs         int    `json:"runs"`
 		} `json:"tests"`
+		Turn struct {
+			Name         string  `json:"name"`
+			PromptTokens int     `json:"prompt_tokens"`
+			FirstTokenMS float64 `json:"first_token_ms"`
+			Runs         int     `json:"runs"`
+		} `json:"turn"`
 		PeakRSS int64 `json:"peak_rss_bytes"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(stdout), &res))
@@ -92,6 +98,11 @@ func TestBenchLLMWritesJSON(t *testing.T) {
 	// The scripted double counts words as tokens: the prompt is sized to
 	// about 512 of them.
 	assert.InDelta(t, 512, res.Tests[0].PromptTokens, 15)
+	// The turn test: the fourth question of a conversation and on.
+	assert.Equal(t, "turn", res.Turn.Name)
+	assert.Equal(t, 2, res.Turn.Runs)
+	assert.Greater(t, res.Turn.PromptTokens, 30, "the conversation so far with the question")
+	assert.Positive(t, res.Turn.FirstTokenMS)
 	assert.Greater(t, res.PeakRSS, int64(0))
 }
 

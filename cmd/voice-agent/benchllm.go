@@ -35,7 +35,7 @@ func (a *app) benchLLMCmd() *cobra.Command {
 		Use: "llm [--llm-model-dir DIR] [--json]",
 		Example: `  voice-agent bench llm --llm-model-dir llm/mnn/testdata/tiny-llm --json
   scripts/bench-llm   # the same beside MNN's own llm_bench`,
-		Short: "Prefill and decode speed of the language model (512-token prompt, 128 and 256 tokens out)",
+		Short: "Prefill and decode speed of the language model (512-token prompt, 128 and 256 tokens out), and its first token in a conversation",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			open := func(maxTokens int) (pipeline.Generator, func() error, error) {
@@ -43,7 +43,7 @@ func (a *app) benchLLMCmd() *cobra.Command {
 				st.LLMMaxTokens = maxTokens
 				return wiring.NewGenerator(st, clock.NewStream(audio.ProcessingRate))
 			}
-			res, err := benchLLM(cmd.Context(), open, runs)
+			res, err := benchLLM(cmd.Context(), open, a.cfg.Stages.SystemPrompt, runs)
 			if err != nil {
 				return err
 			}
@@ -51,8 +51,11 @@ func (a *app) benchLLMCmd() *cobra.Command {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
 			}
 			for _, t := range res.Tests {
-				fmt.Fprintf(cmd.OutOrStdout(), "%-6s prompt %4d tok  gen %4d tok  prefill %8.1f tok/s  decode %8.1f tok/s  binding %.2f ms/reply\n",
+				fmt.Fprintf(cmd.OutOrStdout(), "%-11s prompt %4d tok  gen %4d tok  prefill %8.1f tok/s  decode %8.1f tok/s  binding %.2f ms/reply\n",
 					t.Name, t.PromptTokens, t.GeneratedTokens, t.PrefillTokS, t.DecodeTokS, t.BindingMS)
+			}
+			if t := res.Turn; t != nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "%-11s prompt %4d tok, %d new  first token %.1f ms\n", t.Name, t.PromptTokens, t.PromptTokens-t.CachedTokens, t.FirstTokenMS)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "peak RSS %.1f MiB, %s/%s, %d CPUs\n", float64(res.PeakRSSBytes)/(1<<20), res.GOOS, res.GOARCH, res.CPUs)
 			return nil
@@ -77,8 +80,20 @@ type llmBenchTest struct {
 	Runs      int     `json:"runs"`
 }
 
+// llmTurnTest is what a user waits for in a conversation: from the call
+// to the reply's first text, for a spoken question after a few exchanges
+// the KV cache holds (as the pipeline keeps them), medians.
+type llmTurnTest struct {
+	Name         string  `json:"name"`
+	PromptTokens int     `json:"prompt_tokens"`
+	CachedTokens int     `json:"cached_tokens"`
+	FirstTokenMS float64 `json:"first_token_ms"`
+	Runs         int     `json:"runs"`
+}
+
 type llmBenchResult struct {
 	Tests        []llmBenchTest `json:"tests"`
+	Turn         *llmTurnTest   `json:"turn,omitempty"`
 	PeakRSSBytes int64          `json:"peak_rss_bytes"`
 	GOOS         string         `json:"goos"`
 	GOARCH       string         `json:"goarch"`
@@ -111,23 +126,77 @@ func abs(n int) int { return max(n, -n) }
 // benchLLM runs each test on a generator opened by open, which bounds its
 // replies to the test's length (as llm_bench does; the scripted double
 // ends its replies by itself).
-func benchLLM(ctx context.Context, open func(maxTokens int) (pipeline.Generator, func() error, error), runs int) (res llmBenchResult, err error) {
+func benchLLM(ctx context.Context, open func(maxTokens int) (pipeline.Generator, func() error, error), system string, runs int) (res llmBenchResult, err error) {
 	res = llmBenchResult{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU()}
 	var prompt string
-	for _, n := range []int{128, 256} {
+	for _, n := range []int{128, 256, turnReplyTokens} {
 		gen, closeGen, err := open(n)
 		if err != nil {
 			return res, err
 		}
 		// One model at a time: the peak is what one costs.
-		t, err := benchLLMTest(ctx, gen, n, runs, &prompt)
+		if n == turnReplyTokens {
+			var t llmTurnTest
+			t, err = benchTurn(ctx, gen, system, runs)
+			res.Turn = &t
+		} else {
+			var t llmBenchTest
+			t, err = benchLLMTest(ctx, gen, n, runs, &prompt)
+			res.Tests = append(res.Tests, t)
+		}
 		if err = errors.Join(err, closeGen()); err != nil {
 			return res, err
 		}
-		res.Tests = append(res.Tests, t)
 	}
 	res.PeakRSSBytes = peakRSS()
 	return res, nil
+}
+
+// turnReplyTokens bounds the replies of the turn test: a spoken answer.
+const turnReplyTokens = 48
+
+// spokenQuestions are what the turn test asks, one after another.
+var spokenQuestions = []string{
+	"What's the weather like in Paris tomorrow?",
+	"Set a timer for ten minutes.",
+	"How far away is the moon?",
+	"Tell me a short joke.",
+	"What time is it in Tokyo right now?",
+	"Remind me to call my mother at six.",
+}
+
+// benchTurn asks the questions in turn in one conversation, three before
+// the measured ones, each reply heard in full and kept in the history.
+func benchTurn(ctx context.Context, gen pipeline.Generator, system string, runs int) (llmTurnTest, error) {
+	t := llmTurnTest{Name: "turn", Runs: runs}
+	history := llm.NewHistory(system, 0)
+	var first []float64
+	for i := -3; i < runs; i++ {
+		history.AddUser(spokenQuestions[(i+3)%len(spokenQuestions)])
+		var (
+			reply   strings.Builder
+			firstAt time.Duration
+		)
+		start := time.Now()
+		st, err := gen.Generate(ctx, history.Messages(), func(piece string) error {
+			if firstAt == 0 {
+				firstAt = time.Since(start)
+			}
+			reply.WriteString(piece)
+			return nil
+		})
+		if err != nil {
+			return t, err
+		}
+		history.AddAssistant(reply.String(), false)
+		if i < 0 {
+			continue
+		}
+		t.PromptTokens, t.CachedTokens = st.PromptTokens, st.CachedTokens
+		first = append(first, float64(firstAt)/float64(time.Millisecond))
+	}
+	t.FirstTokenMS = median(first)
+	return t, nil
 }
 
 // benchLLMTest runs one test on gen, whose replies are n tokens long at

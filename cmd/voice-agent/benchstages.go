@@ -38,9 +38,11 @@ type stageBench struct {
 	// much audio it made.
 	FirstAudioMS float64 `json:"first_audio_ms,omitempty"`
 	AudioS       float64 `json:"audio_s,omitempty"`
-	// LLM speed (engine-timed, as bench llm).
-	PrefillTokS float64 `json:"prefill_tok_s,omitempty"`
-	DecodeTokS  float64 `json:"decode_tok_s,omitempty"`
+	// LLM speed (engine-timed, as bench llm), and its first token in a
+	// conversation (bench llm's turn test).
+	PrefillTokS  float64 `json:"prefill_tok_s,omitempty"`
+	DecodeTokS   float64 `json:"decode_tok_s,omitempty"`
+	FirstTokenMS float64 `json:"first_token_ms,omitempty"`
 }
 
 type stagesBench struct {
@@ -207,12 +209,12 @@ func benchStage(ctx context.Context, s wiring.Stages, sm wiring.StageModel, inpu
 				st := s
 				st.LLMMaxTokens = maxTokens
 				return wiring.NewGenerator(st, clock.NewStream(audio.ProcessingRate))
-			}, 1)
+			}, s.SystemPrompt, 1)
 			if err != nil {
 				return err
 			}
 			t := res.Tests[0]
-			b.PrefillTokS, b.DecodeTokS = t.PrefillTokS, t.DecodeTokS
+			b.PrefillTokS, b.DecodeTokS, b.FirstTokenMS = t.PrefillTokS, t.DecodeTokS, res.Turn.FirstTokenMS
 			if t.DecodeTokS > 0 {
 				b.ComputeMS = 1000 / t.DecodeTokS
 			}
@@ -295,7 +297,7 @@ func printStages(w io.Writer, r stagesBench) {
 		extra := ""
 		switch {
 		case s.Stage == "llm":
-			extra = fmt.Sprintf("  prefill %.0f tok/s, decode %.0f tok/s", s.PrefillTokS, s.DecodeTokS)
+			extra = fmt.Sprintf("  prefill %.0f tok/s, decode %.0f tok/s, first token of a turn %.0f ms", s.PrefillTokS, s.DecodeTokS, s.FirstTokenMS)
 		case s.Stage == "tts":
 			extra = fmt.Sprintf("  RTF %.3f, first audio %.0f ms", s.RTF, s.FirstAudioMS)
 		case s.RTF > 0:

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -37,8 +38,8 @@ type Model struct {
 	l      *C.voice_llm
 	cfg    Config
 	tmp    string
-	// batch is how many prompt tokens the next prefill call takes; each
-	// call sizes the next (held with the engine).
+	// batch is how many tokens every prefill call takes (prefillTokens),
+	// set by warmUp.
 	batch int
 }
 
@@ -70,7 +71,7 @@ func Open(cfg Config) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{engine: make(chan struct{}, 1), cfg: cfg, tmp: tmp, batch: firstPrefill}
+	m := &Model{engine: make(chan struct{}, 1), cfg: cfg, tmp: tmp}
 	keepStdoutClean()
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
@@ -105,15 +106,33 @@ func Open(cfg Config) (*Model, error) {
 // warmUp runs a few tokens through the engine and forgets them: its first
 // forward passes after loading allocate and plan (about 40 times slower a
 // token on the tiny model), which belongs in Open, not in the user's first
-// reply.
+// reply. It also times a batch of minPrefill tokens, run again once the
+// engine has run one, to choose the model's batch, and runs a batch of
+// that length, which every later one has.
 func (m *Model) warmUp() error {
-	_, err := m.generate(context.Background(), []llm.Message{{Role: llm.User, Content: "Hello"}}, func(string) error { return nil }, 4)
-	C.voice_llm_reset(m.l)
+	defer C.voice_llm_reset(m.l)
+	m.batch = minPrefill
+	hello := []llm.Message{{Role: llm.User, Content: "Hello"}}
+	quiet := func(string) error { return nil }
+	if _, err := m.generate(context.Background(), hello, quiet, 1); err != nil {
+		return err
+	}
+	// The same prompt again: the KV cache holds it, and one batch is
+	// run again to end it.
+	st, err := m.generate(context.Background(), hello, quiet, 1)
+	if err != nil {
+		return err
+	}
+	if m.batch = prefillTokens(st.Prefill, minPrefill); m.batch > minPrefill {
+		C.voice_llm_reset(m.l)
+		long := []llm.Message{{Role: llm.User, Content: strings.Repeat("Hello ", m.batch)}}
+		_, err = m.generate(context.Background(), long, quiet, 1)
+	}
 	return err
 }
 
 // Generate streams the reply to conv. The prompt is prefilled in engine
-// calls of at most prefillBudget (past what the KV cache already holds of
+// calls of the model's batch of tokens (past what the KV cache already holds of
 // it), and decoded in calls of a few milliseconds each (one token, or as
 // many as fit when tokens are fast), so that a cancelled ctx stops it
 // within one call while the cost of calling in is spread over many
@@ -143,7 +162,7 @@ func (m *Model) generate(ctx context.Context, conv []llm.Message, emit func(stri
 		cerr          *C.char
 		reused, total C.int
 	)
-	if C.voice_llm_prepare(m.l, roles, contents, C.int(len(conv)), &reused, &total, &cerr) != 0 {
+	if C.voice_llm_prepare(m.l, roles, contents, C.int(len(conv)), C.int(m.batch), &reused, &total, &cerr) != 0 {
 		return llm.Stats{}, m.failed(fmt.Errorf("mnn: prompt: %w", takeErr(cerr, "failed")))
 	}
 	stats := func() llm.Stats {
@@ -162,7 +181,7 @@ func (m *Model) generate(ctx context.Context, conv []llm.Message, emit func(stri
 }
 
 // prefill runs the left tokens of the prepared prompt through the model,
-// in batches sized to the speed of the last (prefillTokens).
+// a batch at a time.
 func (m *Model) prefill(ctx context.Context, left int) error {
 	for left > 0 {
 		if err := ctx.Err(); err != nil {
@@ -172,11 +191,9 @@ func (m *Model) prefill(ctx context.Context, left int) error {
 			cerr  *C.char
 			cleft C.int
 		)
-		start := time.Now()
-		if C.voice_llm_prefill(m.l, C.int(m.batch), &cleft, &cerr) != 0 {
+		if C.voice_llm_prefill(m.l, &cleft, &cerr) != 0 {
 			return fmt.Errorf("mnn: prefill: %w", takeErr(cerr, "failed"))
 		}
-		m.batch = prefillTokens(time.Since(start), min(m.batch, left))
 		left = int(cleft)
 	}
 	return m.engineErr()

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,11 +21,25 @@ import (
 	"github.com/voiceassistant/voice/llm"
 )
 
+// openTiny opens the tiny model with the batch MNN-Pocket has on a slow
+// CPU: the tiny model's own (maxPrefill) is longer than its prompts.
 func openTiny(t testing.TB, maxTokens int) *Model {
 	m, err := Open(Config{Dir: testenv.TinyLLM(t), ConfigFile: "config_greedy.json", Threads: 1, MaxNewTokens: maxTokens})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, m.Close()) })
+	m.batch = minPrefill
 	return m
+}
+
+// Loading times a batch and sizes the model's batch to prefillBudget: the
+// tiny model, a thousand times faster than MNN-Pocket, gets a longer one
+// (the longest, unless the machine is very busy).
+func TestBatchFitsTheModelsSpeed(t *testing.T) {
+	m, err := Open(Config{Dir: testenv.TinyLLM(t), ConfigFile: "config_greedy.json", Threads: 1})
+	require.NoError(t, err)
+	defer m.Close()
+	assert.Greater(t, m.batch, minPrefill)
+	assert.LessOrEqual(t, m.batch, maxPrefill)
 }
 
 func generate(t *testing.T, m *Model, ctx context.Context, conv []llm.Message, stopAfter int, cancel func()) (string, llm.Stats, error) {
@@ -77,7 +92,7 @@ func TestCancelStopsTheEngine(t *testing.T) {
 	// last token in one batch with the rest, which rounds differently.)
 	after, st, err := generate(t, m, context.Background(), hello, 0, nil)
 	require.NoError(t, err)
-	assert.Equal(t, st.PromptTokens-1, st.CachedTokens, "the prompt was kept, the reply dropped")
+	assert.Equal(t, st.PromptTokens-m.batch, st.CachedTokens, "the prompt was kept, the reply dropped (and a batch run again to end the prompt)")
 	whole := openTiny(t, long)
 	_, _, err = generate(t, whole, context.Background(), hello, 0, nil)
 	require.NoError(t, err)
@@ -99,6 +114,31 @@ func TestKVCacheIsReusedAcrossTurns(t *testing.T) {
 	t.Logf("first prompt %d tokens; second %d, of which %d cached", first.PromptTokens, second.PromptTokens, second.CachedTokens)
 	// Only the new turn is prefilled, not the whole conversation again.
 	assert.GreaterOrEqual(t, second.CachedTokens, first.PromptTokens-1)
+}
+
+// Every prefill call has the model's batch of tokens: a turn whose new tokens do
+// not fill the last batch runs again some that the KV cache holds, and so
+// does a prompt prefilled from the start. What the cache holds after it is
+// the prompt and the reply, nothing missing and nothing twice, for the next
+// turn to build on.
+func TestPromptsArePrefilledInWholeBatches(t *testing.T) {
+	m := openTiny(t, 8)
+	remainders := map[int]bool{}
+	for words := 1; words <= m.batch; words++ {
+		m.Reset()
+		conv := append(slices.Clone(hello), llm.Message{Role: llm.User, Content: strings.Repeat("go ", words)})
+		reply, first, err := generate(t, m, context.Background(), conv, 0, nil)
+		require.NoError(t, err)
+		require.Zero(t, first.CachedTokens)
+		remainders[first.PromptTokens%m.batch] = true
+
+		conv = append(conv, llm.Message{Role: llm.Assistant, Content: reply}, llm.Message{Role: llm.User, Content: "and then"})
+		_, next, err := generate(t, m, context.Background(), conv, 0, nil)
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, next.CachedTokens, first.PromptTokens+first.GeneratedTokens-m.batch, "%d words: the conversation so far is kept", words)
+		assert.Zero(t, (next.PromptTokens-next.CachedTokens)%m.batch, "%d words: whole batches", words)
+	}
+	assert.Greater(t, len(remainders), m.batch/2, "prompts end at many places in a batch")
 }
 
 func TestBadModelDirectories(t *testing.T) {
@@ -247,9 +287,6 @@ func (c *cancelAfter) Err() error {
 // it.
 func TestLongPrefillStopsWithinOneBatch(t *testing.T) {
 	m := openTiny(t, 8)
-	// Batches as small as on a slow device (the tiny model would take
-	// the whole prompt in one 50 ms batch).
-	m.batch = minPrefill
 	long := []llm.Message{{Role: llm.User, Content: strings.Repeat("tell me about the river bank ", 120)}}
 	var pieces int
 	// Err is asked once as the engine is taken, then before each batch.
@@ -260,14 +297,16 @@ func TestLongPrefillStopsWithinOneBatch(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Zero(t, pieces, "cancelled during the prefill")
 	assert.Zero(t, st.GeneratedTokens)
-	assert.Greater(t, st.PromptTokens, 4*firstPrefill, "a long prompt")
-	assert.Greater(t, m.batch, minPrefill, "the next batch is sized to the speed of the last")
+	assert.Greater(t, st.PromptTokens, 4*m.batch, "a long prompt")
 
 	// One batch went in before the cancellation: the next reply to the
-	// same prompt starts from it.
+	// same prompt starts from it (from fewer of its tokens, for the rest
+	// to be whole batches).
 	_, st, err = generate(t, m, context.Background(), long, 0, nil)
 	require.NoError(t, err)
-	assert.Equal(t, minPrefill, st.CachedTokens)
+	assert.Positive(t, st.CachedTokens)
+	assert.LessOrEqual(t, st.CachedTokens, m.batch)
+	assert.Zero(t, (st.PromptTokens-st.CachedTokens)%m.batch)
 	assert.Equal(t, 8, st.GeneratedTokens)
 }
 

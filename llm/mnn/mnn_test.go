@@ -69,11 +69,11 @@ func TestPrefillTokensFitTheBudget(t *testing.T) {
 		batch int
 		want  int
 	}{
-		{400 * time.Millisecond, 64, minPrefill}, // a phone: a barge-in waits for a batch of 16
-		{50 * time.Millisecond, 64, 64},          // just fits
-		{10 * time.Millisecond, 64, 320},         // 5x faster
-		{time.Millisecond, 64, maxPrefill},       // the tiny model: bounded
-		{0, firstPrefill, maxPrefill},            // too fast to time
+		{70 * time.Millisecond, 8, minPrefill},  // MNN-Pocket on two x86 cores
+		{8 * time.Millisecond, 8, 50},           // a device ten times faster
+		{50 * time.Millisecond, 8, 8},           // just fits
+		{100 * time.Microsecond, 8, maxPrefill}, // the tiny model: bounded
+		{0, minPrefill, maxPrefill},             // too fast to time
 	} {
 		assert.Equal(t, tc.want, prefillTokens(tc.took, tc.batch), "%v for %d", tc.took, tc.batch)
 	}

@@ -28,11 +28,13 @@ int voice_llm_load(voice_llm *l, char **err);
 // prepare renders the chat with the model's template, tokenizes it, and
 // keeps of the KV cache the longest start of the prompt it holds (*reused
 // tokens of *total), dropping the rest: what a cancelled or speculative
-// reply left there, or the end of a reply the user did not hear.
-int voice_llm_prepare(voice_llm *l, const char *const *roles, const char *const *contents, int n, int *reused, int *total, char **err);
-// prefill runs up to tokens more of the prepared prompt through the model;
-// *left is how many remain.
-int voice_llm_prefill(voice_llm *l, int tokens, int *left, char **err);
+// reply left there, or the end of a reply the user did not hear. It keeps
+// a few tokens fewer where that makes the rest a whole number of batches
+// of batch tokens (see shim.cpp).
+int voice_llm_prepare(voice_llm *l, const char *const *roles, const char *const *contents, int n, int batch, int *reused, int *total, char **err);
+// prefill runs the next batch of the prepared prompt through the model;
+// *left is how many tokens remain.
+int voice_llm_prefill(voice_llm *l, int *left, char **err);
 // step decodes up to tokens tokens in MNN's own loop and leaves their text
 // as prefill does; *stopped is set when the model ended the reply.
 int voice_llm_step(voice_llm *l, int tokens, int *stopped, const char **text, size_t *len, char **err);

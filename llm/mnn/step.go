@@ -20,19 +20,25 @@ const maxStep = 64
 
 // prefillBudget is how long one prefill call may take: a barge-in, or a
 // speculative reply dropped because the user went on, waits at most this
-// long (or one batch of minPrefill tokens) for the engine. The prompt goes
-// in batches sized to it by the speed of the last batch, of this reply or
-// the one before, starting from firstPrefill tokens.
+// long (or one batch of minPrefill tokens) for the engine.
 const prefillBudget = 50 * time.Millisecond
 
+// Every prefill call of a model has the same length, its batch, chosen
+// once as it loads (warmUp): as many tokens as fit in prefillBudget at its
+// speed, between these. A call of a length the engine has not just run
+// costs it a rebuild of every layer (half a second for MNN-Pocket on two
+// x86 cores, where 8 tokens take 60-80 ms), so the prompt's last batch is
+// filled with tokens the KV cache held (voice_llm_prepare). Per token, a
+// batch of 8 prefilled MNN-Pocket as fast as one of 512 on this machine;
+// a model so fast that calling in costs more (the tiny test model) gets
+// larger batches.
 const (
-	firstPrefill = 64
-	minPrefill   = 16
-	maxPrefill   = 2048
+	minPrefill = 8
+	maxPrefill = 128
 )
 
-// prefillTokens is how many prompt tokens the next prefill call takes,
-// given that the last took took for batch tokens.
+// prefillTokens is the batch of a model that prefilled batch tokens in
+// took.
 func prefillTokens(took time.Duration, batch int) int {
 	return fit(took, batch, prefillBudget, minPrefill, maxPrefill)
 }
