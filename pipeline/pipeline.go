@@ -141,6 +141,8 @@ type Pipeline struct {
 	speculates bool
 	stopping   int // cancelled responses whose goroutines have not ended
 	done       chan *response
+	finishing  int // early finals being made (early.go)
+	finals     chan *earlyFinal
 
 	mu      sync.Mutex
 	metrics []TurnMetrics
@@ -157,10 +159,25 @@ type userTurn struct {
 	heardUntil  time.Duration // end of the audio given to the ASR
 	partial     string
 	compute     StageCompute // with a compute scale: the listening path's
+	// early is the final transcript of a copy of the recognizer made when
+	// the VAD ended the speech (early.go); pending is the reason of a
+	// commit decided at commitAt that waits for it.
+	early    *earlyFinal
+	pending  turn.Reason
+	commitAt time.Duration
 	// over is set while the turn's speech overlaps a response it has not
 	// interrupted: it is a turn of its own only once the barge-in is
 	// confirmed or the response is over. It implies Pipeline.resp != nil.
 	over bool
+}
+
+// transcript is what a reply started now would answer: the early final
+// once it is in, else the partial.
+func (t *userTurn) transcript() string {
+	if t.early != nil && t.early.ready {
+		return t.early.text
+	}
+	return t.partial
 }
 
 // keepAudio appends to the turn's audio, keeping at least the last window
@@ -187,6 +204,7 @@ func New(cfg Config) (*Pipeline, error) {
 		// A speculative reply must leave no trace when it is dropped.
 		speculates: cfg.Speculate && rollsBack(cfg.LLM),
 		done:       make(chan *response, 4),
+		finals:     make(chan *earlyFinal),
 	}, nil
 }
 
@@ -217,6 +235,13 @@ func (p *Pipeline) Run(ctx context.Context) (err error) {
 		case r := <-p.done:
 			p.responseEnded(r)
 			p.clk.Release()
+		case e := <-p.finals:
+			err := p.earlyFinalIn(e)
+			p.clk.Release()
+			if err != nil {
+				p.emit(Event{Type: EvError, At: p.clk.Now(), Err: err.Error()})
+				return err
+			}
 		case <-p.cfg.Interrupt:
 			if p.resp != nil {
 				p.bargeIn(p.turn, ReasonStopKey)
@@ -245,9 +270,13 @@ func (p *Pipeline) shutdown() {
 	if p.resp != nil {
 		p.cancelResponse()
 	}
-	for p.stopping > 0 {
-		r := <-p.done
-		p.responseEnded(r)
+	for p.stopping > 0 || p.finishing > 0 {
+		select {
+		case r := <-p.done:
+			p.responseEnded(r)
+		case <-p.finals:
+			p.finishing--
+		}
 		p.clk.Release()
 	}
 }
@@ -293,8 +322,11 @@ func (p *Pipeline) frame(ctx context.Context, f audio.Frame) error {
 			p.arbitrate(t, f.Stop())
 		} else {
 			p.speculate(t, heard.Pausing)
+			if err := p.finalEarly(t); err != nil {
+				return fmt.Errorf("asr: %w", err)
+			}
 		}
-		if p.turn == t && !t.over {
+		if p.turn == t && !t.over && t.pending == "" {
 			if err := p.endpoint(ctx, f.Stop()); err != nil {
 				return err
 			}
@@ -405,10 +437,18 @@ func (p *Pipeline) endpoint(ctx context.Context, now time.Duration) error {
 	return nil
 }
 
-// commit ends the user's turn and starts the response to it.
+// commit ends the user's turn and starts the response to it, once the
+// turn's early final, if one is being made, is in.
 func (p *Pipeline) commit(reason turn.Reason) error {
 	t := p.turn
-	commitAt := p.now()
+	if t.pending == "" {
+		t.commitAt = p.now()
+	}
+	if e := t.early; e != nil && !e.ready {
+		t.pending = reason
+		return nil
+	}
+	commitAt := t.commitAt
 	start := time.Now()
 	text, err := p.finalTranscript(t)
 	if err != nil {
@@ -458,10 +498,14 @@ func (p *Pipeline) commit(reason turn.Reason) error {
 	return nil
 }
 
-// finalTranscript ends the turn's utterance. The ASR has been given the
-// quiet since the speech ended (the endpointing wait): a recognizer that
-// pads the utterance's end is told, and pads that much less.
+// finalTranscript ends the turn's utterance: its early final, if one is
+// in, or else the recognizer's. The ASR has been given the quiet since the
+// speech ended (the endpointing wait): a recognizer that pads the
+// utterance's end is told, and pads that much less.
 func (p *Pipeline) finalTranscript(t *userTurn) (string, error) {
+	if t.early != nil {
+		return t.early.text, nil
+	}
 	if qf, ok := p.cfg.ASR.(QuietFinalizer); ok && !t.speaking && t.heardUntil > t.speechEnd {
 		return qf.FinalizeAfter(t.heardUntil - t.speechEnd)
 	}

@@ -72,6 +72,7 @@ func (s scenario) config(clk clock.Clock) (pipeline.Config, *pipelinetest.Script
 		cfg.TTS = pipelinetest.NewToneTTS()
 	}
 	cfg.History = llm.NewHistory("You are a helpful assistant.", 0)
+	cfg.Clock = clk // as Replay sets it, for tune's doubles
 	if s.tune != nil {
 		s.tune(&cfg)
 	}

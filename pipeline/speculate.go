@@ -55,7 +55,7 @@ const (
 func (p *Pipeline) speculate(t *userTurn, pausing bool) {
 	if s := p.spec; s != nil {
 		switch {
-		case t.partial != s.transcript:
+		case !answers(s.transcript, t.transcript()):
 			p.dropSpeculation(missTranscript)
 		case t.speaking && !pausing:
 			p.dropSpeculation(missSpeechResumed)
@@ -64,11 +64,12 @@ func (p *Pipeline) speculate(t *userTurn, pausing bool) {
 		}
 	}
 	quiet := pausing || !t.speaking
-	if !p.speculates || !quiet || t.over || p.resp != nil || t.partial == "" {
+	text := t.transcript()
+	if !p.speculates || !quiet || t.over || p.resp != nil || text == "" {
 		return
 	}
 	at := p.now()
-	r := p.startResponse(TurnMetrics{}, p.cfg.History.WithUser(t.partial), p.turnNo+1, t.partial)
+	r := p.startResponse(TurnMetrics{}, p.cfg.History.WithUser(text), p.turnNo+1, text)
 	p.spec = r
 	p.emit(Event{Type: EvSpeculationStart, At: at, Text: r.transcript})
 }

@@ -33,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/voiceassistant/voice/internal/dsp"
@@ -243,6 +244,13 @@ type Online struct {
 // NewOnline returns an empty stream.
 func NewOnline() *Online {
 	return &Online{ex: newExtractor()}
+}
+
+// Clone returns a stream in o's state that goes on apart from it. The
+// frames computed so far are shared: neither stream ever changes one.
+func (o *Online) Clone() *Online {
+	return &Online{ex: newExtractor(), buf: slices.Clone(o.buf), bufStart: o.bufStart, received: o.received,
+		finished: o.finished, frames: slices.Clone(o.frames), discarded: o.discarded}
 }
 
 // Accept appends samples (any number, any chunking) and computes every

@@ -6,6 +6,7 @@ package xasr
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -90,6 +91,49 @@ func (r *Recognizer) finalize(quiet time.Duration) (Result, error) {
 		return Result{}, err
 	}
 	return Result{Text: AddFinalStop(r.tokens.Detokenize(r.hyp)), Tokens: append([]int(nil), r.hyp...)}, nil
+}
+
+// Fork returns a recognizer holding a copy of the utterance so far, for it
+// to be finalized (the transcript a commit now would get) while r goes on
+// listening. It has tensors and a feature stream of its own and r's
+// sessions, which take concurrent runs; what either is given leaves the
+// other as it was. Close the fork before r.
+func (r *Recognizer) Fork() (*Recognizer, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.enc == nil {
+		return nil, errClosed
+	}
+	f := &Recognizer{info: r.info, tokens: r.tokens, unk: r.unk, spec: r.spec, enc: r.enc, dec: r.dec, join: r.join, forked: true,
+		fb: r.fb.Clone(), tail: r.tail, samples: r.samples, next: r.next, hyp: slices.Clone(r.hyp),
+		partial: r.partial, partialN: r.partialN, chunks: r.chunks}
+	err := f.alloc()
+	if err == nil {
+		f.encOut, err = ort.NewEmptyTensor[float32](r.encOut.GetShape())
+		f.encOuts[0] = f.encOut
+	}
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("xasr: fork: %w", err), f.Close())
+	}
+	for i, s := range r.states {
+		copyContents(f.states[i].in, s.in)
+	}
+	// decReady is false: the fork runs its decoder on the hypothesis
+	// before it searches.
+	return f, nil
+}
+
+// copyContents copies src's elements into dst, a tensor of its type and
+// shape.
+func copyContents(dst, src ort.Value) {
+	switch s := src.(type) {
+	case *ort.Tensor[float32]:
+		copy(dst.(*ort.Tensor[float32]).GetData(), s.GetData())
+	case *ort.Tensor[int64]:
+		copy(dst.(*ort.Tensor[int64]).GetData(), s.GetData())
+	case *ort.Tensor[int32]:
+		copy(dst.(*ort.Tensor[int32]).GetData(), s.GetData())
+	}
 }
 
 // Hypothesis returns the token ids decoded so far in this utterance.

@@ -123,6 +123,10 @@ type Recognizer struct {
 	partialN int
 	chunks   int // encoder calls since Reset
 
+	// forked: enc, dec and join belong to the recognizer this one was
+	// forked from, which closes them.
+	forked bool
+
 	// Test hooks.
 	zeroStatesEachChunk bool   // forget the caches before every call
 	afterEncoder        func() // called after each encoder run, before the swap
@@ -201,10 +205,10 @@ func (r *Recognizer) Close() error {
 	}
 	r.encIns, r.encOuts, r.decIns, r.decOuts, r.joinIns, r.joinOuts = nil, nil, nil, nil, nil, nil
 	for _, s := range []**onnx.Session{&r.enc, &r.dec, &r.join} {
-		if *s != nil {
+		if *s != nil && !r.forked {
 			errs = append(errs, (*s).Destroy())
-			*s = nil
 		}
+		*s = nil
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("xasr: closing %s: %w", r.info.Dir, err)

@@ -607,3 +607,41 @@ func TestFinalizeAfterQuiet(t *testing.T) {
 		require.NoError(t, err, "quiet %v", q)
 	}
 }
+
+// A fork finalized mid-utterance gives the final a commit then would, and
+// the recognizer it came from goes on as if it had never been forked, even
+// with the fork decoding at the same time.
+func TestForkFinalizesACopy(t *testing.T) {
+	speech, more := testSignal(2.03), testSignal(1.21)
+	want := openTiny(t)
+	feed(t, want, speech, fixed(320))
+	wantNow, err := want.Finalize()
+	require.NoError(t, err)
+	require.NotEmpty(t, wantNow)
+	feed(t, want, append(slices.Clone(speech), more...), fixed(320))
+	wantLater, err := want.Finalize()
+	require.NoError(t, err)
+
+	r := openTiny(t)
+	feed(t, r, speech, fixed(320))
+	fork, err := r.Fork()
+	require.NoError(t, err)
+	done := make(chan string, 1)
+	go func() {
+		now, err := fork.Finalize()
+		assert.NoError(t, err)
+		done <- now
+	}()
+	feed(t, r, more, fixed(320))
+	assert.Equal(t, wantNow, <-done, "the fork's final")
+	require.NoError(t, fork.Close())
+	later, err := r.Finalize()
+	require.NoError(t, err)
+	assert.Equal(t, wantLater, later, "the recognizer's final")
+
+	// Closing the fork left the sessions to r.
+	feed(t, r, speech, fixed(320))
+	again, err := r.Finalize()
+	require.NoError(t, err)
+	assert.Equal(t, wantNow, again)
+}

@@ -62,8 +62,9 @@ var (
 		}},
 	}
 	// X-ASR pads the end of an utterance: the pipeline tells it how much
-	// quiet it already heard.
-	_ pipeline.QuietFinalizer = (*xasr.Recognizer)(nil)
+	// quiet it already heard, and finalizes a fork of it early.
+	_ pipeline.QuietFinalizer = forkingRecognizer{}
+	_ pipeline.Forker         = forkingRecognizer{}
 
 	asrBackends = []backend[pipeline.ASR]{
 		{name: ASRXASR, build: func(b *builder) (pipeline.ASR, error) {
@@ -72,7 +73,7 @@ var (
 				return nil, err
 			}
 			b.closers.add(r.Close)
-			return r, nil
+			return forkingRecognizer{r}, nil
 		}},
 		{name: ASRScripted, double: true, build: func(b *builder) (pipeline.ASR, error) {
 			script, err := b.loadScript()
@@ -279,4 +280,15 @@ func (c choiceFlag) Set(v string) error {
 	}
 	*c.value = v
 	return nil
+}
+
+// forkingRecognizer is X-ASR with its forks as the pipeline takes them.
+type forkingRecognizer struct{ *xasr.Recognizer }
+
+func (r forkingRecognizer) Fork() (pipeline.Finalizer, error) {
+	f, err := r.Recognizer.Fork()
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
 }

@@ -12,11 +12,13 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/llm"
+	"github.com/voiceassistant/voice/pipeline"
 	"github.com/voiceassistant/voice/vad"
 )
 
@@ -122,6 +124,11 @@ type ScriptedASR struct {
 	FinalStop string
 	// Quiet records what each FinalizeAfter was told.
 	Quiet []time.Duration
+	// PartialLag holds a word out of the partial transcripts until this
+	// much audio after it has been fed, as X-ASR's encoder holds the last
+	// words until later audio pushes them through; a final has every
+	// word fed.
+	PartialLag time.Duration
 
 	words []Word // the script's words in time order, built on first use
 	fed   []span // audio fed since Reset, merged, in order
@@ -131,11 +138,11 @@ type span struct{ from, to time.Duration }
 
 func (a *ScriptedASR) Accept(f audio.Frame) (string, error) {
 	a.feed(span{f.Start(), f.Stop()})
-	return a.text(), nil
+	return a.text(a.PartialLag), nil
 }
 
 func (a *ScriptedASR) Finalize() (string, error) {
-	if text := a.text(); text != "" {
+	if text := a.text(0); text != "" {
 		return text + a.FinalStop, nil
 	}
 	return "", nil
@@ -163,8 +170,8 @@ func (a *ScriptedASR) feed(s span) {
 	a.fed = slices.Replace(a.fed, i, j, s)
 }
 
-// text is the fed words, in order.
-func (a *ScriptedASR) text() string {
+// text is the fed words followed by lag more audio, in order.
+func (a *ScriptedASR) text(lag time.Duration) string {
 	if a.words == nil {
 		for _, u := range a.Script {
 			a.words = append(a.words, u.timedWords()...)
@@ -175,13 +182,46 @@ func (a *ScriptedASR) text() string {
 	for _, s := range a.fed {
 		i := sort.Search(len(a.words), func(i int) bool { return a.words[i].Start >= s.from })
 		for ; i < len(a.words) && a.words[i].Start < s.to; i++ {
-			if w := a.words[i]; w.End <= s.to {
+			if w := a.words[i]; w.End+lag <= s.to {
 				out = append(out, w.Text)
 			}
 		}
 	}
 	return strings.Join(out, " ")
 }
+
+// ForkingASR is a ScriptedASR that forks (pipeline.Forker), as X-ASR
+// does: a fork's final transcript has the words fed before the fork, and
+// takes Delay on Clock to make. Forked counts the forks finalized.
+type ForkingASR struct {
+	*ScriptedASR
+	Clock  clock.Clock
+	Delay  time.Duration
+	Forked atomic.Int32
+}
+
+func (a *ForkingASR) Fork() (pipeline.Finalizer, error) {
+	c := *a.ScriptedASR
+	c.fed, c.Quiet = slices.Clone(a.fed), nil
+	return &scriptedFork{asr: &c, from: a}, nil
+}
+
+type scriptedFork struct {
+	asr  *ScriptedASR
+	from *ForkingASR
+}
+
+func (f *scriptedFork) Finalize() (string, error) {
+	if f.from.Delay > 0 {
+		if err := f.from.Clock.Sleep(context.Background(), f.from.Delay); err != nil {
+			return "", err
+		}
+	}
+	f.from.Forked.Add(1)
+	return f.asr.Finalize()
+}
+
+func (f *scriptedFork) Close() error { return nil }
 
 // ScriptedLLM is a generator double: it streams the next of Replies word
 // by word, the first word after FirstToken and the rest at TokensPerSecond,

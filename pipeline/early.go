@@ -1,0 +1,98 @@
+package pipeline
+
+import (
+	"errors"
+	"time"
+)
+
+// The final transcript early. X-ASR needs about a second of audio after
+// the last word to push it through its encoder, so the final transcript
+// of a turn costs several encoder calls once the turn is committed (400 ms
+// at int4 on two x86 cores), and until then the partial may lack the last
+// word. A recognizer that forks (Forker) is copied when the VAD ends the
+// user's speech, and the copy finalized while the endpointing policy
+// decides. A turn committed with no speech since takes the copy's
+// transcript, waiting for it if it is still being made (a pending
+// commit); a speculative reply to a partial the copy's transcript does
+// not answer is restarted with it at once. Speech that resumes drops the
+// copy: the turn goes on, committed later from the recognizer itself.
+
+// Forker is implemented by recognizers that can copy the utterance so far.
+type Forker interface {
+	Fork() (Finalizer, error)
+}
+
+// Finalizer is a copy of a recognizer's utterance: Finalize gives the
+// final transcript it would have if it ended now, and runs while the
+// recognizer goes on listening. Close releases it.
+type Finalizer interface {
+	Finalize() (string, error)
+	Close() error
+}
+
+// earlyFinal is one copy's final transcript, being made until ready.
+type earlyFinal struct {
+	text    string
+	err     error
+	compute time.Duration
+	ready   bool
+}
+
+// finalEarly starts the open turn's early final once the VAD has ended
+// its speech, and forgets it when speech resumes.
+func (p *Pipeline) finalEarly(t *userTurn) error {
+	fk, ok := p.cfg.ASR.(Forker)
+	switch {
+	case t.speaking:
+		t.early, t.pending = nil, ""
+		return nil
+	case !ok || t.early != nil || t.over:
+		return nil
+	}
+	start := time.Now()
+	fork, err := fk.Fork()
+	p.listened(stageASR, start)
+	if err != nil {
+		return err
+	}
+	e := &earlyFinal{}
+	t.early = e
+	p.finishing++
+	p.clk.Hold()
+	go func() {
+		start := time.Now()
+		e.text, e.err = fork.Finalize()
+		e.err = errors.Join(e.err, fork.Close())
+		e.compute = time.Since(start)
+		if p.cfg.ComputeScale > 0 {
+			// Its compute passes on the clock before it is in.
+			_ = p.clk.Sleep(p.ctx, scaled(e.compute, p.cfg.ComputeScale))
+		}
+		p.finals <- e
+	}()
+	return nil
+}
+
+// earlyFinalIn takes an early final that is in: a pending commit goes
+// through with it, or a speculative reply is checked against it.
+func (p *Pipeline) earlyFinalIn(e *earlyFinal) error {
+	p.finishing--
+	t := p.turn
+	if t == nil || t.early != e {
+		return nil // the user went on, or the turn is over
+	}
+	if p.cfg.ComputeScale > 0 {
+		t.compute.add(stageASR, e.compute)
+	}
+	if e.err != nil {
+		// The commit finalizes the recognizer itself, as without a fork.
+		t.early = nil
+	} else {
+		e.ready = true
+	}
+	if t.pending != "" {
+		return p.commit(t.pending)
+	}
+	p.speculate(t, true)
+	return nil
+}

@@ -1,0 +1,100 @@
+package pipeline_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+)
+
+// forking makes the scenario's recognizer one that forks, its partials a
+// word behind as X-ASR's are, its forks delay long on the clock.
+func forking(s *scenario, delay time.Duration) **pipelinetest.ForkingASR {
+	var asr *pipelinetest.ForkingASR
+	s.tune = func(c *pipeline.Config) {
+		scripted := c.ASR.(*pipelinetest.ScriptedASR)
+		scripted.PartialLag = 400 * ms
+		asr = &pipelinetest.ForkingASR{ScriptedASR: scripted, Clock: c.Clock, Delay: delay}
+		c.ASR = asr
+	}
+	return &asr
+}
+
+// The recognizer is copied when the VAD ends the speech, and the copy
+// finalized at once: the speculative reply to the partial, which lacks
+// the last word, is restarted with the copy's transcript before the
+// commit, and the commit takes that transcript without finalizing the
+// recognizer.
+func TestEarlyFinalTranscript(t *testing.T) {
+	s := scenario{
+		length:  6 * time.Second,
+		user:    []pipelinetest.Utterance{{Start: 500 * ms, End: 2000 * ms, Text: "what is the weather today"}},
+		replies: []string{"It is sunny and warm today."},
+	}
+	asr := forking(&s, 0)
+	o := s.run(t)
+	// The partials behind the speech restart the speculation until the
+	// copy's transcript does, before the partial has the last word (400 ms
+	// after the speech).
+	starts := o.of(pipeline.EvSpeculationStart)
+	require.NotEmpty(t, starts)
+	last := starts[len(starts)-1]
+	assert.Equal(t, "what is the weather today", last.Text)
+	ends := o.of(pipeline.EvSpeechEnd)
+	require.Len(t, ends, 1)
+	assert.Equal(t, ends[0].At, last.At, "as the copy's transcript is in, with the VAD's end of speech")
+	for _, m := range o.of(pipeline.EvSpeculationMiss) {
+		assert.Equal(t, "transcript_changed", m.Reason)
+	}
+	assert.Equal(t, []string{"what is the weather today"}, texts(o.of(pipeline.EvTurnCommit)))
+	assert.Len(t, o.of(pipeline.EvSpeculationHit), 1)
+	assert.Equal(t, int32(1), (*asr).Forked.Load(), "one copy finalized")
+	assert.Empty(t, (*asr).Quiet, "the recognizer itself was never finalized")
+}
+
+// A copy that takes longer than the endpointing wait holds the commit
+// until its transcript is in.
+func TestCommitWaitsForTheEarlyFinal(t *testing.T) {
+	const delay = 1500 * ms
+	s := scenario{
+		length:  7 * time.Second,
+		user:    []pipelinetest.Utterance{{Start: 500 * ms, End: 2000 * ms, Text: "what is the weather today"}},
+		replies: []string{"It is sunny and warm today."},
+	}
+	asr := forking(&s, delay)
+	o := s.run(t)
+	commits := o.of(pipeline.EvTurnCommit)
+	require.Len(t, commits, 1)
+	assert.Equal(t, "what is the weather today", commits[0].Text)
+	ends := o.of(pipeline.EvSpeechEnd)
+	require.NotEmpty(t, ends)
+	assert.GreaterOrEqual(t, commits[0].At, ends[0].At+delay, "after the copy's transcript")
+	m := o.result.Metrics[0]
+	assert.Less(t, m.Commit, m.ASRFinal-delay/2, "decided long before")
+	assert.Empty(t, (*asr).Quiet)
+}
+
+// Speech that resumes while the commit waits for the copy drops both: no
+// word of the turn is lost, and it is committed once, whole.
+func TestSpeechWhileTheCommitWaitsGoesOnTheTurn(t *testing.T) {
+	s := scenario{
+		length: 8 * time.Second,
+		user: []pipelinetest.Utterance{
+			{Start: 500 * ms, End: 1500 * ms, Text: "what is the"},
+			// After the 700 ms that commit without a turn model, before
+			// the copy made at the VAD's end of speech is in.
+			{Start: 2400 * ms, End: 3400 * ms, Text: "weather today"},
+		},
+		replies: []string{"It is sunny and warm today.", "Never used."},
+	}
+	asr := forking(&s, 1500*ms)
+	o := s.run(t)
+	assert.Equal(t, []string{"what is the weather today"}, texts(o.of(pipeline.EvTurnCommit)))
+	require.Len(t, o.result.Metrics, 1)
+	assert.Greater(t, o.result.Metrics[0].Commit, 3400*ms, "decided after the whole turn")
+	assert.Equal(t, int32(2), (*asr).Forked.Load(), "a copy at each end of speech")
+}
