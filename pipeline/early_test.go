@@ -1,6 +1,7 @@
 package pipeline_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -54,6 +55,9 @@ func TestEarlyFinalTranscript(t *testing.T) {
 	assert.Len(t, o.of(pipeline.EvSpeculationHit), 1)
 	assert.Equal(t, int32(1), (*asr).Forked.Load(), "one copy finalized")
 	assert.Empty(t, (*asr).Quiet, "the recognizer itself was never finalized")
+	// Nor given the quiet after the copy was made: its compute would
+	// compete with the copy's and the reply's.
+	assert.LessOrEqual(t, (*asr).Heard, ends[0].At)
 }
 
 // A copy that takes longer than the endpointing wait holds the commit
@@ -97,4 +101,24 @@ func TestSpeechWhileTheCommitWaitsGoesOnTheTurn(t *testing.T) {
 	require.Len(t, o.result.Metrics, 1)
 	assert.Greater(t, o.result.Metrics[0].Commit, 3400*ms, "decided after the whole turn")
 	assert.Equal(t, int32(2), (*asr).Forked.Load(), "a copy at each end of speech")
+}
+
+// A copy that fails leaves the commit to the recognizer, given the quiet
+// it missed while it waited.
+func TestFailedCopyLeavesTheFinalToTheRecognizer(t *testing.T) {
+	s := scenario{
+		length:  6 * time.Second,
+		user:    []pipelinetest.Utterance{{Start: 500 * ms, End: 2000 * ms, Text: "what is the weather today"}},
+		replies: []string{"It is sunny and warm today."},
+	}
+	asr := forking(&s, 300*ms)
+	tune := s.tune
+	s.tune = func(c *pipeline.Config) {
+		tune(c)
+		(*asr).Fail = errors.New("out of memory")
+	}
+	o := s.run(t)
+	assert.Equal(t, []string{"what is the weather today"}, texts(o.of(pipeline.EvTurnCommit)))
+	require.Len(t, (*asr).Quiet, 1, "the recognizer finalized")
+	assert.GreaterOrEqual(t, (*asr).Quiet[0], 600*ms, "after the whole endpointing wait's quiet")
 }

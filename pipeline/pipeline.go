@@ -165,6 +165,10 @@ type userTurn struct {
 	early    *earlyFinal
 	pending  turn.Reason
 	commitAt time.Duration
+	// waiting is set while the recognizer is not given the capture, from
+	// stream position waitFrom on, because a copy of it is finalizing.
+	waiting  bool
+	waitFrom int64
 	// over is set while the turn's speech overlaps a response it has not
 	// interrupted: it is a turn of its own only once the barge-in is
 	// confirmed or the response is over. It implies Pipeline.resp != nil.
@@ -306,18 +310,17 @@ func (p *Pipeline) frame(ctx context.Context, f audio.Frame) error {
 			t.voiced += f.Len()
 		}
 		t.keepAudio(f.Samples, int(audio.Mono16k.Samples(p.cfg.TurnWindow)))
-		start := time.Now()
-		partial, err := p.cfg.ASR.Accept(f)
-		if err != nil {
-			return fmt.Errorf("asr: %w", err)
+		if t.early != nil && !t.speaking {
+			// A copy of the recognizer is finalizing the turn as if the
+			// quiet went on: the recognizer waits, and is given what it
+			// missed should the speech resume (early.go).
+			if !t.waiting {
+				t.waiting, t.waitFrom = true, f.Pos
+			}
+		} else if err := p.hear(t, f); err != nil {
+			return err
 		}
-		p.listened(stageASR, start)
-		t.heardUntil = f.Stop()
-		if partial != t.partial {
-			t.partial = partial
-			p.emit(Event{Type: EvPartial, At: f.Stop(), Text: partial})
-		}
-		t.ep.Transcript(partial, f.Stop())
+		t.ep.Transcript(t.partial, f.Stop())
 		if t.over {
 			p.arbitrate(t, f.Stop())
 		} else {
@@ -333,6 +336,44 @@ func (p *Pipeline) frame(ctx context.Context, f audio.Frame) error {
 		}
 	}
 	p.trackPlayback()
+	return nil
+}
+
+// hear gives the recognizer f, after the audio it missed while it waited
+// for a copy of itself (early.go).
+func (p *Pipeline) hear(t *userTurn, f audio.Frame) error {
+	if err := p.hearMissed(t, f.Pos); err != nil {
+		return err
+	}
+	return p.accept(t, f)
+}
+
+// hearMissed gives the recognizer, if it waited, the capture it missed
+// before the stream position until, from the recent history (all of it
+// unless the wait outlasted the history: then its start, which was quiet).
+func (p *Pipeline) hearMissed(t *userTurn, until int64) error {
+	if !t.waiting {
+		return nil
+	}
+	t.waiting = false
+	if missed := p.history.since(t.waitFrom, until); missed.Len() > 0 {
+		return p.accept(t, missed)
+	}
+	return nil
+}
+
+func (p *Pipeline) accept(t *userTurn, f audio.Frame) error {
+	start := time.Now()
+	partial, err := p.cfg.ASR.Accept(f)
+	if err != nil {
+		return fmt.Errorf("asr: %w", err)
+	}
+	p.listened(stageASR, start)
+	t.heardUntil = f.Stop()
+	if partial != t.partial {
+		t.partial = partial
+		p.emit(Event{Type: EvPartial, At: f.Stop(), Text: partial})
+	}
 	return nil
 }
 
@@ -505,6 +546,9 @@ func (p *Pipeline) commit(reason turn.Reason) error {
 func (p *Pipeline) finalTranscript(t *userTurn) (string, error) {
 	if t.early != nil {
 		return t.early.text, nil
+	}
+	if err := p.hearMissed(t, p.history.end); err != nil {
+		return "", err
 	}
 	if qf, ok := p.cfg.ASR.(QuietFinalizer); ok && !t.speaking && t.heardUntil > t.speechEnd {
 		return qf.FinalizeAfter(t.heardUntil - t.speechEnd)

@@ -129,6 +129,8 @@ type ScriptedASR struct {
 	// words until later audio pushes them through; a final has every
 	// word fed.
 	PartialLag time.Duration
+	// Heard is the end of the latest audio fed.
+	Heard time.Duration
 
 	words []Word // the script's words in time order, built on first use
 	fed   []span // audio fed since Reset, merged, in order
@@ -138,6 +140,7 @@ type span struct{ from, to time.Duration }
 
 func (a *ScriptedASR) Accept(f audio.Frame) (string, error) {
 	a.feed(span{f.Start(), f.Stop()})
+	a.Heard = f.Stop()
 	return a.text(a.PartialLag), nil
 }
 
@@ -192,11 +195,13 @@ func (a *ScriptedASR) text(lag time.Duration) string {
 
 // ForkingASR is a ScriptedASR that forks (pipeline.Forker), as X-ASR
 // does: a fork's final transcript has the words fed before the fork, and
-// takes Delay on Clock to make. Forked counts the forks finalized.
+// takes Delay on Clock to make, or fails with Fail. Forked counts the
+// forks finalized.
 type ForkingASR struct {
 	*ScriptedASR
 	Clock  clock.Clock
 	Delay  time.Duration
+	Fail   error
 	Forked atomic.Int32
 }
 
@@ -218,6 +223,9 @@ func (f *scriptedFork) Finalize() (string, error) {
 		}
 	}
 	f.from.Forked.Add(1)
+	if f.from.Fail != nil {
+		return "", f.from.Fail
+	}
 	return f.asr.Finalize()
 }
 
