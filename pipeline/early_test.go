@@ -25,17 +25,23 @@ func forking(s *scenario, delay time.Duration) **pipelinetest.ForkingASR {
 	return &asr
 }
 
+// oneQuestion is a replay of length with one spoken question, its speech
+// ending at 2 s.
+func oneQuestion(length time.Duration) scenario {
+	return scenario{
+		length:  length,
+		user:    []pipelinetest.Utterance{{Start: 500 * ms, End: 2000 * ms, Text: "what is the weather today"}},
+		replies: []string{"It is sunny and warm today."},
+	}
+}
+
 // The recognizer is copied when the VAD ends the speech, and the copy
 // finalized at once: the speculative reply to the partial, which lacks
 // the last word, is restarted with the copy's transcript before the
 // commit, and the commit takes that transcript without finalizing the
 // recognizer.
 func TestEarlyFinalTranscript(t *testing.T) {
-	s := scenario{
-		length:  6 * time.Second,
-		user:    []pipelinetest.Utterance{{Start: 500 * ms, End: 2000 * ms, Text: "what is the weather today"}},
-		replies: []string{"It is sunny and warm today."},
-	}
+	s := oneQuestion(6 * time.Second)
 	asr := forking(&s, 0)
 	o := s.run(t)
 	// The partials behind the speech restart the speculation until the
@@ -64,11 +70,7 @@ func TestEarlyFinalTranscript(t *testing.T) {
 // until its transcript is in.
 func TestCommitWaitsForTheEarlyFinal(t *testing.T) {
 	const delay = 1500 * ms
-	s := scenario{
-		length:  7 * time.Second,
-		user:    []pipelinetest.Utterance{{Start: 500 * ms, End: 2000 * ms, Text: "what is the weather today"}},
-		replies: []string{"It is sunny and warm today."},
-	}
+	s := oneQuestion(7 * time.Second)
 	asr := forking(&s, delay)
 	o := s.run(t)
 	commits := o.of(pipeline.EvTurnCommit)
@@ -106,11 +108,7 @@ func TestSpeechWhileTheCommitWaitsGoesOnTheTurn(t *testing.T) {
 // A copy that fails leaves the commit to the recognizer, given the quiet
 // it missed while it waited.
 func TestFailedCopyLeavesTheFinalToTheRecognizer(t *testing.T) {
-	s := scenario{
-		length:  6 * time.Second,
-		user:    []pipelinetest.Utterance{{Start: 500 * ms, End: 2000 * ms, Text: "what is the weather today"}},
-		replies: []string{"It is sunny and warm today."},
-	}
+	s := oneQuestion(6 * time.Second)
 	asr := forking(&s, 300*ms)
 	tune := s.tune
 	s.tune = func(c *pipeline.Config) {
