@@ -60,6 +60,9 @@ func TestEarlyFinalTranscript(t *testing.T) {
 	assert.Equal(t, []string{"what is the weather today"}, texts(o.of(pipeline.EvTurnCommit)))
 	assert.Len(t, o.of(pipeline.EvSpeculationHit), 1)
 	assert.Equal(t, int32(1), (*asr).Forked.Load(), "one copy finalized")
+	// The energy VAD ends speech 200 ms into the quiet: the copy pads
+	// that much less.
+	assert.InDelta(t, 200*ms, (*asr).ForkQuiet, float64(20*ms))
 	assert.Empty(t, (*asr).Quiet, "the recognizer itself was never finalized")
 	// Nor given the quiet after the copy was made: its compute would
 	// compete with the copy's and the reply's.

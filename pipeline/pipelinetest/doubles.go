@@ -203,6 +203,8 @@ type ForkingASR struct {
 	Delay  time.Duration
 	Fail   error
 	Forked atomic.Int32
+	// ForkQuiet is what the last fork was told had come after the speech.
+	ForkQuiet time.Duration
 }
 
 func (a *ForkingASR) Fork() (pipeline.Finalizer, error) {
@@ -214,6 +216,13 @@ func (a *ForkingASR) Fork() (pipeline.Finalizer, error) {
 type scriptedFork struct {
 	asr  *ScriptedASR
 	from *ForkingASR
+}
+
+// FinalizeAfter is Finalize, recording quiet in the copy's Quiet.
+func (f *scriptedFork) FinalizeAfter(quiet time.Duration) (string, error) {
+	f.asr.Quiet = append(f.asr.Quiet, quiet)
+	f.from.ForkQuiet = quiet
+	return f.Finalize()
 }
 
 func (f *scriptedFork) Finalize() (string, error) {
