@@ -57,18 +57,12 @@ func (p *Pipeline) finalEarly(t *userTurn) error {
 	}
 	e := &earlyFinal{}
 	t.early = e
-	// What the recognizer heard after the speech pushes the last words
-	// through, as the padding does (finalTranscript).
-	quiet := t.heardUntil - t.speechEnd
+	quiet := t.quiet()
 	p.finishing++
 	p.clk.Hold()
 	go func() {
 		start := time.Now()
-		if qf, ok := fork.(QuietFinalizer); ok && quiet > 0 {
-			e.text, e.err = qf.FinalizeAfter(quiet)
-		} else {
-			e.text, e.err = fork.Finalize()
-		}
+		e.text, e.err = finalize(fork, quiet)
 		e.err = errors.Join(e.err, fork.Close())
 		e.compute = time.Since(start)
 		if p.cfg.ComputeScale > 0 {

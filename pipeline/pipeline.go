@@ -184,6 +184,16 @@ func (t *userTurn) transcript() string {
 	return t.partial
 }
 
+// quiet is how much audio the recognizer was given after the speech
+// ended: the room's quiet, which pushes the last words through its
+// encoder as end-of-utterance padding does.
+func (t *userTurn) quiet() time.Duration {
+	if t.speaking {
+		return 0
+	}
+	return max(t.heardUntil-t.speechEnd, 0)
+}
+
 // keepAudio appends to the turn's audio, keeping at least the last window
 // samples; trimming only when twice that has built up keeps it cheap.
 func (t *userTurn) keepAudio(samples []float32, window int) {
@@ -550,10 +560,17 @@ func (p *Pipeline) finalTranscript(t *userTurn) (string, error) {
 	if err := p.hearMissed(t, p.history.end); err != nil {
 		return "", err
 	}
-	if qf, ok := p.cfg.ASR.(QuietFinalizer); ok && !t.speaking && t.heardUntil > t.speechEnd {
-		return qf.FinalizeAfter(t.heardUntil - t.speechEnd)
+	return finalize(p.cfg.ASR, t.quiet())
+}
+
+// finalize ends an utterance on r, the recognizer or a copy of it, that
+// was given quiet after the speech: one that pads the utterance's end is
+// told, and pads that much less.
+func finalize(r interface{ Finalize() (string, error) }, quiet time.Duration) (string, error) {
+	if qf, ok := r.(QuietFinalizer); ok && quiet > 0 {
+		return qf.FinalizeAfter(quiet)
 	}
-	return p.cfg.ASR.Finalize()
+	return r.Finalize()
 }
 
 // endResponse forgets the current response once it is over (played out,

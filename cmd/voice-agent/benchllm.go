@@ -128,25 +128,30 @@ func abs(n int) int { return max(n, -n) }
 // ends its replies by itself).
 func benchLLM(ctx context.Context, open func(maxTokens int) (pipeline.Generator, func() error, error), system string, runs int) (res llmBenchResult, err error) {
 	res = llmBenchResult{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU()}
-	var prompt string
-	for _, n := range []int{128, 256, turnReplyTokens} {
-		gen, closeGen, err := open(n)
+	// One model at a time: the peak is what one costs.
+	with := func(maxTokens int, run func(pipeline.Generator) error) error {
+		gen, closeGen, err := open(maxTokens)
 		if err != nil {
-			return res, err
+			return err
 		}
-		// One model at a time: the peak is what one costs.
-		if n == turnReplyTokens {
-			var t llmTurnTest
-			t, err = benchTurn(ctx, gen, system, runs)
-			res.Turn = &t
-		} else {
-			var t llmBenchTest
-			t, err = benchLLMTest(ctx, gen, n, runs, &prompt)
+		return errors.Join(run(gen), closeGen())
+	}
+	var prompt string
+	for _, n := range []int{128, 256} {
+		if err := with(n, func(gen pipeline.Generator) error {
+			t, err := benchLLMTest(ctx, gen, n, runs, &prompt)
 			res.Tests = append(res.Tests, t)
-		}
-		if err = errors.Join(err, closeGen()); err != nil {
+			return err
+		}); err != nil {
 			return res, err
 		}
+	}
+	if err := with(turnReplyTokens, func(gen pipeline.Generator) error {
+		t, err := benchTurn(ctx, gen, system, runs)
+		res.Turn = &t
+		return err
+	}); err != nil {
+		return res, err
 	}
 	res.PeakRSSBytes = peakRSS()
 	return res, nil

@@ -218,9 +218,8 @@ type scriptedFork struct {
 	from *ForkingASR
 }
 
-// FinalizeAfter is Finalize, recording quiet in the copy's Quiet.
+// FinalizeAfter is Finalize, recording quiet in ForkQuiet.
 func (f *scriptedFork) FinalizeAfter(quiet time.Duration) (string, error) {
-	f.asr.Quiet = append(f.asr.Quiet, quiet)
 	f.from.ForkQuiet = quiet
 	return f.Finalize()
 }
