@@ -19,6 +19,7 @@ import (
 
 	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/audio/device"
+	_ "github.com/voiceassistant/voice/internal/gogc"
 	_ "github.com/voiceassistant/voice/internal/malloc" // before anything allocates
 	"github.com/voiceassistant/voice/internal/wiring"
 )

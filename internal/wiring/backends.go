@@ -30,7 +30,7 @@ func newMoss(s Stages) (*moss.Synthesizer, error) {
 				fmt.Sprintf("%s, put the TTS set in one of those places and the codec in %s beside it, or pass --tts-model-dir DIR", moss.Hint, MossCodecDir))
 		}
 	}
-	return moss.Open(dir, s.TTSCodecDir, moss.Options{Voice: s.Voice, ONNX: s.onnx(s.TTSThreads)})
+	return moss.Open(dir, s.TTSCodecDir, moss.Options{Voice: s.Voice, LowMemory: s.TTSLowMemory, ONNX: s.onnx(s.TTSThreads)})
 }
 
 // NewVAD builds the Silero detector for s, and the function that closes

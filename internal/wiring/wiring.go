@@ -57,6 +57,9 @@ type Stages struct {
 	TTSModelDir string `yaml:"tts_model_dir"`
 	TTSCodecDir string `yaml:"tts_codec_dir"`
 	Voice       string `yaml:"voice"`
+	// TTSLowMemory trades the start of long chunks for the synthesizer's
+	// prefill graph (see moss.Options.LowMemory).
+	TTSLowMemory bool `yaml:"tts_low_memory"`
 	// LLMThreads is the LLM's CPU threads (0: one per core but one, at
 	// most 4; see mnn.Config.Threads).
 	LLMThreads int `yaml:"llm_threads"`

@@ -28,6 +28,15 @@ Afterwards MNNConvert's random `mnn_uuid` in llm.mnn is replaced by one derived 
 weights (pin_uuid), so two runs give byte-identical files; export_args.json and llm.mnn.json,
 by-products a package does not ship, are dropped; config.json gets sampler_type greedy.
 
+With --unfused the export leaves out the C4 fusions (llmexport --disable_transformer_c4, "for
+older runtimes"): each layer's q/k/v and gate/up projections stay separate convolutions instead
+of one FusedLinear op each. The weights and the file's size are the same. MNN's CPU backend
+keeps only Metal's and OpenCL's FusedLinear whole; elsewhere it unpacks the op into its
+convolutions each time a module is resized, reading their weights from the file again, so the
+prefill and the decode module each hold a copy of them (about 98 MB here) and every new prefill
+length rebuilds them. Unfused, those convolutions are made once at load and shared by both
+modules (docs/performance.md has what each costs).
+
 Weights: normal(0, 0.02) from a fixed seed, one generator stream in a fixed order, so every
 layer's weights differ; norms 1. The 26 special tokens' embedding rows (tied: also their LM-head
 rows) are scaled by 0.1 so that greedy decoding practically never emits a stop token and
@@ -475,7 +484,7 @@ def install_shims(model, tokenizer):
 # ---------------------------------------------------------------------------------------------
 
 
-def export(model, tokenizer, mnn_src, mnnconvert, work):
+def export(model, tokenizer, mnn_src, mnnconvert, work, fused):
     hf_dir = os.path.join(work, "hf")
     dst = os.path.join(work, "mnn")
     os.makedirs(hf_dir)
@@ -492,7 +501,7 @@ def export(model, tokenizer, mnn_src, mnnconvert, work):
     os.chdir(work)  # MNNConverter appends MNNConvert's output to ./.export.log
     try:
         llmexport.export(hf_dir, export="mnn", dst_path=dst, mnnconvert=mnnconvert,
-                         quant_bit=QUANT_BIT, quant_block=QUANT_BLOCK)
+                         quant_bit=QUANT_BIT, quant_block=QUANT_BLOCK, transformer_c4=fused)
     except SystemExit as e:  # llmexport's spinner calls exit(1) after printing the traceback
         log = os.path.join(work, ".export.log")
         if os.path.exists(log):
@@ -532,6 +541,9 @@ def main():
     ap.add_argument("out", nargs="?", default=None, help="output root (default: %s)" % standins_dir())
     ap.add_argument("--mnn-src", required=True, help="unpacked pinned MNN source (holds transformers/llm/export)")
     ap.add_argument("--mnnconvert", required=True, help="MNNConvert built from that source")
+    ap.add_argument("--unfused", action="store_true",
+                    help="export without the C4 fusions (llmexport --disable_transformer_c4): "
+                    "the q/k/v and gate/up projections stay separate convolutions")
     args = ap.parse_args()
     if not os.access(args.mnnconvert, os.X_OK):
         raise SystemExit("no MNNConvert at %s (scripts/models/make_fullsize_mnn.sh builds it)" % args.mnnconvert)
@@ -549,7 +561,8 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="mnn-pocket-", dir=out_root) as work:
         t1 = time.time()
-        dst = export(model, tokenizer, os.path.abspath(args.mnn_src), os.path.abspath(args.mnnconvert), work)
+        dst = export(model, tokenizer, os.path.abspath(args.mnn_src), os.path.abspath(args.mnnconvert), work,
+                     fused=not args.unfused)
         print("llmexport + MNNConvert: %.1f s" % (time.time() - t1), flush=True)
 
         llm_config = json.load(open(os.path.join(dst, "llm_config.json")))

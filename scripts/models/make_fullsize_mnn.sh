@@ -3,7 +3,7 @@
 # runs make_fullsize_mnn.py with them: the full-size random-weight
 # MNN-Pocket-0.3B stand-in (see that script's docstring).
 #
-# Usage: scripts/models/make_fullsize_mnn.sh [OUT]        generate the stand-in
+# Usage: scripts/models/make_fullsize_mnn.sh [--unfused] [OUT]   generate the stand-in
 #        scripts/models/make_fullsize_mnn.sh --tools       only build; print the tools' dir
 #
 # The tools are built from the pinned MNN source, the CPU-only tarball

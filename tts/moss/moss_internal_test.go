@@ -51,8 +51,13 @@ func loadGolden(t *testing.T) golden {
 // batching.
 func openTiny(t *testing.T, g golden) *Synthesizer {
 	t.Helper()
+	return openTinyWith(t, g, Options{Voice: g.Voice})
+}
+
+func openTinyWith(t *testing.T, g golden, opts Options) *Synthesizer {
+	t.Helper()
 	testenv.ONNXRuntime(t)
-	s, err := Open(tinyDir, codecDir, Options{Voice: g.Voice})
+	s, err := Open(tinyDir, codecDir, opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	i := 0
@@ -345,4 +350,17 @@ func TestVoicePromptCache(t *testing.T) {
 			require.Equal(t, tc.prefills, s.rowCost.d != tc.rowCost, "prefill ran")
 		})
 	}
+}
+
+func TestLowMemoryStepsWithoutThePrefillGraph(t *testing.T) {
+	g := loadGolden(t)
+	s := openTinyWith(t, g, Options{Voice: g.Voice, LowMemory: true})
+	require.Nil(t, s.prefill, "the prefill graph is kept")
+	require.Positive(t, s.promptLen, "voice prompt rows")
+	// Costs that would make any chunk prefill.
+	s.rowCost.d, s.stepCost.d = time.Millisecond, time.Second
+	r, err := synth(t, s, context.Background(), g.Text)
+	require.NoError(t, err)
+	require.Equal(t, g.Frames, r.frames)
+	close16(t, "channel 0", channel(r.audio, 0, 16), g.First16Ch0)
 }

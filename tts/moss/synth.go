@@ -296,12 +296,13 @@ func (g *globalState) step(row []int32, keep bool) error {
 // (one row cannot use the batched kernels), so short chunks, such as a
 // reply's first words, step and long ones prefill; the costs are measured
 // as the graphs run, since their ratio depends on the machine and on how
-// the model is quantized.
+// the model is quantized. Without the prefill graph (Options.LowMemory)
+// every chunk steps.
 func (g *globalState) start(ctx context.Context, text []int) error {
 	s := g.s
 	rows := s.textRows(text)
 	n := len(rows) / s.cfg.rowWidth
-	if time.Duration(n)*s.stepCost.d > time.Duration(s.promptLen+n)*s.rowCost.d {
+	if s.prefill != nil && time.Duration(n)*s.stepCost.d > time.Duration(s.promptLen+n)*s.rowCost.d {
 		hidden, past, err := s.prefillRows(ctx, append(s.promptRows(), rows...))
 		if err != nil {
 			return err
