@@ -3,14 +3,15 @@
 // the user set GOGC. Import it for its side effect, from main packages.
 //
 // ONNX Runtime's outputs come back as Go slices (onnxruntime_go copies
-// each into Go memory), so the synthesizer's decode step turns over its
-// whole KV cache, megabytes, every frame. Almost all of it is garbage at
-// once, and with the default the heap grows to twice what is live before
-// it is collected: the whole assistant's Go heap reached 178 MiB for 80
-// MiB live, and the synthesizer alone peaked at 509 MiB of resident memory
-// against 442 MiB with Percent (docs/performance.md). The garbage holds no
-// pointers, so a collection costs little, and more of them did not slow
-// synthesis.
+// each into Go memory): the recognizer's caches every chunk, the
+// synthesizer's frames and codec state, a prefill's KV cache. Most of it
+// is garbage at once, and with the default the heap grows to twice what
+// is live before it is collected: in a replayed conversation the whole
+// assistant's Go heap reached 203 MB for 81-97 MB live, and its peak
+// resident memory was 1,024-1,039 MiB against 922-944 MiB with Percent
+// (int4 stand-ins, two runs each; docs/performance.md). The garbage holds
+// no pointers, so a collection costs little: the synthesizer alone was no
+// slower.
 package gogc
 
 import (

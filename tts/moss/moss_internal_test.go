@@ -38,7 +38,7 @@ type golden struct {
 	LastFrameFresh16   []float32   `json:"last_frame_fresh_state_first16_channel0"`
 }
 
-func loadGolden(t *testing.T) golden {
+func loadGolden(t testing.TB) golden {
 	t.Helper()
 	data, err := os.ReadFile("testdata/tiny_golden.json")
 	require.NoError(t, err)
@@ -49,12 +49,12 @@ func loadGolden(t *testing.T) golden {
 
 // openTiny opens the tiny model set with the golden's uniforms and codec
 // batching.
-func openTiny(t *testing.T, g golden) *Synthesizer {
+func openTiny(t testing.TB, g golden) *Synthesizer {
 	t.Helper()
 	return openTinyWith(t, g, Options{Voice: g.Voice})
 }
 
-func openTinyWith(t *testing.T, g golden, opts Options) *Synthesizer {
+func openTinyWith(t testing.TB, g golden, opts Options) *Synthesizer {
 	t.Helper()
 	testenv.ONNXRuntime(t)
 	s, err := Open(tinyDir, codecDir, opts)
@@ -363,4 +363,17 @@ func TestLowMemoryStepsWithoutThePrefillGraph(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, g.Frames, r.frames)
 	close16(t, "channel 0", channel(r.audio, 0, 16), g.First16Ch0)
+}
+
+// BenchmarkSynthesize speaks the golden text with the tiny model, stepping
+// through it from the voice prompt; B/op shows what each run allocates.
+func BenchmarkSynthesize(b *testing.B) {
+	g := loadGolden(b)
+	s := openTinyWith(b, g, Options{Voice: g.Voice, LowMemory: true})
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.Synthesize(context.Background(), g.Text, func([]float32) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -230,6 +230,13 @@ type globalState struct {
 	rowT    *ort.Tensor[int32]
 	lenT    *ort.Tensor[int32]
 	hiddenT *ort.Tensor[float32]
+	// A decode step writes its KV cache into buffers of g's own, in the
+	// decode step's output order: ONNX Runtime would otherwise allocate
+	// each cache and onnxruntime_go copy it into a new Go slice, the whole
+	// cache (megabytes) turned over every frame. pastBufs hold the cache
+	// g.past is, when it is one of these (else nil); the next step writes
+	// into spareBufs, and the two sets alternate.
+	pastBufs, spareBufs [][]float32
 }
 
 func (s *Synthesizer) newGlobalState() (*globalState, error) {
@@ -250,16 +257,44 @@ func (s *Synthesizer) newGlobalState() (*globalState, error) {
 }
 
 func (g *globalState) close() {
-	g.setPast(nil, 0)
+	g.setPast(nil, 0, nil)
 	destroy(g.rowT, g.lenT, g.hiddenT)
 }
 
-// setPast replaces the KV cache with one of n rows that g owns.
-func (g *globalState) setPast(past []ort.Value, n int) {
+// setPast replaces the KV cache with one of n rows that g owns, held in
+// bufs when it is in g's own buffers.
+func (g *globalState) setPast(past []ort.Value, n int, bufs [][]float32) {
 	if g.owned {
 		destroyAll(g.past)
 	}
-	g.past, g.len, g.owned = past, n, true
+	g.past, g.len, g.owned, g.pastBufs, g.spareBufs = past, n, true, bufs, g.pastBufs
+}
+
+// presentInto fills outs, the decode step's KV cache outputs, with tensors
+// of the next length over the spare buffers, growing a buffer by a quarter
+// (at least 32 rows) where it is too short, and returns the buffers.
+func (g *globalState) presentInto(outs []ort.Value) ([][]float32, error) {
+	c := g.s.cfg
+	row := c.heads * c.headDim
+	n := (g.len + 1) * row
+	bufs := make([][]float32, len(outs))
+	for i := range outs {
+		var b []float32
+		if i < len(g.spareBufs) {
+			b = g.spareBufs[i]
+		}
+		if cap(b) < n {
+			b = make([]float32, n, n+max(n/4, 32*row))
+		}
+		bufs[i] = b[:n]
+		t, err := ort.NewTensor(ort.NewShape(1, int64(g.len+1), int64(c.heads), int64(c.headDim)), bufs[i])
+		if err != nil {
+			destroyAll(outs)
+			return nil, fmt.Errorf("moss: %w", err)
+		}
+		outs[i] = t
+	}
+	return bufs, nil
 }
 
 // step feeds one row to the decode step, leaving its hidden state in
@@ -270,6 +305,10 @@ func (g *globalState) step(row []int32, keep bool) error {
 	copy(g.rowT.GetData(), row)
 	g.lenT.GetData()[0] = int32(g.len)
 	outs := make([]ort.Value, len(s.decodeOut))
+	bufs, err := g.presentInto(outs[1:])
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	if err := s.decode.Run(append([]ort.Value{g.rowT, g.lenT}, g.past...), outs); err != nil {
 		destroyAll(outs)
@@ -283,9 +322,10 @@ func (g *globalState) step(row []int32, keep bool) error {
 	}
 	if !keep || err != nil {
 		destroyAll(outs[1:])
+		g.spareBufs = bufs
 		return err
 	}
-	g.setPast(s.decodeOrder(s.decodeOut[1:], outs[1:]), g.len+1)
+	g.setPast(s.decodeOrder(s.decodeOut[1:], outs[1:]), g.len+1, bufs)
 	return nil
 }
 
@@ -307,7 +347,7 @@ func (g *globalState) start(ctx context.Context, text []int) error {
 		if err != nil {
 			return err
 		}
-		g.setPast(past, s.promptLen+n)
+		g.setPast(past, s.promptLen+n, nil)
 		copy(g.hiddenT.GetData(), hidden)
 		return nil
 	}
