@@ -12,7 +12,8 @@ type History struct {
 	mu     sync.Mutex
 	system string
 	// maxChars bounds the characters sent to the model besides the system
-	// prompt; the oldest exchanges are dropped first. Zero means no bound.
+	// prompt; the oldest exchanges are dropped first, down to half of it
+	// (see trimmed). Zero means no bound.
 	maxChars int
 	msgs     []Message
 }
@@ -85,8 +86,13 @@ func (h *History) Clear() {
 }
 
 // trimmed drops whole exchanges from the front of msgs (a user message and
-// the replies that follow it) until maxChars holds, always keeping the
-// newest user message so the model has something to answer.
+// the replies that follow it) once they are over maxChars, until they fit
+// in half of it, always keeping the newest user message so the model has
+// something to answer. Trimming to half rather than just under the budget
+// keeps the conversation's start the same for the turns after: an engine
+// that keeps its KV cache across replies (llm/mnn) must run again every
+// token after the first one that changed, so dropping one exchange a turn
+// would prefill the whole history on every turn once it is full.
 func trimmed(msgs []Message, maxChars int) []Message {
 	if maxChars <= 0 {
 		return msgs
@@ -95,7 +101,10 @@ func trimmed(msgs []Message, maxChars int) []Message {
 	for _, m := range msgs {
 		total += utf8.RuneCountInString(m.Content)
 	}
-	for total > maxChars {
+	if total <= maxChars {
+		return msgs
+	}
+	for total > maxChars/2 {
 		drop := 1
 		for drop < len(msgs) && msgs[drop].Role != User {
 			drop++

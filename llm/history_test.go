@@ -92,14 +92,19 @@ func TestHistoryBudget(t *testing.T) {
 			[]llm.Message{user("aaaaa")},
 		},
 		{
-			"drops the oldest whole exchange", 20,
+			"drops the oldest whole exchanges down to half the budget", 20,
 			[]llm.Message{user("aaaaa"), assistant("bbbbb"), user("ccccc"), assistant("ddddd"), user("eeeee")},
-			[]llm.Message{user("ccccc"), assistant("ddddd"), user("eeeee")},
+			[]llm.Message{user("eeeee")},
+		},
+		{
+			"keeps what fits in half the budget", 18,
+			[]llm.Message{user("aa"), assistant("bb"), user("cc"), assistant("dd"), user("ee"), assistant("ff"), user("gg"), assistant("hh"), user("iiii")},
+			[]llm.Message{user("gg"), assistant("hh"), user("iiii")},
 		},
 		{
 			"drops several exchanges until it fits", 12,
 			[]llm.Message{user("aa"), assistant("bb"), user("cc"), assistant("dd"), user("ee"), assistant("ff"), user("gggggggg")},
-			[]llm.Message{user("ee"), assistant("ff"), user("gggggggg")},
+			[]llm.Message{user("gggggggg")},
 		},
 		{
 			"an exchange goes with all of its replies", 10,
@@ -146,12 +151,14 @@ func TestHistoryBudget(t *testing.T) {
 
 // TestHistoryBudgetInvariants checks, after every message of a long
 // conversation, that the history is a suffix of whole exchanges that fits
-// the budget (or is the newest exchange alone) and ends with what was added.
+// the budget (or is the newest exchange alone) and ends with what was
+// added, and that it was trimmed only when over the budget, to half of it.
 func TestHistoryBudgetInvariants(t *testing.T) {
-	const budget = 60
+	const budget = 120
 	h := llm.NewHistory("sys", budget)
 	var all []llm.Message
-	for i := range 40 {
+	c := &checker{budget: budget}
+	for i := range 60 {
 		u := user(strings.Repeat("u", 1+i*7%23))
 		before := h.Messages()
 		preview := h.WithUser(u.Content)
@@ -163,18 +170,26 @@ func TestHistoryBudgetInvariants(t *testing.T) {
 		} else {
 			all = append(all, u)
 		}
-		check(t, h, all, budget)
+		c.check(t, h, all)
 		for j := range i % 3 {
 			a := assistant(strings.Repeat("a", 1+(i+j)*11%47))
 			h.AddAssistant(a.Content, j == 0 && i%2 == 0)
 			a.Interrupted = j == 0 && i%2 == 0
 			all = append(all, a)
-			check(t, h, all, budget)
+			c.check(t, h, all)
 		}
 	}
+	require.Greater(t, c.trims, 5, "the conversation was hardly trimmed")
 }
 
-func check(t *testing.T, h *llm.History, all []llm.Message, budget int) {
+// checker follows a history as messages are added: start is where the
+// history began in everything added, at the last check; trims counts the
+// checks at which it moved.
+type checker struct {
+	budget, start, trims int
+}
+
+func (c *checker) check(t *testing.T, h *llm.History, all []llm.Message) {
 	t.Helper()
 	got := h.Messages()[1:]
 	require.NotEmpty(t, got)
@@ -189,31 +204,44 @@ func check(t *testing.T, h *llm.History, all []llm.Message, budget int) {
 			lastUser = i
 		}
 	}
-	require.GreaterOrEqual(t, lastUser, len(all)-len(got), "the newest user message was dropped")
-	// Within budget unless only the newest exchange is left.
-	total := 0
-	users := 0
-	for _, m := range got {
-		total += utf8.RuneCountInString(m.Content)
+	start := len(all) - len(got)
+	require.GreaterOrEqual(t, lastUser, start, "the newest user message was dropped")
+	chars := func(msgs []llm.Message) int {
+		n := 0
+		for _, m := range msgs {
+			n += utf8.RuneCountInString(m.Content)
+		}
+		return n
+	}
+	total := chars(got)
+	newestAlone := true
+	for _, m := range got[1:] {
 		if m.Role == llm.User {
-			users++
+			newestAlone = false
 		}
 	}
-	if users > 1 {
-		require.LessOrEqual(t, total, budget)
+	// Within budget unless only the newest exchange is left.
+	if !newestAlone {
+		require.LessOrEqual(t, total, c.budget)
 	}
-	// Nothing more could have been kept: the previous exchange, put back,
-	// would not fit.
-	if start := len(all) - len(got); start > 0 {
+	require.GreaterOrEqual(t, start, c.start, "the history grew at the front")
+	if start > c.start {
+		c.trims++
+		// Trimmed only when what it held and the new message were over
+		// the budget...
+		require.Greater(t, chars(all[c.start:]), c.budget, "trimmed within the budget")
+		// ... to half of it, and no further: the previous exchange, put
+		// back, would not fit in half.
+		if !newestAlone {
+			require.LessOrEqual(t, total, c.budget/2)
+		}
 		prev := start - 1
 		for prev > 0 && all[prev].Role != llm.User {
 			prev--
 		}
-		for _, m := range all[prev:start] {
-			total += utf8.RuneCountInString(m.Content)
-		}
-		require.Greater(t, total, budget, "trimmed more than needed")
+		require.Greater(t, total+chars(all[prev:start]), c.budget/2, "trimmed more than half the budget")
 	}
+	c.start = start
 }
 
 func TestHistoryClear(t *testing.T) {

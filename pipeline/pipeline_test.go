@@ -441,7 +441,9 @@ func TestHistoryBudgetDropsOldestExchanges(t *testing.T) {
 	}
 	clk := clock.NewVirtual()
 	cfg, gen := s.config(clk)
-	// Room for about two exchanges ("first question" + "First answer." is 27).
+	// Room for about two exchanges ("first question" + "First answer." is
+	// 27): the third question takes the history over the budget, and the
+	// oldest exchanges go until it fits in half of it.
 	cfg.History = llm.NewHistory("sys", 60)
 	_, err := pipeline.Replay(context.Background(), clk, cfg, audio.VirtualConfig{Input: pipelinetest.Voice(s.length, s.user...)}, nil)
 	require.NoError(t, err)
@@ -449,8 +451,12 @@ func TestHistoryBudgetDropsOldestExchanges(t *testing.T) {
 	require.Len(t, convs, 3)
 	assert.Equal(t, []llm.Message{
 		{Role: llm.System, Content: "sys"},
+		{Role: llm.User, Content: "first question"},
+		{Role: llm.Assistant, Content: "First answer."},
 		{Role: llm.User, Content: "second question"},
-		{Role: llm.Assistant, Content: "Second answer."},
+	}, convs[1])
+	assert.Equal(t, []llm.Message{
+		{Role: llm.System, Content: "sys"},
 		{Role: llm.User, Content: "third question"},
 	}, convs[2])
 }

@@ -77,7 +77,8 @@ type Stages struct {
 	ONNXRuntime string `yaml:"onnxruntime"`
 
 	SystemPrompt string `yaml:"system_prompt"`
-	// HistoryChars bounds the conversation sent to the LLM (0: no bound).
+	// HistoryChars bounds the conversation sent to the LLM (0: no bound);
+	// see llm.History for how it is trimmed.
 	HistoryChars int `yaml:"history_chars"`
 	// BargeIn is what happens when the user speaks over a reply.
 	BargeIn pipeline.BargeIn `yaml:"barge_in"`
