@@ -4,6 +4,7 @@
 package wiring
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -199,6 +200,12 @@ func (s Stages) Validate() error {
 	return nil
 }
 
+// prefiller is an LLM that can run a prompt into its KV cache without
+// replying (mnn.Model).
+type prefiller interface {
+	Prefill(ctx context.Context, conv []llm.Message) (llm.Stats, error)
+}
+
 func build(s Stages, clk clock.Clock, closers *closeAll) (pipeline.Config, error) {
 	cfg := pipeline.DefaultConfig()
 	if err := s.Validate(); err != nil {
@@ -234,6 +241,12 @@ func build(s Stages, clk clock.Clock, closers *closeAll) (pipeline.Config, error
 	keep(err)
 	cfg.LLM, err = pick(b, "llm", llmBackends, s.LLM)
 	keep(err)
+	if p, ok := cfg.LLM.(prefiller); ok && err == nil && s.SystemPrompt != "" {
+		// Every conversation starts with the system prompt: prefilled now,
+		// at start-up, it is not on the first reply's path.
+		_, err := p.Prefill(context.Background(), cfg.History.Messages())
+		keep(err)
+	}
 	cfg.TTS, err = pick(b, "tts", ttsBackends, s.TTS)
 	keep(err)
 	return cfg, errors.Join(errs...)

@@ -142,6 +142,14 @@ func (m *Model) Generate(ctx context.Context, conv []llm.Message, emit func(stri
 	return m.generate(ctx, conv, emit, m.cfg.maxNewTokens())
 }
 
+// Prefill runs conv's prompt through the model without replying, so that
+// a later prompt that starts the same way (the conversation with a user
+// turn more) is prefilled only past it: the system prompt at start-up
+// takes the first turn's prefill off the first reply.
+func (m *Model) Prefill(ctx context.Context, conv []llm.Message) (llm.Stats, error) {
+	return m.generate(ctx, conv, func(string) error { return nil }, 0)
+}
+
 // RollsBack is true: a cancelled reply leaves tokens in the KV cache that
 // the next reply's prompt does not share, and those are dropped before it
 // is prefilled (voice_llm_prepare).

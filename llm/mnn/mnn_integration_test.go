@@ -116,6 +116,24 @@ func TestKVCacheIsReusedAcrossTurns(t *testing.T) {
 	assert.GreaterOrEqual(t, second.CachedTokens, first.PromptTokens-1)
 }
 
+// A prefilled system prompt is not prefilled again by the first turn.
+func TestPrefilledSystemPromptIsReused(t *testing.T) {
+	system := []llm.Message{{Role: llm.System, Content: strings.Repeat("you are a test of the system prompt ", 4)}}
+	turn := append(slices.Clone(system), llm.Message{Role: llm.User, Content: "hello there"})
+	_, cold, err := generate(t, openTiny(t, 8), context.Background(), turn, 0, nil)
+	require.NoError(t, err)
+	require.Zero(t, cold.CachedTokens, "a fresh engine")
+
+	m := openTiny(t, 8)
+	_, err = m.Prefill(context.Background(), system)
+	require.NoError(t, err)
+	_, warm, err := generate(t, m, context.Background(), turn, 0, nil)
+	require.NoError(t, err)
+	t.Logf("first turn %d tokens, of which %d cached after the system prompt's prefill", warm.PromptTokens, warm.CachedTokens)
+	// The system prompt is most of the turn's prompt.
+	assert.Greater(t, warm.CachedTokens, cold.PromptTokens/2)
+}
+
 // Every prefill call has the model's batch of tokens: a turn whose new tokens do
 // not fill the last batch runs again some that the KV cache holds, and so
 // does a prompt prefilled from the start. What the cache holds after it is

@@ -24,4 +24,8 @@ func (*Model) Generate(context.Context, []llm.Message, func(string) error) (llm.
 	return llm.Stats{}, ErrNotBuilt
 }
 
+func (*Model) Prefill(context.Context, []llm.Message) (llm.Stats, error) {
+	return llm.Stats{}, ErrNotBuilt
+}
+
 func (*Model) Close() error { return nil }
