@@ -281,8 +281,8 @@ func (p *Pipeline) cancelResponse() string {
 	r := p.resp
 	r.cancel()
 	pos := p.player.Flush()
-	heard := r.heard(pos)
-	p.cfg.History.AddAssistant(heard, true)
+	heard, written := r.heard(pos)
+	p.cfg.History.AddAssistant(written, true)
 	r.metrics.Interrupted = true
 	p.finishTurn(r, p.clk.Now())
 	if !r.ended {

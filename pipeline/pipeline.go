@@ -651,7 +651,8 @@ func (p *Pipeline) trackPlayback() {
 	} else {
 		// Cut short by a failure: remember what was played, as after a
 		// barge-in, so the next user message does not follow the last.
-		p.cfg.History.AddAssistant(r.heard(p.player.Consumed()), true)
+		_, written := r.heard(p.player.Consumed())
+		p.cfg.History.AddAssistant(written, true)
 	}
 	p.finishTurn(r, at)
 	p.endResponse(at)

@@ -337,6 +337,38 @@ func TestBargeIn(t *testing.T) {
 	assert.False(t, o.result.Metrics[1].Interrupted)
 }
 
+// The history remembers a cut reply as the model wrote it, markup
+// included, up to the last word heard: an engine that keeps its KV cache
+// across replies (llm/mnn) then finds the cut reply's tokens in it, where
+// the speakable words would differ from the first mark on and be
+// prefilled again. The barge-in event still says what was spoken.
+func TestBargeInRemembersTheReplyAsWritten(t *testing.T) {
+	story := "Once upon a **time**, there was a *small* robot who loved to sing. " +
+		"Every morning it climbed the hill behind the village and sang to the sun."
+	s := scenario{
+		length: 12 * time.Second,
+		user: []pipelinetest.Utterance{
+			{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: "tell me a story"},
+			{Start: 5 * time.Second, End: 6 * time.Second, Text: "stop please"},
+		},
+		replies:         []string{story, "Okay."},
+		tokensPerSecond: 10,
+	}
+	o := s.run(t)
+	barge := o.of(pipeline.EvBargeIn)
+	require.Len(t, barge, 1)
+	convs := o.llm.Conversations()
+	require.Len(t, convs, 2)
+	require.Len(t, convs[1], 4)
+	written := convs[1][2]
+	assert.True(t, written.Interrupted)
+	assert.True(t, strings.HasPrefix(story, written.Content), "history %q is not a start of the reply", written.Content)
+	assert.Less(t, len(written.Content), len(story), "the reply was cut")
+	assert.Contains(t, written.Content, "**time**,", "as written")
+	assert.Equal(t, chunk.Speakable(written.Content), barge[0].Text, "the same words as were spoken")
+	assert.NotContains(t, barge[0].Text, "*")
+}
+
 // With barge-in off the reply plays to its end, and what the user said
 // over it is the next turn.
 func TestBargeInOffLetsTheReplyFinish(t *testing.T) {

@@ -24,7 +24,9 @@ type response struct {
 	metrics *TurnMetrics
 	reply   strings.Builder
 	spoken  []spokenChunk
-	join    func([]string) string // the chunker's
+	// words is the reply's chunker, for its Join and Source, which keep
+	// no state (the chunker itself is generation's).
+	words   Chunker
 	stats   llm.Stats
 	compute StageCompute // generation and synthesis
 	err     error
@@ -106,7 +108,7 @@ func (p *Pipeline) startResponse(m TurnMetrics, conv []llm.Message, turn int, tr
 func (p *Pipeline) generate(ctx context.Context, r *response, conv []llm.Message, chunks *chunkQueue) error {
 	chunker := p.cfg.NewChunker()
 	r.mu.Lock()
-	r.join = chunker.Join
+	r.words = chunker
 	r.mu.Unlock()
 	send := func(texts []string) error {
 		for _, c := range texts {
@@ -312,9 +314,14 @@ func (r *response) span() (first, end uint64, ok bool) {
 	return r.spoken[0].start, r.spoken[len(r.spoken)-1].end, true
 }
 
-// heard is the reply text the user heard up to queue position pos: whole
-// chunks played, and the played share of the words of the chunk cut off.
-func (r *response) heard(pos uint64) string {
+// heard is what the user heard of the reply up to queue position pos:
+// spoken, the words played (whole chunks, and the played share of the
+// words of the chunk cut off), and written, the same words as the model
+// wrote them, markup and spacing included, for the history. An engine
+// that keeps its KV cache across replies holds the written tokens, so
+// only the written words keep that cache valid up to the cut; written is
+// spoken when no start of the reply says exactly those words.
+func (r *response) heard(pos uint64) (spoken, written string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var parts []string
@@ -328,10 +335,14 @@ func (r *response) heard(pos uint64) string {
 		}
 		break
 	}
-	if r.join == nil {
-		return ""
+	if r.words == nil {
+		return "", ""
 	}
-	return strings.TrimSpace(r.join(parts))
+	spoken = strings.TrimSpace(r.words.Join(parts))
+	if written, ok := r.words.Source(r.reply.String(), spoken); ok {
+		return spoken, written
+	}
+	return spoken, spoken
 }
 
 // leading is the first share of text's words, or of its characters for

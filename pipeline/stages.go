@@ -76,6 +76,10 @@ type Chunker interface {
 	// Join puts chunks back together as text (no spaces between Chinese
 	// chunks), for the part of a reply the user heard.
 	Join(chunks []string) string
+	// Source is the start of reply (as the model wrote it) that says
+	// heard (a Join of its first chunks, the last maybe cut short), or
+	// false when none says exactly that.
+	Source(reply, heard string) (string, bool)
 }
 
 // Synthesizer turns a chunk of text into audio, incrementally.

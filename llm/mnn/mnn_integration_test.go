@@ -19,6 +19,7 @@ import (
 
 	"github.com/voiceassistant/voice/internal/testenv"
 	"github.com/voiceassistant/voice/llm"
+	"github.com/voiceassistant/voice/tts/chunk"
 )
 
 // openTiny opens the tiny model with the batch MNN-Pocket has on a slow
@@ -350,4 +351,33 @@ func TestSpeculationRollsBack(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, st.CachedTokens, st2.CachedTokens, "the same shared start")
 	assert.Equal(t, want, after)
+}
+
+// A reply cut off by a barge-in is remembered as the model wrote it, up to
+// the last word heard (the pipeline's history, through chunk.Source): the
+// KV cache holds those tokens, so the next turn is prefilled only past
+// them, where the same words as spoken would be prefilled again.
+func TestCutReplyRememberedAsWrittenStaysCached(t *testing.T) {
+	m := openTiny(t, 24)
+	next := func(remembered string) llm.Stats {
+		m.Reset()
+		reply, first, err := generate(t, m, context.Background(), hello, 0, nil)
+		require.NoError(t, err)
+		words := strings.Fields(chunk.Speakable(reply))
+		require.Greater(t, len(words), 4, "reply %q", reply)
+		heard := strings.Join(words[:len(words)*3/4], " ")
+		if remembered == "written" {
+			var ok bool
+			heard, ok = chunk.Source(reply, heard)
+			require.True(t, ok)
+		}
+		conv := append(slices.Clone(hello), llm.Message{Role: llm.Assistant, Content: heard, Interrupted: true}, llm.Message{Role: llm.User, Content: "go on"})
+		_, st, err := generate(t, m, context.Background(), conv, 0, nil)
+		require.NoError(t, err)
+		t.Logf("%s %q of %q: %d of %d prompt tokens cached, after %d", remembered, heard, reply, st.CachedTokens, st.PromptTokens, first.PromptTokens)
+		return st
+	}
+	written, spoken := next("written"), next("spoken")
+	assert.Greater(t, written.CachedTokens, spoken.CachedTokens)
+	assert.Less(t, written.PromptTokens-written.CachedTokens, spoken.PromptTokens-spoken.CachedTokens, "fewer tokens prefilled")
 }
