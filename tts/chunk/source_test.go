@@ -79,3 +79,16 @@ func must(s string, ok bool) string {
 	}
 	return s
 }
+
+// BenchmarkSource finds the source of the realistic reply's speakable text
+// cut in the middle, as a barge-in does: once per barge-in, on the
+// pipeline's goroutine.
+func BenchmarkSource(b *testing.B) {
+	words := strings.Fields(chunk.Speakable(benchmarkReply))
+	heard := strings.Join(words[:len(words)/2], " ")
+	for b.Loop() {
+		if _, ok := chunk.Source(benchmarkReply, heard); !ok {
+			b.Fatal("no source")
+		}
+	}
+}
