@@ -323,7 +323,6 @@ func (r *response) span() (first, end uint64, ok bool) {
 // spoken when no start of the reply says exactly those words.
 func (r *response) heard(pos uint64) (spoken, written string) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	var parts []string
 	for _, c := range r.spoken {
 		if c.end <= pos {
@@ -335,11 +334,13 @@ func (r *response) heard(pos uint64) (spoken, written string) {
 		}
 		break
 	}
-	if r.words == nil {
+	words, reply := r.words, r.reply.String()
+	r.mu.Unlock()
+	if words == nil {
 		return "", ""
 	}
-	spoken = strings.TrimSpace(r.words.Join(parts))
-	if written, ok := r.words.Source(r.reply.String(), spoken); ok {
+	spoken = strings.TrimSpace(words.Join(parts))
+	if written, ok := words.Source(reply, spoken); ok {
 		return spoken, written
 	}
 	return spoken, spoken
