@@ -372,6 +372,28 @@ func TestFailedReplyIsRememberedAsPlayed(t *testing.T) {
 	}, convs[2])
 }
 
+// The stop key pressed while speech over the reply has not interrupted it
+// (a backchannel, in the quiet after it) still keeps that speech: it is
+// the next turn, not a sound dropped when the reply ends.
+func TestStopKeyKeepsSpeechOverTheReply(t *testing.T) {
+	s := scenario{
+		length: 12 * time.Second,
+		user: []pipelinetest.Utterance{
+			{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: "tell me a long story"},
+			{Start: 5 * time.Second, End: 5400 * time.Millisecond, Text: "yeah"},
+		},
+		replies:   []string{strings.Repeat(story+" ", 4), "Okay."},
+		stopKeyAt: []time.Duration{5700 * time.Millisecond},
+	}
+	o := s.run(t)
+	require.Len(t, o.of(pipeline.EvBargeInPending), 1, "the backchannel paused the reply")
+	barge := o.of(pipeline.EvBargeIn)
+	require.Len(t, barge, 1)
+	assert.Equal(t, pipeline.ReasonStopKey, barge[0].Reason)
+	assert.Empty(t, o.of(pipeline.EvSpeechIgnored))
+	assert.Equal(t, []string{"tell me a long story", "yeah"}, texts(o.of(pipeline.EvTurnCommit)))
+}
+
 // One session with a thousand interruptions of every kind (confirmed,
 // resumed, at the very end of a reply) ends with no goroutine left and a
 // heap no bigger than after the first hundred.
