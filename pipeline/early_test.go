@@ -67,6 +67,7 @@ func TestEarlyFinalTranscript(t *testing.T) {
 	// Nor given the quiet after the copy was made: its compute would
 	// compete with the copy's and the reply's.
 	assert.LessOrEqual(t, (*asr).Heard, ends[0].At)
+	assert.Zero(t, (*asr).Stopped.Load())
 }
 
 // A copy that takes longer than the endpointing wait holds the commit
@@ -105,7 +106,8 @@ func TestSpeechWhileTheCommitWaitsGoesOnTheTurn(t *testing.T) {
 	assert.Equal(t, []string{"what is the weather today"}, texts(o.of(pipeline.EvTurnCommit)))
 	require.Len(t, o.result.Metrics, 1)
 	assert.Greater(t, o.result.Metrics[0].Commit, 3400*ms, "decided after the whole turn")
-	assert.Equal(t, int32(2), (*asr).Forked.Load(), "a copy at each end of speech")
+	assert.Equal(t, int32(1), (*asr).Stopped.Load(), "the copy made at the first end of speech, stopped as the speech resumed")
+	assert.Equal(t, int32(1), (*asr).Forked.Load(), "the copy made at the second")
 }
 
 // A copy that fails leaves the commit to the recognizer, given the quiet

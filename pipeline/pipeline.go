@@ -560,17 +560,11 @@ func (p *Pipeline) finalTranscript(t *userTurn) (string, error) {
 	if err := p.hearMissed(t, p.history.end); err != nil {
 		return "", err
 	}
-	return finalize(p.cfg.ASR, t.quiet())
-}
-
-// finalize ends an utterance on r, the recognizer or a copy of it, that
-// was given quiet after the speech: one that pads the utterance's end is
-// told, and pads that much less.
-func finalize(r interface{ Finalize() (string, error) }, quiet time.Duration) (string, error) {
-	if qf, ok := r.(QuietFinalizer); ok && quiet > 0 {
-		return qf.FinalizeAfter(quiet)
+	if qf, ok := p.cfg.ASR.(QuietFinalizer); ok && t.quiet() > 0 {
+		// The turn's own transcript: never given up half made.
+		return qf.FinalizeAfter(context.Background(), t.quiet())
 	}
-	return r.Finalize()
+	return p.cfg.ASR.Finalize()
 }
 
 // endResponse forgets the current response once it is over (played out,

@@ -53,7 +53,7 @@ type ASR interface {
 // utterance to push its last words through (X-ASR): told how much of the
 // audio they were given came after the speech, they pad only the rest.
 type QuietFinalizer interface {
-	FinalizeAfter(quiet time.Duration) (string, error)
+	FinalizeAfter(ctx context.Context, quiet time.Duration) (string, error)
 }
 
 // TurnDetector estimates whether the user has finished their turn from the

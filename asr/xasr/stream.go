@@ -4,6 +4,7 @@ package xasr
 // the encoder caches fed back from one chunk to the next.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -40,7 +41,7 @@ func (r *Recognizer) Accept(f audio.Frame) (string, error) {
 		return "", fmt.Errorf("xasr: %w", err)
 	}
 	r.samples += int64(len(f.Samples))
-	if err := r.decode(r.fb, false); err != nil {
+	if err := r.decode(context.Background(), r.fb, false); err != nil {
 		return "", err
 	}
 	return r.partialText(), nil
@@ -64,15 +65,18 @@ func (r *Recognizer) Finalize() (string, error) {
 // what pushes the last words through the encoder is audio after them, the
 // room's quiet as well as the padding's zeros, so only the rest of
 // TailPadding is padded, and the final transcript costs that much less.
-func (r *Recognizer) FinalizeAfter(quiet time.Duration) (string, error) {
-	res, err := r.finalize(quiet)
+// Once ctx is done it stops before the next encoder call and returns
+// ctx's error: a fork's final that speech resuming made useless gives its
+// core back to the listening recognizer at once.
+func (r *Recognizer) FinalizeAfter(ctx context.Context, quiet time.Duration) (string, error) {
+	res, err := r.finalize(ctx, quiet)
 	return res.Text, err
 }
 
 // FinalizeResult is Finalize with the token ids.
-func (r *Recognizer) FinalizeResult() (Result, error) { return r.finalize(0) }
+func (r *Recognizer) FinalizeResult() (Result, error) { return r.finalize(context.Background(), 0) }
 
-func (r *Recognizer) finalize(quiet time.Duration) (Result, error) {
+func (r *Recognizer) finalize(ctx context.Context, quiet time.Duration) (Result, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.enc == nil {
@@ -87,7 +91,7 @@ func (r *Recognizer) finalize(quiet time.Duration) (Result, error) {
 		return Result{}, fmt.Errorf("xasr: %w", err)
 	}
 	r.fb.InputFinished()
-	if err := r.decode(r.fb, true); err != nil {
+	if err := r.decode(ctx, r.fb, true); err != nil {
 		return Result{}, err
 	}
 	return Result{Text: AddFinalStop(r.tokens.Detokenize(r.hyp)), Tokens: append([]int(nil), r.hyp...)}, nil
@@ -174,10 +178,14 @@ func (r *Recognizer) partialText() string {
 // the shift and discarding frames no later window needs. With final set
 // it then also decodes the frames left over, in windows completed with
 // logFloor, until every frame has been the new part of some window.
-func (r *Recognizer) decode(src frameSource, final bool) error {
+// Once ctx is done it stops before the next encoder call.
+func (r *Recognizer) decode(ctx context.Context, src frameSource, final bool) error {
 	T, shift := r.spec.window, r.spec.shift
 	x := r.x.GetData()
 	for {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("xasr: %w", err)
+		}
 		ready := src.Ready()
 		switch {
 		case r.next+T <= ready:

@@ -1,6 +1,7 @@
 package xasr
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -188,7 +189,7 @@ func TestTinyGolden(t *testing.T) {
 	r := openTiny(t)
 	g := loadGolden(t)
 	src := &sliceSource{frames: patternFrames(g.Frames)}
-	require.NoError(t, r.decode(src, false))
+	require.NoError(t, r.decode(t.Context(), src, false))
 	assert.Equal(t, g.Tokens, r.hyp)
 	assert.Equal(t, (g.Frames-r.info.Window)/r.info.Shift+1, r.chunks)
 	assert.Equal(t, r.next, src.discarded, "frames before the next window are released")
@@ -197,7 +198,7 @@ func TestTinyGolden(t *testing.T) {
 	// tokens depend on carrying them.
 	r.Reset()
 	r.zeroStatesEachChunk = true
-	require.NoError(t, r.decode(&sliceSource{frames: patternFrames(g.Frames)}, false))
+	require.NoError(t, r.decode(t.Context(), &sliceSource{frames: patternFrames(g.Frames)}, false))
 	assert.NotEqual(t, g.Tokens, r.hyp)
 }
 
@@ -223,7 +224,7 @@ func TestCachesAreFedBack(t *testing.T) {
 		prevOut = cur
 	}
 	src := &sliceSource{frames: patternFrames(29 + 3*16)}
-	require.NoError(t, r.decode(src, false))
+	require.NoError(t, r.decode(t.Context(), src, false))
 	assert.Equal(t, 4, runs)
 	// processed_lens counts subsampled frames: 8 per 160 ms chunk.
 	assert.Equal(t, []float64{4 * 8}, values(r.lens.in))
@@ -544,7 +545,7 @@ func TestProcessedLensFallback(t *testing.T) {
 	assert.False(t, r.Info().ProcessedLensFromModel)
 
 	g := loadGolden(t)
-	require.NoError(t, r.decode(&sliceSource{frames: patternFrames(g.Frames)}, false))
+	require.NoError(t, r.decode(t.Context(), &sliceSource{frames: patternFrames(g.Frames)}, false))
 	assert.Equal(t, g.Tokens, r.hyp)
 	assert.Equal(t, []float64{float64(8 * r.chunks)}, values(r.lens.in))
 
@@ -593,7 +594,7 @@ func TestFinalizeAfterQuiet(t *testing.T) {
 
 	feed(t, r, append(slices.Clone(speech), make([]float32, audio.Mono16k.Samples(quiet))...), fixed(320))
 	calls = 0
-	afterQuiet, err := r.FinalizeAfter(quiet)
+	afterQuiet, err := r.FinalizeAfter(t.Context(), quiet)
 	require.NoError(t, err)
 	require.NotEmpty(t, padded, "the tiny model decodes the test signal to something")
 	assert.Equal(t, padded, afterQuiet, "transcript")
@@ -603,9 +604,41 @@ func TestFinalizeAfterQuiet(t *testing.T) {
 	// More quiet than the padding pads nothing, and a negative quiet all of it.
 	for _, q := range []time.Duration{-time.Second, 10 * time.Second} {
 		feed(t, r, speech, fixed(320))
-		_, err := r.FinalizeAfter(q)
+		_, err := r.FinalizeAfter(t.Context(), q)
 		require.NoError(t, err, "quiet %v", q)
 	}
+}
+
+// A final whose context is cancelled stops before the next encoder call,
+// with the context's error, and leaves the recognizer reset for the next
+// utterance.
+func TestFinalizeStopsWhenCancelled(t *testing.T) {
+	speech := testSignal(2.03)
+	r := openTiny(t)
+	feed(t, r, speech, fixed(320))
+	calls := 0
+	r.afterEncoder = func() { calls++ }
+	_, err := r.Finalize()
+	require.NoError(t, err)
+	whole := calls
+	require.Greater(t, whole, 2, "the padding takes several encoder calls")
+
+	feed(t, r, speech, fixed(320))
+	ctx, cancel := context.WithCancel(t.Context())
+	calls = 0
+	r.afterEncoder = func() {
+		calls++
+		cancel()
+	}
+	_, err = r.FinalizeAfter(ctx, 0)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, 1, calls, "encoder calls after the cancel")
+
+	r.afterEncoder = nil
+	feed(t, r, speech, fixed(320))
+	again, err := r.FinalizeAfter(t.Context(), 0)
+	require.NoError(t, err)
+	assert.NotEmpty(t, again)
 }
 
 // A fork finalized mid-utterance gives the final a commit then would, and

@@ -152,7 +152,7 @@ func (a *ScriptedASR) Finalize() (string, error) {
 }
 
 // FinalizeAfter is Finalize, recording quiet (pipeline.QuietFinalizer).
-func (a *ScriptedASR) FinalizeAfter(quiet time.Duration) (string, error) {
+func (a *ScriptedASR) FinalizeAfter(_ context.Context, quiet time.Duration) (string, error) {
 	a.Quiet = append(a.Quiet, quiet)
 	return a.Finalize()
 }
@@ -196,13 +196,14 @@ func (a *ScriptedASR) text(lag time.Duration) string {
 // ForkingASR is a ScriptedASR that forks (pipeline.Forker), as X-ASR
 // does: a fork's final transcript has the words fed before the fork, and
 // takes Delay on Clock to make, or fails with Fail. Forked counts the
-// forks finalized.
+// forks finalized, Stopped those whose context was done first.
 type ForkingASR struct {
 	*ScriptedASR
-	Clock  clock.Clock
-	Delay  time.Duration
-	Fail   error
-	Forked atomic.Int32
+	Clock   clock.Clock
+	Delay   time.Duration
+	Fail    error
+	Forked  atomic.Int32
+	Stopped atomic.Int32
 	// ForkQuiet is what the last fork was told had come after the speech.
 	ForkQuiet time.Duration
 }
@@ -218,15 +219,12 @@ type scriptedFork struct {
 	from *ForkingASR
 }
 
-// FinalizeAfter is Finalize, recording quiet in ForkQuiet.
-func (f *scriptedFork) FinalizeAfter(quiet time.Duration) (string, error) {
+// FinalizeAfter is the copy's Finalize, recording quiet in ForkQuiet.
+func (f *scriptedFork) FinalizeAfter(ctx context.Context, quiet time.Duration) (string, error) {
 	f.from.ForkQuiet = quiet
-	return f.Finalize()
-}
-
-func (f *scriptedFork) Finalize() (string, error) {
 	if f.from.Delay > 0 {
-		if err := f.from.Clock.Sleep(context.Background(), f.from.Delay); err != nil {
+		if err := f.from.Clock.Sleep(ctx, f.from.Delay); err != nil {
+			f.from.Stopped.Add(1)
 			return "", err
 		}
 	}
