@@ -169,3 +169,22 @@ func TestQuantizeSetAndCompare(t *testing.T) {
 	}
 	assert.Equal(t, []string{"decoder.onnx", "encoder.int8.onnx", "joiner.int8.onnx"}, names)
 }
+
+// models quantize --block-size: a 4-bit set in blocks of 64 still
+// recognizes; a size ONNX Runtime cannot take is refused before anything
+// is written. (The tiny model's widths are not multiples of 64, so its
+// files do not shrink; internal/quantize checks the sizes.)
+func TestQuantizeBlockSize(t *testing.T) {
+	src := tinyXASR(t)
+	out := filepath.Join(t.TempDir(), "b64")
+	_, stderr, err := agent(t, "models", "quantize", "--bits", "4", "--block-size", "64", "--keep", "decoder.onnx", src, out)
+	require.NoError(t, err, stderr)
+	_, stderr, err = agent(t, "asr", "testdata/demo.wav", "--asr-model-dir", out)
+	require.NoError(t, err, stderr)
+
+	out = filepath.Join(t.TempDir(), "b48")
+	_, stderr, err = agent(t, "models", "quantize", "--bits", "4", "--block-size", "48", src, out)
+	require.Error(t, err)
+	assert.Contains(t, stderr, "blocks of 48 weights: 16, 32, 64, 128 or 256")
+	assert.NoDirExists(t, out)
+}

@@ -17,20 +17,23 @@ import (
 )
 
 func (a *app) quantizeCmd() *cobra.Command {
-	var bits int
+	var format quantize.Format
 	var keep []string
 	cmd := &cobra.Command{
 		Use: "quantize IN OUT",
 		Example: `  voice-agent models quantize smart-turn-v3.2-cpu.onnx smart-turn-int8.onnx
   voice-agent models quantize --keep decoder-160ms.onnx xasr-zh-en-streaming-160ms xasr-int8
   voice-agent models quantize --bits 4 MOSS-TTS-Nano-100M-ONNX moss-int4
+  voice-agent models quantize --bits 4 --block-size 64 --keep decoder-160ms.onnx xasr-zh-en-streaming-160ms xasr-int4-b64
   scripts/bench-scale   # the full-size stand-ins, quantized and measured`,
 		Short: "Store an ONNX model's weights in 8 or 4 bits, for less memory on the device",
 		Long: `Writes OUT: IN with its weights quantized, activations, inputs and outputs
 as they were. MatMul weights become ONNX Runtime's MatMulNBits and embedding
-tables its GatherBlockQuantized, --bits 8 or 4 in blocks of 32 weights with
-a scale each, computed from directly; Conv and Gemm weights are stored as
-int8 per output channel, dequantized in front of their operator at run time.
+tables its GatherBlockQuantized, --bits 8 or 4 in blocks of --block-size
+weights with a scale each, computed from directly; Conv and Gemm weights are
+stored as int8 per output channel, dequantized in front of their operator at
+run time. Larger blocks take less memory and follow the original less
+closely (docs/performance.md has both for the full-size stand-ins).
 
 IN is a model file (OUT gets the model with its weights inside), or a
 model set's directory (OUT becomes the set's quantized copy: every .onnx
@@ -45,7 +48,7 @@ bench stages.`,
 			if info, err := os.Stat(in); err != nil {
 				return err
 			} else if info.IsDir() {
-				graphs, err := quantize.Dir(in, out, bits, keep)
+				graphs, err := quantize.Dir(in, out, format, keep)
 				if err != nil {
 					return fmt.Errorf("%s: %w", in, err)
 				}
@@ -62,7 +65,7 @@ bench stages.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", in, err)
 			}
-			q, st, err := quantize.Bits(model, bits)
+			q, st, err := quantize.Bits(model, format)
 			if err != nil {
 				return fmt.Errorf("%s: %w", in, err)
 			}
@@ -74,7 +77,8 @@ bench stages.`,
 			return nil
 		},
 	}
-	cmd.Flags().IntVar(&bits, "bits", 8, "bits per MatMul weight and embedding: 8 or 4 (Conv and Gemm weights are int8 either way)")
+	cmd.Flags().IntVar(&format.Bits, "bits", 8, "bits per MatMul weight and embedding: 8 or 4 (Conv and Gemm weights are int8 either way)")
+	cmd.Flags().IntVar(&format.Block, "block-size", quantize.DefaultBlock, "MatMul weights (embedding values) per scale: 16, 32, 64, 128 or 256")
 	cmd.Flags().StringSliceVar(&keep, "keep", nil, "with a directory: graphs copied as they are (e.g. X-ASR's decoder, which sherpa-onnx keeps fp32)")
 	return cmd
 }

@@ -245,14 +245,17 @@ func dropStorage(t []byte) []byte {
 	return out
 }
 
-// Dir quantizes a model set: every .onnx file of dir in with bits (see
-// Bits), except those named in keep, which are copied as they are, as is
+// Dir quantizes a model set: every .onnx file of the directory in, in
+// format f (see Bits), except those named in keep, which are copied as they are, as is
 // every other file. Graphs that keep their weights in external data files
 // get them in files of the same names in out, shared between the graphs
 // as they were, so the set's own references still hold; a graph with its
 // weights inside gets them in a data file named after it (NAME.data). It returns the
 // graphs quantized; the sizes are the set's files.
-func Dir(in, out string, bits int, keep []string) (graphs []string, err error) {
+func Dir(in, out string, f Format, keep []string) (graphs []string, err error) {
+	if err := f.validate(); err != nil {
+		return nil, err
+	}
 	entries, err := os.ReadDir(in)
 	if err != nil {
 		return nil, err
@@ -288,7 +291,7 @@ func Dir(in, out string, bits int, keep []string) (graphs []string, err error) {
 		if model, err = Inline(model, in); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		q, _, err := Bits(model, bits)
+		q, _, err := Bits(model, f)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}

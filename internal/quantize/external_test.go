@@ -85,7 +85,7 @@ func TestDirKeepsSharedExternalData(t *testing.T) {
 	assert.Equal(t, want, synthesize(t, ext), "the same weights, from the data files")
 
 	out := filepath.Join(t.TempDir(), "int8")
-	graphs, err := Dir(ext, out, 8, nil)
+	graphs, err := Dir(ext, out, Format{Bits: 8}, nil)
 	require.NoError(t, err)
 	assert.Len(t, graphs, 3)
 	for _, name := range []string{"moss_tts_global_shared.data", "moss_tts_local_shared.data", "tts_browser_onnx_meta.json", "tokenizer.model"} {
@@ -118,7 +118,7 @@ func referenced(t *testing.T, dir, name string) int64 {
 // the rewritten file no longer holds its weights where it says.
 func TestDirRefusesKeptGraphSharingData(t *testing.T) {
 	ext := externalMossSet(t)
-	_, err := Dir(ext, t.TempDir(), 8, []string{"moss_tts_decode_step.onnx"})
+	_, err := Dir(ext, t.TempDir(), Format{Bits: 8}, []string{"moss_tts_decode_step.onnx"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "moss_tts_decode_step.onnx is kept as it is but shares moss_tts_global_shared.data")
 }

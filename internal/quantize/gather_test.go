@@ -28,7 +28,7 @@ func TestGatherBlockQuantizedRows(t *testing.T) {
 	}
 	model := gatherModel(table, 3, 8)
 	for bits, levels := range map[int]float32{8: 127, 4: 7} {
-		q, st, err := Bits(model, bits)
+		q, st, err := Bits(model, Format{Bits: bits})
 		require.NoError(t, err)
 		require.Equal(t, 1, st.Weights, "the table")
 		path := filepath.Join(t.TempDir(), "gather.onnx")

@@ -2,30 +2,61 @@ package quantize
 
 import (
 	"bytes"
+	"cmp"
+	"fmt"
 	"math"
 	"strconv"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// blockSize is how many weights of a column share a scale: 32, what ONNX
-// Runtime's own block quantizer defaults to.
-const blockSize = 32
+// DefaultBlock is how many weights share a scale unless Format.Block says
+// otherwise: 32, what ONNX Runtime's own block quantizer defaults to.
+const DefaultBlock = 32
+
+// Format is how NBits stores weights.
+type Format struct {
+	// Bits per weight: 8 or 4.
+	Bits int
+	// Block is how many weights of a column (of an embedding's row) share
+	// one scale: a power of two from 16, as MatMulNBits and
+	// GatherBlockQuantized require, to 256, the largest ONNX Runtime's
+	// 4-bit kernels take; 0 means DefaultBlock. At 4 bits a
+	// block of 64 stores 4.5 bits a weight instead of 5, and ONNX
+	// Runtime's packed copy for int8 compute shrinks more: X-ASR's
+	// full-size encoder takes 19 MiB less (docs/performance.md).
+	Block int
+}
+
+func (f Format) block() int { return cmp.Or(f.Block, DefaultBlock) }
+
+func (f Format) validate() error {
+	if f.Bits != 8 && f.Bits != 4 {
+		return fmt.Errorf("quantize: %d bits: 8 or 4", f.Bits)
+	}
+	if b := f.block(); b < 16 || b > 256 || b&(b-1) != 0 {
+		return fmt.Errorf("quantize: blocks of %d weights: 16, 32, 64, 128 or 256", b)
+	}
+	return nil
+}
 
 // NBits returns the model with each MatMul by a constant 2-D weight
 // replaced by ONNX Runtime's MatMulNBits (domain com.microsoft), the
-// weight stored in bits (4 or 8), symmetric, one fp32 scale per block of
-// 32 weights of a column, and each embedding table gathered by
-// GatherBlockQuantized in the same bits (quantizeGathers). Unlike Int8's
+// weight stored in f.Bits (4 or 8), symmetric, one fp32 scale per block of
+// f.Block weights of a column, and each embedding table gathered by
+// GatherBlockQuantized in the same format (quantizeGathers). Unlike Int8's
 // DequantizeLinear, both operators compute from the packed weights, so
 // the fp32 weights never exist in memory, and no run pays for turning them
 // back. Other operators (Conv, Gemm) are left as they are; Int8 quantizes
 // them.
-func NBits(model []byte, bits int) ([]byte, Stats, error) {
-	return rewriteGraph(model, func(g []byte, st *Stats) ([]byte, error) { return nbitsGraph(g, bits, st) })
+func NBits(model []byte, f Format) ([]byte, Stats, error) {
+	if err := f.validate(); err != nil {
+		return nil, Stats{}, err
+	}
+	return rewriteGraph(model, func(g []byte, st *Stats) ([]byte, error) { return nbitsGraph(g, f, st) })
 }
 
-func nbitsGraph(g []byte, bits int, st *Stats) ([]byte, error) {
+func nbitsGraph(g []byte, f Format, st *Stats) ([]byte, error) {
 	gr, err := readGraph(g)
 	if err != nil {
 		return nil, err
@@ -44,11 +75,11 @@ func nbitsGraph(g []byte, bits int, st *Stats) ([]byte, error) {
 		k, cols := int(t.dims[0]), int(t.dims[1])
 		names, ok := packed[t.name]
 		if !ok {
-			q, scales := packColumns(t.floats, k, cols, bits)
-			names = [2]string{t.name + "_q" + strconv.Itoa(bits), t.name + "_scales"}
-			blocks := (k + blockSize - 1) / blockSize
+			q, scales := packColumns(t.floats, k, cols, f)
+			names = [2]string{t.name + "_q" + strconv.Itoa(f.Bits), t.name + "_scales"}
+			blocks := (k + f.block() - 1) / f.block()
 			newInits = append(newInits,
-				tensorBytes(names[0], typeUint8, []int64{int64(cols), int64(blocks), int64(blockSize * bits / 8)}, q),
+				tensorBytes(names[0], typeUint8, []int64{int64(cols), int64(blocks), int64(f.block() * f.Bits / 8)}, q),
 				tensorBytes(names[1], typeFloat, []int64{int64(cols * blocks)}, float32Raw(scales)))
 			packed[t.name] = names
 			st.Weights++
@@ -57,11 +88,11 @@ func nbitsGraph(g []byte, bits int, st *Stats) ([]byte, error) {
 		}
 		n.opType, n.domain = "MatMulNBits", msDomain
 		n.inputs = []string{n.inputs[0], names[0], names[1]}
-		n.extra = [][]byte{intAttr("K", int64(k)), intAttr("N", int64(cols)), intAttr("bits", int64(bits)), intAttr("block_size", blockSize), intAttr("accuracy_level", 4)}
+		n.extra = [][]byte{intAttr("K", int64(k)), intAttr("N", int64(cols)), intAttr("bits", int64(f.Bits)), intAttr("block_size", int64(f.block())), intAttr("accuracy_level", 4)}
 		replaced[t.name] = true
 		st.microsoft = true
 	}
-	newInits = append(newInits, quantizeGathers(gr, bits, st, replaced)...)
+	newInits = append(newInits, quantizeGathers(gr, f, st, replaced)...)
 	return gr.encode(replaced, nil, newInits), nil
 }
 
@@ -74,12 +105,13 @@ func levels(bits int) (levels, zero int) {
 	return 7, 8
 }
 
-// packColumns quantizes w [k, cols] to bits per weight, column by column
-// in blocks of blockSize along k (the last block padded with zeros): the
-// layout MatMulNBits reads, [cols][blocks][blockSize*bits/8], 4-bit
+// packColumns quantizes w [k, cols] to f.Bits per weight, column by column
+// in blocks of f.Block along k (the last block padded with zeros): the
+// layout MatMulNBits reads, [cols][blocks][block*bits/8], 4-bit
 // weights two a byte (the first in the low nibble), stored unsigned with
 // MatMulNBits' default zero point (8 or 128).
-func packColumns(w []float32, k, cols, bits int) ([]byte, []float32) {
+func packColumns(w []float32, k, cols int, f Format) ([]byte, []float32) {
+	bits, blockSize := f.Bits, f.block()
 	top, zero := levels(bits)
 	perByte := 8 / bits
 	blockBytes := blockSize / perByte
@@ -114,10 +146,11 @@ func packColumns(w []float32, k, cols, bits int) ([]byte, []float32) {
 // (an embedding) with ONNX Runtime's GatherBlockQuantized (domain
 // com.microsoft), which gathers the rows from the table stored in bits
 // (4 or 8) and dequantizes only them: the fp32 table never exists in
-// memory. Each row is quantized in blocks of blockSize, symmetric, stored
+// memory. Each row is quantized in blocks of f.Block, symmetric, stored
 // unsigned with the zero point in the middle (8 or 128). It returns the
 // new initializers and marks the replaced tables.
-func quantizeGathers(gr *graph, bits int, st *Stats, replaced map[string]bool) [][]byte {
+func quantizeGathers(gr *graph, f Format, st *Stats, replaced map[string]bool) [][]byte {
+	bits := f.Bits
 	var newInits [][]byte
 	made := map[string][3]string{}
 	for _, n := range gr.nodes {
@@ -131,9 +164,9 @@ func quantizeGathers(gr *graph, bits int, st *Stats, replaced map[string]bool) [
 		names, ok := made[t.name]
 		if !ok {
 			rows, cols := int(t.dims[0]), int(t.dims[1])
-			q, scales, zeros := packRows(t.floats, rows, cols, bits)
+			q, scales, zeros := packRows(t.floats, rows, cols, f)
 			names = [3]string{t.name + "_q" + strconv.Itoa(bits), t.name + "_scales", t.name + "_zeros"}
-			blocks := int64((cols + blockSize - 1) / blockSize)
+			blocks := int64((cols + f.block() - 1) / f.block())
 			newInits = append(newInits,
 				tensorBytes(names[0], typeUint8, []int64{int64(rows), int64(len(q) / rows)}, q),
 				tensorBytes(names[1], typeFloat, []int64{int64(rows), blocks}, float32Raw(scales)),
@@ -146,7 +179,7 @@ func quantizeGathers(gr *graph, bits int, st *Stats, replaced map[string]bool) [
 		n.opType, n.domain = "GatherBlockQuantized", msDomain
 		n.inputs = []string{names[0], n.inputs[1], names[1], names[2]}
 		n.fields = withoutAttr(n.fields, "axis")
-		n.extra = [][]byte{intAttr("gather_axis", 0), intAttr("quantize_axis", 1), intAttr("block_size", blockSize), intAttr("bits", int64(bits))}
+		n.extra = [][]byte{intAttr("gather_axis", 0), intAttr("quantize_axis", 1), intAttr("block_size", int64(f.block())), intAttr("bits", int64(bits))}
 		replaced[t.name] = true
 		st.microsoft = true
 	}
@@ -154,11 +187,12 @@ func quantizeGathers(gr *graph, bits int, st *Stats, replaced map[string]bool) [
 }
 
 // packRows quantizes the table w [rows, cols] row by row in blocks of
-// blockSize: the layout GatherBlockQuantized reads, with 4-bit values two
+// f.Block: the layout GatherBlockQuantized reads, with 4-bit values two
 // a byte (the first in the low nibble). Every zero point is the middle
 // value, so each nibble of zeros holds it: ONNX Runtime indexes 4-bit zero
 // points across rows rather than row by row.
-func packRows(w []float32, rows, cols, bits int) (q []byte, scales []float32, zeros []byte) {
+func packRows(w []float32, rows, cols int, f Format) (q []byte, scales []float32, zeros []byte) {
+	bits, blockSize := f.Bits, f.block()
 	top, zero := levels(bits)
 	zeroByte := byte(0x88)
 	if bits == 8 {

@@ -4,7 +4,7 @@
 //
 // Bits does all of it. MatMul weights become ONNX Runtime's MatMulNBits
 // and embedding tables its GatherBlockQuantized, 8 or 4 bits in blocks of
-// 32 with one scale each (NBits): both compute from the packed weights.
+// 32 (or more) with one scale each (NBits): both compute from the packed weights.
 // The other weights of Gemm and Conv are stored as int8 with one scale per
 // output channel, a DequantizeLinear in front of the operator giving the
 // fp32 weight back at run time (Int8). Activations stay fp32, so the
@@ -42,13 +42,10 @@ func (s *Stats) add(o Stats) {
 }
 
 // Bits quantizes the model's weights to 8 or 4 bits: MatMul weights and
-// embedding tables with NBits, then what is left (Conv, Gemm) to int8
-// with Int8.
-func Bits(model []byte, bits int) ([]byte, Stats, error) {
-	if bits != 8 && bits != 4 {
-		return nil, Stats{}, fmt.Errorf("quantize: %d bits: 8 or 4", bits)
-	}
-	out, st, err := NBits(model, bits)
+// embedding tables with NBits in format f, then what is left (Conv, Gemm)
+// to int8 with Int8.
+func Bits(model []byte, f Format) ([]byte, Stats, error) {
+	out, st, err := NBits(model, f)
 	if err != nil {
 		return nil, st, err
 	}
@@ -286,7 +283,7 @@ func int8Graph(g []byte, st *Stats) ([]byte, error) {
 		n.inputs[spec[0]] = made[key]
 		quantized[t.name] = true
 	}
-	newInits = append(newInits, quantizeGathers(gr, 8, st, quantized)...)
+	newInits = append(newInits, quantizeGathers(gr, Format{Bits: 8}, st, quantized)...)
 	// DequantizeLinear first: the node list stays topologically sorted.
 	return gr.encode(quantized, dqNodes, newInits), nil
 }

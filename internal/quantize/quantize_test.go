@@ -2,6 +2,7 @@ package quantize
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -110,7 +111,7 @@ func TestInt4MOSSSpeaks(t *testing.T) {
 		require.NoError(t, err)
 		if filepath.Ext(e.Name()) == ".onnx" {
 			var st Stats
-			data, st, err = NBits(data, 4)
+			data, st, err = NBits(data, Format{Bits: 4})
 			require.NoError(t, err, e.Name())
 			matmuls += st.Weights
 			data, _, err = Int8(data)
@@ -139,17 +140,17 @@ func TestPackColumns4(t *testing.T) {
 	w[0*cols+0] = 7   // column 0, block 0: its largest: 7 steps of scale 1
 	w[1*cols+0] = -3  // -> 8-3 = 5
 	w[33*cols+1] = -2 // column 1, block 1: scale 2/7, -7 steps
-	q, scales := packColumns(w, k, cols, 4)
-	require.Len(t, q, cols*2*blockSize/2)
+	q, scales := packColumns(w, k, cols, Format{Bits: 4})
+	require.Len(t, q, cols*2*DefaultBlock/2)
 	require.Len(t, scales, cols*2)
 	assert.InDelta(t, 1.0, scales[0], 1e-6)
 	assert.Equal(t, float32(1), scales[1], "an all-zero block gets scale 1")
 	assert.Equal(t, byte(15|5<<4), q[0], "7+8 low, -3+8 high")
 	assert.Equal(t, byte(8|8<<4), q[1], "zeros")
 	assert.InDelta(t, 2.0/7, scales[3], 1e-6)
-	col1block1 := (1*2 + 1) * blockSize / 2
+	col1block1 := (1*2 + 1) * DefaultBlock / 2
 	assert.Equal(t, byte(8|1<<4), q[col1block1], "k=32 is zero, k=33 is -7 steps")
-	assert.Equal(t, byte(8|8<<4), q[col1block1+blockSize/2-1], "the padding")
+	assert.Equal(t, byte(8|8<<4), q[col1block1+DefaultBlock/2-1], "the padding")
 }
 
 // Compare feeds both models the same input and measures how the quantized
@@ -157,13 +158,10 @@ func TestPackColumns4(t *testing.T) {
 // Turn model and on the tiny MOSS prefill (every output, the KV cache
 // too), and a model of another signature is refused.
 func TestCompare(t *testing.T) {
-	testenv.ONNXRuntime(t)
 	src := "../../turn/smartturn/testdata/smart_turn_tiny.onnx"
-	model, err := os.ReadFile(src)
-	require.NoError(t, err)
-	dir := t.TempDir()
+	model, dir := original(t, src)
 	for bits, name := range map[int]string{8: "int8.onnx", 4: "int4.onnx"} {
-		q, _, err := Bits(model, bits)
+		q, _, err := Bits(model, Format{Bits: bits})
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), q, 0o644))
 	}
@@ -180,7 +178,7 @@ func TestCompare(t *testing.T) {
 	moss := "../../tts/moss/testdata/tiny/moss_tts_prefill.onnx"
 	prefill, err := os.ReadFile(moss)
 	require.NoError(t, err)
-	q, _, err := Bits(prefill, 8)
+	q, _, err := Bits(prefill, Format{Bits: 8})
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "prefill.onnx"), q, 0o644))
 	outs, err := Compare(moss, filepath.Join(dir, "prefill.onnx"), onnx.Options{})
@@ -200,10 +198,70 @@ func TestPackColumns8(t *testing.T) {
 	const k, cols = 33, 1 // two blocks, the second padded
 	w := make([]float32, k)
 	w[0], w[1], w[32] = 127, -64, 0.5
-	q, scales := packColumns(w, k, cols, 8)
-	require.Len(t, q, 2*blockSize)
+	q, scales := packColumns(w, k, cols, Format{Bits: 8})
+	require.Len(t, q, 2*DefaultBlock)
 	assert.Equal(t, []float32{1, 0.5 / 127}, scales)
 	assert.Equal(t, []byte{255, 64, 128}, q[:3])
-	assert.Equal(t, byte(255), q[blockSize], "0.5 is the second block's largest")
-	assert.Equal(t, byte(128), q[2*blockSize-1], "the padding")
+	assert.Equal(t, byte(255), q[DefaultBlock], "0.5 is the second block's largest")
+	assert.Equal(t, byte(128), q[2*DefaultBlock-1], "the padding")
+}
+
+// A block of 64 holds 64 weights of a column under one scale: k = 64 is
+// the second block's first weight.
+func TestPackColumnsBlock64(t *testing.T) {
+	const k = 80 // two blocks, the second padded
+	w := make([]float32, k)
+	w[0], w[63], w[64] = 7, -7, 1
+	q, scales := packColumns(w, k, 1, Format{Bits: 4, Block: 64})
+	require.Len(t, q, 2*64/2)
+	assert.Equal(t, []float32{1, 1.0 / 7}, scales)
+	assert.Equal(t, byte(15|8<<4), q[0], "7 steps, then a zero")
+	assert.Equal(t, byte(8|1<<4), q[31], "k=62 is zero, k=63 is -7 steps")
+	assert.Equal(t, byte(15|8<<4), q[32], "k=64 is the second block's largest")
+}
+
+// Larger blocks store fewer scales, and ONNX Runtime runs what they give:
+// the tiny MOSS prefill keeps its outputs at each size (its widths are
+// not multiples of the larger blocks, so MatMulNBits pads them), a table
+// as wide as the blocks shrinks as they grow, and sizes MatMulNBits
+// cannot take are refused.
+func TestBlockSizes(t *testing.T) {
+	src := "../../tts/moss/testdata/tiny/moss_tts_prefill.onnx"
+	model, dir := original(t, src)
+	for _, block := range []int{16, 32, 64} {
+		q, st, err := Bits(model, Format{Bits: 8, Block: block})
+		require.NoError(t, err, "block %d", block)
+		require.Positive(t, st.Weights)
+		path := filepath.Join(dir, fmt.Sprintf("b%d.onnx", block))
+		require.NoError(t, os.WriteFile(path, q, 0o644))
+		outs, err := Compare(src, path, onnx.Options{})
+		require.NoError(t, err, "block %d", block)
+		for _, o := range outs {
+			assert.Greater(t, o.Cosine, 0.999, "block %d: %s", block, o.Output)
+		}
+	}
+
+	table := gatherModel(make([]float32, 4*128), 4, 128)
+	var size int64 = 4 * 4 * 128
+	for _, block := range []int{16, 32, 64, 128} {
+		_, st, err := Bits(table, Format{Bits: 4, Block: block})
+		require.NoError(t, err, "block %d", block)
+		assert.Less(t, st.Int8Bytes, size, "block %d: smaller than the blocks before", block)
+		size = st.Int8Bytes
+	}
+
+	for _, f := range []Format{{Bits: 4, Block: 48}, {Bits: 4, Block: 8}, {Bits: 4, Block: 512}, {Bits: 2}} {
+		_, _, err := Bits(model, f)
+		assert.Error(t, err, "%+v", f)
+	}
+}
+
+// original reads a model to be quantized and run, and gives a directory
+// for what is made of it.
+func original(t *testing.T, path string) (model []byte, dir string) {
+	t.Helper()
+	testenv.ONNXRuntime(t)
+	model, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return model, t.TempDir()
 }
