@@ -560,9 +560,10 @@ func (p *Pipeline) finalTranscript(t *userTurn) (string, error) {
 	if err := p.hearMissed(t, p.history.end); err != nil {
 		return "", err
 	}
-	if qf, ok := p.cfg.ASR.(QuietFinalizer); ok && t.quiet() > 0 {
+	quiet := t.quiet()
+	if qf, ok := p.cfg.ASR.(QuietFinalizer); ok && quiet > 0 {
 		// The turn's own transcript: never given up half made.
-		return qf.FinalizeAfter(context.Background(), t.quiet())
+		return qf.FinalizeAfter(context.Background(), quiet)
 	}
 	return p.cfg.ASR.Finalize()
 }
