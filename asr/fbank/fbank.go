@@ -6,9 +6,11 @@
 // sample_frequency 16000, frame_length 25 ms (400 samples), frame_shift
 // 10 ms (160), window_type povey, dither 0, snip_edges false,
 // preemphasis_coefficient 0.97, remove_dc_offset true,
-// round_to_power_of_two true (512-point FFT), num_mel_bins 80, low_freq 20,
-// high_freq 0 (Nyquist), use_energy false, use_log_fbank true, use_power
-// true. Samples are used as given, floats in [-1, 1] (no int16 scaling).
+// round_to_power_of_two true (512-point FFT), num_mel_bins 80,
+// use_energy false, use_log_fbank true, use_power true. The filterbank's
+// frequency range is the model's (Options): X-ASR was trained on 20-7600 Hz
+// (low_freq 20, high_freq -400). Samples are used as given, floats in
+// [-1, 1] (no int16 scaling).
 //
 // Per frame t (0-based) of n samples, with snip_edges false:
 //
@@ -21,7 +23,7 @@
 //  4. times the povey window (0.5 - 0.5 cos(2πj/399))^0.85;
 //  5. zero-padded to 512, |rfft|^2 (257 bins);
 //  6. 80 triangular filters in the mel domain (mel = 1127 ln(1 + f/700)),
-//     edges evenly spaced from mel(20) to mel(8000) in 81 steps, over FFT
+//     edges evenly spaced from mel(low) to mel(high) in 81 steps, over FFT
 //     bins 0..255 (the Nyquist bin has weight 0), not area-normalized;
 //  7. log(max(energy, FLT_EPSILON)), FLT_EPSILON = 2^-23.
 //
@@ -51,11 +53,39 @@ const (
 	fftSize     = 512 // FrameLength rounded up to a power of two
 	numFFTBins  = fftSize/2 + 1
 	preemph     = 0.97
-	lowFreq     = 20.0
-	highFreq    = SampleRate / 2.0
+	nyquist     = SampleRate / 2.0
 	frameOffset = (FrameLength - FrameShift) / 2 // frame t starts at t*FrameShift - frameOffset
 	fltEpsilon  = 1.1920928955078125e-07         // numeric_limits<float>::epsilon()
 )
+
+// Options are the mel filterbank's frequency range, the one setting in
+// which the Kaldi-style recipes of the models this package feeds differ.
+type Options struct {
+	// LowFreq is the lowest filter's lower edge, in Hz.
+	LowFreq float64
+	// HighFreq is the highest filter's upper edge, in Hz; zero or
+	// negative counts back from the Nyquist frequency, as Kaldi's
+	// MelBanksOptions does (-400 is 7600 Hz).
+	HighFreq float64
+}
+
+// XASR is what X-ASR was trained on and what its own and sherpa-onnx's
+// inference use: lhotse's FbankConfig defaults (low_freq 20, high_freq
+// -400), the same as kaldifeat's low_freq and the high_freq its streaming
+// script sets. A filterbank up to Nyquist moves every mel bin.
+var XASR = Options{LowFreq: 20, HighFreq: -400}
+
+// edges resolves HighFreq and checks the range as Kaldi's MelBanks does.
+func (o Options) edges() (low, high float64, err error) {
+	high = o.HighFreq
+	if high <= 0 {
+		high += nyquist
+	}
+	if !(o.LowFreq >= 0 && o.LowFreq < nyquist && high > 0 && high <= nyquist && high > o.LowFreq) {
+		return 0, 0, fmt.Errorf("fbank: mel range low_freq %g, high_freq %g (%g Hz) is not inside 0-%g Hz", o.LowFreq, o.HighFreq, high, float64(nyquist))
+	}
+	return o.LowFreq, high, nil
+}
 
 // ErrFinished is returned by Accept after InputFinished (until Reset).
 var ErrFinished = errors.New("fbank: audio accepted after InputFinished")
@@ -75,11 +105,14 @@ func NumFrames(n int) int {
 // Compute returns the features of pcm, one 80-value frame per 10 ms.
 // Empty input gives no frames; NaN or infinite samples are an error. The
 // frames are the ones an Online stream produces for the same audio.
-func Compute(pcm []float32) ([][]float32, error) {
+func Compute(pcm []float32, opts Options) ([][]float32, error) {
 	if err := checkFinite(pcm); err != nil {
 		return nil, err
 	}
-	o := NewOnline()
+	o, err := NewOnline(opts)
+	if err != nil {
+		return nil, err
+	}
 	o.frames = make([][]float32, 0, NumFrames(len(pcm)))
 	o.slab = make([]float32, NumFrames(len(pcm))*NumBins)
 	// Feed in pieces so the sample buffer stays small.
@@ -106,7 +139,7 @@ func checkFinite(pcm []float32) error {
 	return nil
 }
 
-// tables are the constants every extractor shares.
+// tables are the constants every extractor with the same Options shares.
 type tables struct {
 	window []float64   // povey, FrameLength
 	mel    [][]float64 // per bin, weights for FFT bins melLo[m]...
@@ -115,32 +148,39 @@ type tables struct {
 }
 
 var (
-	tablesOnce sync.Once
-	shared     *tables
+	tablesMu sync.Mutex
+	shared   = map[Options]*tables{}
 )
 
-func getTables() *tables {
-	tablesOnce.Do(func() {
-		t := &tables{window: make([]float64, FrameLength), power: dsp.NewRealPower(fftSize)}
-		a := 2 * math.Pi / (FrameLength - 1)
-		for j := range t.window {
-			t.window[j] = math.Pow(0.5-0.5*math.Cos(a*float64(j)), 0.85)
-		}
-		t.mel, t.melLo = melBanks()
-		shared = t
-	})
-	return shared
+func getTables(opts Options) (*tables, error) {
+	low, high, err := opts.edges()
+	if err != nil {
+		return nil, err
+	}
+	tablesMu.Lock()
+	defer tablesMu.Unlock()
+	if t, ok := shared[opts]; ok {
+		return t, nil
+	}
+	t := &tables{window: make([]float64, FrameLength), power: dsp.NewRealPower(fftSize)}
+	a := 2 * math.Pi / (FrameLength - 1)
+	for j := range t.window {
+		t.window[j] = math.Pow(0.5-0.5*math.Cos(a*float64(j)), 0.85)
+	}
+	t.mel, t.melLo = melBanks(low, high)
+	shared[opts] = t
+	return t, nil
 }
 
 func melScale(hz float64) float64 { return 1127 * math.Log(1+hz/700) }
 
 // melBanks builds Kaldi's (and torchaudio's get_mel_banks) triangular
-// filters: bin m spans mel edges low + m·δ, low + (m+1)·δ, low + (m+2)·δ
-// with δ = (mel(high) - mel(low)) / 81, weight max(0, min(up, down)) in
-// the mel domain at FFT bin k's frequency k·16000/512 for k < 256. Only
-// each filter's nonzero span is kept.
-func melBanks() ([][]float64, []int) {
-	melLow, melHigh := melScale(lowFreq), melScale(highFreq)
+// filters between lowHz and highHz: bin m spans mel edges low + m·δ,
+// low + (m+1)·δ, low + (m+2)·δ with δ = (mel(high) - mel(low)) / 81,
+// weight max(0, min(up, down)) in the mel domain at FFT bin k's frequency
+// k·16000/512 for k < 256. Only each filter's nonzero span is kept.
+func melBanks(lowHz, highHz float64) ([][]float64, []int) {
+	melLow, melHigh := melScale(lowHz), melScale(highHz)
 	delta := (melHigh - melLow) / (NumBins + 1)
 	const binWidth = float64(SampleRate) / fftSize
 	mel := make([][]float64, NumBins)
@@ -167,8 +207,7 @@ type extractor struct {
 	power []float64 // numFFTBins
 }
 
-func newExtractor() *extractor {
-	t := getTables()
+func newExtractor(t *tables) *extractor {
 	return &extractor{
 		t:     t,
 		fft:   t.power.NewScratch(),
@@ -241,15 +280,20 @@ type Online struct {
 	slab      []float32 // storage the next frames are cut from
 }
 
-// NewOnline returns an empty stream.
-func NewOnline() *Online {
-	return &Online{ex: newExtractor()}
+// NewOnline returns an empty stream with the filterbank opts gives; a
+// range outside 0-8000 Hz is an error.
+func NewOnline(opts Options) (*Online, error) {
+	t, err := getTables(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Online{ex: newExtractor(t)}, nil
 }
 
 // Clone returns a stream in o's state that goes on apart from it. The
 // frames computed so far are shared: neither stream ever changes one.
 func (o *Online) Clone() *Online {
-	return &Online{ex: newExtractor(), buf: slices.Clone(o.buf), bufStart: o.bufStart, received: o.received,
+	return &Online{ex: newExtractor(o.ex.t), buf: slices.Clone(o.buf), bufStart: o.bufStart, received: o.received,
 		finished: o.finished, frames: slices.Clone(o.frames), discarded: o.discarded}
 }
 

@@ -22,15 +22,16 @@ import (
 // ---- fixtures (scripts/models/fbank_golden.py) ----
 
 type goldenCase struct {
-	Name            string  `json:"name"`
-	Input           string  `json:"input"`
-	Offset          int     `json:"offset"`
-	Samples         int     `json:"samples"`
-	Frames          int     `json:"frames"`
-	InputSum        float64 `json:"input_sum"`
-	InputSumSquares float64 `json:"input_sum_squares"`
-	File            string  `json:"file"`
-	FileF64         string  `json:"file_f64"`
+	Name            string             `json:"name"`
+	Input           string             `json:"input"`
+	Offset          int                `json:"offset"`
+	Samples         int                `json:"samples"`
+	Frames          int                `json:"frames"`
+	InputSum        float64            `json:"input_sum"`
+	InputSumSquares float64            `json:"input_sum_squares"`
+	Options         map[string]float64 `json:"options"`
+	File            string             `json:"file"`
+	FileF64         string             `json:"file_f64"`
 }
 
 type goldenIndex struct {
@@ -119,13 +120,35 @@ func maxDiff(t testing.TB, got [][]float32, want []float32) (worst float64, fram
 	return worst, frame, bin
 }
 
+// caseOptions is the golden case's mel range: XASR unless the case
+// overrides it.
+func caseOptions(t testing.TB, c goldenCase) Options {
+	t.Helper()
+	opts := XASR
+	for k, v := range c.Options {
+		switch k {
+		case "low_freq":
+			opts.LowFreq = v
+		case "high_freq":
+			opts.HighFreq = v
+		default:
+			require.Failf(t, "fixture overrides an option this package does not take", "%s", k)
+		}
+	}
+	return opts
+}
+
 func TestGoldenTorchaudio(t *testing.T) {
 	idx := readGoldenIndex(t)
-	// The fixture must have been made with the options this package implements.
+	// The fixture must have been made with the options this package
+	// implements, and with X-ASR's mel range by default: the one
+	// Gilgamesh-J/X-ASR X-ASR-zh-en/zipformer/onnx_pretrained-streaming.py:410-417
+	// gives kaldifeat (high_freq -400; kaldifeat's low_freq default 20) and
+	// k2-fsa/sherpa-onnx sherpa-onnx/csrc/features.h:28,38 defaults to.
 	for k, v := range map[string]any{
 		"sample_frequency": 16000.0, "frame_length": 25.0, "frame_shift": 10.0, "window_type": "povey",
 		"dither": 0.0, "snip_edges": false, "preemphasis_coefficient": 0.97, "remove_dc_offset": true,
-		"round_to_power_of_two": true, "num_mel_bins": float64(NumBins), "low_freq": 20.0, "high_freq": 0.0,
+		"round_to_power_of_two": true, "num_mel_bins": float64(NumBins), "low_freq": XASR.LowFreq, "high_freq": XASR.HighFreq,
 		"use_energy": false, "use_log_fbank": true, "use_power": true, "vtln_warp": 1.0, "subtract_mean": false,
 	} {
 		assert.Equal(t, v, idx.Options[k], "fixture option %s", k)
@@ -141,7 +164,8 @@ func TestGoldenTorchaudio(t *testing.T) {
 			want := testenv.Float32Gz(t, filepath.Join("testdata", c.File))
 			require.Equal(t, c.Frames, NumFrames(len(pcm)))
 
-			got, err := Compute(pcm)
+			opts := caseOptions(t, c)
+			got, err := Compute(pcm, opts)
 			require.NoError(t, err)
 			require.Len(t, got, c.Frames)
 			worst, fr, bin := maxDiff(t, got, want)
@@ -155,7 +179,7 @@ func TestGoldenTorchaudio(t *testing.T) {
 
 			// The streaming path gives the same frames, bit for bit.
 			rng := rand.New(rand.NewPCG(uint64(len(pcm)), 7))
-			on := streamAll(t, pcm, func() int { return 1 + rng.IntN(3000) })
+			on := streamAll(t, opts, pcm, func() int { return 1 + rng.IntN(3000) })
 			requireSameFrames(t, got, on)
 
 			if c.Name == "silence" {
@@ -179,10 +203,18 @@ func TestGoldenTorchaudio(t *testing.T) {
 // checking after every Accept that exactly the frames whose samples have
 // all arrived are ready and that little audio is buffered, and returns all
 // frames after InputFinished.
-func streamAll(t testing.TB, pcm []float32, next func() int) [][]float32 {
+func streamAll(t testing.TB, opts Options, pcm []float32, next func() int) [][]float32 {
 	t.Helper()
-	o := NewOnline()
+	o, err := NewOnline(opts)
+	require.NoError(t, err)
 	return streamInto(t, o, pcm, next)
+}
+
+func mustOnline(t testing.TB, opts Options) *Online {
+	t.Helper()
+	o, err := NewOnline(opts)
+	require.NoError(t, err)
+	return o
 }
 
 func streamInto(t testing.TB, o *Online, pcm []float32, next func() int) [][]float32 {
@@ -251,7 +283,7 @@ func TestOnlineMatchesCompute(t *testing.T) {
 	}
 	for _, n := range lengths {
 		pcm := testSignal(n, uint64(n))
-		want, err := Compute(pcm)
+		want, err := Compute(pcm, XASR)
 		require.NoError(t, err)
 		require.Len(t, want, NumFrames(n))
 		for _, ch := range chunkings {
@@ -259,7 +291,7 @@ func TestOnlineMatchesCompute(t *testing.T) {
 				continue // slow under -race, covered by the others
 			}
 			rng := rand.New(rand.NewPCG(uint64(n), 99))
-			got := streamAll(t, pcm, func() int { return ch.next(rng) })
+			got := streamAll(t, XASR, pcm, func() int { return ch.next(rng) })
 			requireSameFrames(t, want, got)
 		}
 	}
@@ -267,21 +299,21 @@ func TestOnlineMatchesCompute(t *testing.T) {
 
 func TestOnlineRandomChunksManySeeds(t *testing.T) {
 	pcm := testSignal(3*SampleRate+123, 5)
-	want, err := Compute(pcm)
+	want, err := Compute(pcm, XASR)
 	require.NoError(t, err)
 	for seed := range uint64(20) {
 		rng := rand.New(rand.NewPCG(seed, 3))
-		got := streamAll(t, pcm, func() int { return 1 + rng.IntN(3000) })
+		got := streamAll(t, XASR, pcm, func() int { return 1 + rng.IntN(3000) })
 		requireSameFrames(t, want, got)
 	}
 }
 
 func TestOnlineDiscardAndReset(t *testing.T) {
 	pcm := testSignal(2*SampleRate+77, 11)
-	want, err := Compute(pcm)
+	want, err := Compute(pcm, XASR)
 	require.NoError(t, err)
 
-	o := NewOnline()
+	o := mustOnline(t, XASR)
 	rng := rand.New(rand.NewPCG(1, 2))
 	var got [][]float32
 	for fed := 0; fed < len(pcm); {
@@ -346,11 +378,11 @@ func TestErrorsAndEdges(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Compute(tc.pcm)
+			got, err := Compute(tc.pcm, XASR)
 			if tc.wantErr != nil {
 				require.ErrorIs(t, err, tc.wantErr)
 				assert.Nil(t, got)
-				o := NewOnline()
+				o := mustOnline(t, XASR)
 				require.NoError(t, o.Accept(make([]float32, 1000)))
 				before := o.Ready()
 				require.ErrorIs(t, o.Accept(tc.pcm), tc.wantErr)
@@ -360,7 +392,7 @@ func TestErrorsAndEdges(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Len(t, got, tc.frames)
-			o := NewOnline()
+			o := mustOnline(t, XASR)
 			require.NoError(t, o.Accept(tc.pcm))
 			o.InputFinished()
 			assert.Equal(t, tc.frames, o.Ready())
@@ -390,7 +422,7 @@ func TestReflect(t *testing.T) {
 // ---- an independent, slow reference (direct DFT), also for inputs shorter
 // than torchaudio's 400-sample minimum ----
 
-func naiveFbank(pcm []float32) [][]float32 {
+func naiveFbank(pcm []float32, lowHz, highHz float64) [][]float32 {
 	n := len(pcm)
 	out := make([][]float32, NumFrames(n))
 	for t := range out {
@@ -428,7 +460,7 @@ func naiveFbank(pcm []float32) [][]float32 {
 			power[k] = real(s)*real(s) + imag(s)*imag(s)
 		}
 		mel := func(f float64) float64 { return 1127 * math.Log(1+f/700) }
-		lo, hi := mel(20), mel(8000)
+		lo, hi := mel(lowHz), mel(highHz)
 		d := (hi - lo) / 81
 		out[t] = make([]float32, NumBins)
 		for m := range NumBins {
@@ -451,24 +483,63 @@ func naiveFbank(pcm []float32) [][]float32 {
 }
 
 func TestMatchesNaiveReference(t *testing.T) {
-	for _, n := range []int{80, 100, 150, 279, 300, 399, 400, 401, 1000, 2345} {
-		pcm := testSignal(n, uint64(n)+1000)
-		got, err := Compute(pcm)
-		require.NoError(t, err)
-		want := naiveFbank(pcm)
-		require.Len(t, got, len(want))
-		worst := 0.0
-		for i := range want {
-			for m := range want[i] {
-				worst = max(worst, math.Abs(float64(got[i][m]-want[i][m])))
+	for _, r := range []struct {
+		opts          Options
+		lowHz, highHz float64
+	}{
+		{XASR, 20, 7600},
+		{Options{LowFreq: 20, HighFreq: 0}, 20, 8000},
+		{Options{LowFreq: 0, HighFreq: 8000}, 0, 8000},
+		{Options{LowFreq: 100, HighFreq: 4000}, 100, 4000},
+	} {
+		for _, n := range []int{80, 100, 150, 279, 300, 399, 400, 401, 1000, 2345} {
+			pcm := testSignal(n, uint64(n)+1000)
+			got, err := Compute(pcm, r.opts)
+			require.NoError(t, err)
+			want := naiveFbank(pcm, r.lowHz, r.highHz)
+			require.Len(t, got, len(want))
+			worst := 0.0
+			for i := range want {
+				for m := range want[i] {
+					worst = max(worst, math.Abs(float64(got[i][m]-want[i][m])))
+				}
 			}
+			assert.LessOrEqual(t, worst, 1e-4, "%+v n=%d", r.opts, n)
 		}
-		assert.LessOrEqual(t, worst, 1e-4, "n=%d", n)
+	}
+}
+
+// TestOptionsRange: the range checks of Kaldi's MelBanks (and torchaudio's
+// get_mel_banks), where a non-positive high_freq counts back from Nyquist.
+func TestOptionsRange(t *testing.T) {
+	for _, tc := range []struct {
+		opts Options
+		ok   bool
+	}{
+		{XASR, true},
+		{Options{LowFreq: 20, HighFreq: 0}, true},
+		{Options{LowFreq: 0, HighFreq: 8000}, true},
+		{Options{LowFreq: 20, HighFreq: 8001}, false},
+		{Options{LowFreq: -1, HighFreq: 0}, false},
+		{Options{LowFreq: 8000, HighFreq: 0}, false},
+		{Options{LowFreq: 4000, HighFreq: -4000}, false},
+		{Options{LowFreq: 20, HighFreq: -8000}, false},
+		{Options{LowFreq: math.NaN(), HighFreq: 0}, false},
+	} {
+		_, err := NewOnline(tc.opts)
+		if tc.ok {
+			assert.NoError(t, err, "%+v", tc.opts)
+		} else {
+			assert.ErrorContains(t, err, "mel range", "%+v", tc.opts)
+		}
+		_, err = Compute(make([]float32, 400), tc.opts)
+		assert.Equal(t, tc.ok, err == nil, "%+v", tc.opts)
 	}
 }
 
 func TestTables(t *testing.T) {
-	tb := getTables()
+	tb, err := getTables(XASR)
+	require.NoError(t, err)
 	require.Len(t, tb.window, FrameLength)
 	assert.Zero(t, tb.window[0])
 	assert.InDelta(t, 0, tb.window[FrameLength-1], 1e-12)
@@ -485,17 +556,24 @@ func TestTables(t *testing.T) {
 		prevLo = tb.melLo[m]
 	}
 	assert.Positive(t, tb.melLo[0], "nothing below 20 Hz")
+	const binHz = float64(SampleRate) / fftSize
+	top := len(tb.mel) - 1
+	assert.Less(t, float64(tb.melLo[top]+len(tb.mel[top])-1)*binHz, 7600.0, "nothing above 7600 Hz")
+	assert.Greater(t, float64(tb.melLo[top]+len(tb.mel[top])-1)*binHz, 7500.0, "the top filter reaches close to 7600 Hz")
+	again, err := getTables(XASR)
+	require.NoError(t, err)
+	assert.Same(t, tb, again, "one set of tables per range")
 }
 
 func TestConcurrentCompute(t *testing.T) {
 	pcm := testSignal(SampleRate, 9)
-	want, err := Compute(pcm)
+	want, err := Compute(pcm, XASR)
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	results := make([][][]float32, 4)
 	for g := range results {
 		wg.Go(func() {
-			results[g], _ = Compute(pcm)
+			results[g], _ = Compute(pcm, XASR)
 		})
 	}
 	wg.Wait()
@@ -510,7 +588,7 @@ func TestConcurrentCompute(t *testing.T) {
 // discarding old frames as a recognizer would; rtf = compute time / 10 s.
 func BenchmarkFbank(b *testing.B) {
 	pcm := testSignal(10*SampleRate, 1)
-	o := NewOnline()
+	o := mustOnline(b, XASR)
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()

@@ -95,6 +95,9 @@ func (r *Recognizer) open(opts onnx.Options) error {
 		return fmt.Errorf("xasr: %w", err)
 	}
 	r.spec = spec
+	if r.fb, err = fbank.NewOnline(spec.features); err != nil {
+		return fmt.Errorf("xasr: %w", err)
+	}
 
 	// Decoder: context size from metadata, else from y's declared shape.
 	if ins, outs, err = onnx.Declaration(r.info.Decoder); err != nil {

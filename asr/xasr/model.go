@@ -67,6 +67,8 @@ type encoderSpec struct {
 	// does not return new_processed_lens: the chunk length after the
 	// encoder's 2x input subsampling, as icefall's OnnxEncoder adds.
 	lensStep int64
+	// features are the filterbank options the model was trained with.
+	features fbank.Options
 	meta     map[string]string
 }
 
@@ -85,7 +87,16 @@ func discoverEncoder(path string, ins, outs []ort.InputOutputInfo, meta map[stri
 	if mt, ok := meta["model_type"]; ok && mt != "zipformer2" {
 		return nil, mismatch(path, "metadata model_type is %q, expected \"zipformer2\" (the X-ASR streaming encoder)", mt)
 	}
-	spec := &encoderSpec{meta: meta, outDim: -1}
+	spec := &encoderSpec{meta: meta, outDim: -1, features: fbank.XASR}
+	// The one feature setting an icefall export records is "feature":
+	// sherpa-onnx switches to Whisper features when it is "whisper"
+	// (k2-fsa/sherpa-onnx sherpa-onnx/csrc/online-zipformer2-transducer-model.cc:127-131,
+	// written by X-ASR-zh-en/zipformer/export-onnx-streaming.py:508-509).
+	// Fed Kaldi fbank, such a model would hear noise; no export records a
+	// mel range, so a Kaldi-fbank model gets the one X-ASR trained with.
+	if f := meta["feature"]; f != "" {
+		return nil, mismatch(path, "metadata feature is %q: the model takes %s features, and the recognizer computes Kaldi fbank only", f, f)
+	}
 	outByName := map[string]ort.InputOutputInfo{}
 	for _, o := range outs {
 		outByName[o.Name] = o

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	ort "github.com/yalue/onnxruntime_go"
 
+	"github.com/voiceassistant/voice/asr/fbank"
 	"github.com/voiceassistant/voice/internal/onnx"
 )
 
@@ -63,6 +64,9 @@ func TestDiscoverEncoder(t *testing.T) {
 	assert.Equal(t, 3, spec.layers)
 	assert.Equal(t, int64(32), spec.outDim)
 	assert.Equal(t, int64(16), spec.lensStep)
+	// No "feature" in the metadata: Kaldi fbank over 20-7600 Hz, what
+	// Gilgamesh-J/X-ASR X-ASR-zh-en/zipformer/onnx_pretrained-streaming.py:410-417 computes.
+	assert.Equal(t, fbank.Options{LowFreq: 20, HighFreq: -400}, spec.features)
 	require.Len(t, spec.caches, 3*6+2)
 	for _, c := range spec.caches {
 		assert.True(t, c.fedBack, c.name)
@@ -90,6 +94,16 @@ func TestDiscoverEncoder(t *testing.T) {
 	spec, err = discoverEncoder("enc.onnx", ins, outs, m)
 	require.NoError(t, err)
 	assert.Equal(t, 45, spec.window)
+
+	// An export with Whisper features (X-ASR-zh-en/zipformer/export-onnx-streaming.py:508-509
+	// writes feature=whisper; k2-fsa/sherpa-onnx
+	// sherpa-onnx/csrc/online-zipformer2-transducer-model.cc:127-131 then
+	// computes Whisper features) is refused, not fed fbank.
+	m = maps.Clone(meta)
+	m["feature"] = "whisper"
+	_, err = discoverEncoder("enc.onnx", ins, outs, m)
+	require.ErrorIs(t, err, onnx.ErrModelMismatch)
+	assert.ErrorContains(t, err, `metadata feature is "whisper"`)
 
 	// Without the per-stack metadata nothing is cross-checked.
 	spec, err = discoverEncoder("enc.onnx", ins, outs, map[string]string{"T": "45", "decode_chunk_len": "32"})

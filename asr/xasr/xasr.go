@@ -147,7 +147,7 @@ func New(dir string, opts onnx.Options) (*Recognizer, error) {
 	if err := onnx.Init(opts.Library); err != nil {
 		return nil, fmt.Errorf("xasr: %w", err)
 	}
-	r := &Recognizer{tokens: tokens, fb: fbank.NewOnline(), unk: -1}
+	r := &Recognizer{tokens: tokens, unk: -1}
 	if id, ok := tokens.ID("<unk>"); ok {
 		r.unk = id
 	}

@@ -4,8 +4,15 @@
 The reference is torchaudio.compliance.kaldi.fbank (Debian's
 python3-torchaudio 0.13.1), called with the X-ASR options spelled out in
 FBANK_OPTS below: torchaudio's defaults except dither=0, snip_edges=False,
-num_mel_bins=80 (energy_floor=0 is also passed; it only matters with
-use_energy, which is off). Samples are floats in [-1, 1], not int16-scaled,
+num_mel_bins=80 and high_freq=-400 (energy_floor=0 is also passed; it only
+matters with use_energy, which is off). These are the options X-ASR's own
+streaming script gives kaldifeat (Gilgamesh-J/X-ASR
+X-ASR-zh-en/zipformer/onnx_pretrained-streaming.py:410-417: dither 0,
+snip_edges False, 16 kHz, 80 bins, high_freq -400; kaldifeat's low_freq
+default is 20), what lhotse's FbankConfig trains with, and sherpa-onnx's
+FeatureExtractorConfig defaults (k2-fsa/sherpa-onnx
+sherpa-onnx/csrc/features.h:28-38). The case speech_nyquist keeps the
+filterbank up to Nyquist (high_freq=0), so a second range is pinned too. Samples are floats in [-1, 1], not int16-scaled,
 as sherpa-onnx (normalize_samples=true) and icefall/lhotse feed them.
 
 Cases (all 16 kHz mono):
@@ -18,6 +25,7 @@ Cases (all 16 kHz mono):
   speech_400   400 samples (torchaudio's minimum length) of the speech at
                sample offset 12000: every frame touches a reflected edge.
   speech_1234  1234 samples of the speech at offset 20000 (n % 160 != 0).
+  speech_nyquist  the speech with high_freq=0 (Nyquist) instead of -400.
   silence      1 s of digital silence (all zeros): every bin is log(FLT_EPSILON).
   noise        0.5 s of white Gaussian noise, std 0.003 (about -50 dBFS),
                torch.Generator seed 20240611, stored as float32 (not quantized).
@@ -36,7 +44,7 @@ same espeak-ng/torch versions is byte-identical):
                           reference differs from both by up to ~4e-4 in
                           low-energy bins (float32 rounding of the mel
                           weights and the FFT)
-  fbank_golden.json       index: options, per case the input (file, offset,
+  fbank_golden.json       index: options, per case the options it overrides, the input (file, offset,
                           samples), frame count, input checksums, feature stats
 
 Regenerate (from the repository root; needs Debian python3-torchaudio,
@@ -78,7 +86,7 @@ FBANK_OPTS = dict(
     round_to_power_of_two=True,
     num_mel_bins=NUM_BINS,
     low_freq=20.0,
-    high_freq=0.0,
+    high_freq=-400.0,
     use_energy=False,
     use_log_fbank=True,
     use_power=True,
@@ -125,16 +133,16 @@ def noise_f32():
     return (torch.randn(SR // 2, generator=g, dtype=torch.float32) * NOISE_STD).numpy()
 
 
-def fbank(pcm_f32, dtype=torch.float32):
+def fbank(pcm_f32, dtype=torch.float32, **overrides):
     """kaldi.fbank of the float32 samples; dtype float64 runs the whole
     computation, mel banks included (they follow torch's default dtype), in
-    double precision."""
+    double precision. overrides replace FBANK_OPTS entries."""
     prev = torch.get_default_dtype()
     torch.set_default_dtype(dtype)
     try:
         x = torch.from_numpy(np.ascontiguousarray(pcm_f32, dtype=np.float32)).to(dtype).unsqueeze(0)
         with torch.no_grad():
-            f = kaldi.fbank(x, **FBANK_OPTS)
+            f = kaldi.fbank(x, **dict(FBANK_OPTS, **overrides))
     finally:
         torch.set_default_dtype(prev)
     assert f.dtype == dtype, f.dtype
@@ -163,12 +171,13 @@ def main():
     write_gz("noise_16k.f32.gz", noise.astype("<f4").tobytes())
 
     cases = [
-        # name, input file, offset, samples, pcm
-        ("speech", "speech_16k.wav", 0, len(speech_f32), speech_f32),
-        ("speech_400", "speech_16k.wav", 12000, 400, speech_f32[12000:12400]),
-        ("speech_1234", "speech_16k.wav", 20000, 1234, speech_f32[20000:21234]),
-        ("silence", "", 0, SR, np.zeros(SR, dtype=np.float32)),
-        ("noise", "noise_16k.f32.gz", 0, len(noise), noise),
+        # name, input file, offset, samples, pcm, options over FBANK_OPTS
+        ("speech", "speech_16k.wav", 0, len(speech_f32), speech_f32, {}),
+        ("speech_400", "speech_16k.wav", 12000, 400, speech_f32[12000:12400], {}),
+        ("speech_1234", "speech_16k.wav", 20000, 1234, speech_f32[20000:21234], {}),
+        ("speech_nyquist", "speech_16k.wav", 0, len(speech_f32), speech_f32, {"high_freq": 0.0}),
+        ("silence", "", 0, SR, np.zeros(SR, dtype=np.float32), {}),
+        ("noise", "noise_16k.f32.gz", 0, len(noise), noise, {}),
     ]
     index = {
         "reference": "torchaudio %s torchaudio.compliance.kaldi.fbank; torch %s; %s"
@@ -180,12 +189,12 @@ def main():
         "noise_16k.f32.gz: float32 little-endian samples; silence: zeros, no file",
         "cases": [],
     }
-    for name, infile, offset, samples, pcm in cases:
+    for name, infile, offset, samples, pcm, overrides in cases:
         assert len(pcm) == samples
-        feats = fbank(pcm)
+        feats = fbank(pcm, **overrides)
         fname = "fbank_%s.f32.gz" % name
         write_gz(fname, feats.astype("<f4").tobytes())
-        feats64 = fbank(pcm, torch.float64)
+        feats64 = fbank(pcm, torch.float64, **overrides)
         fname64 = "fbank_%s_f64.f32.gz" % name
         write_gz(fname64, feats64.astype("<f4").tobytes())
         index["cases"].append({
@@ -193,6 +202,7 @@ def main():
             "input": infile,
             "offset": offset,
             "samples": samples,
+            "options": overrides,
             "frames": int(feats.shape[0]),
             "input_sum": float(np.sum(pcm, dtype=np.float64)),
             "input_sum_squares": float(np.sum(pcm.astype(np.float64) ** 2)),
