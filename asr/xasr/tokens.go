@@ -171,6 +171,15 @@ func keepSpace(a, b rune) bool {
 // sentence's closing punctuation only once the next sentence starts, so
 // the final result of an utterance gets one here; partial results do not.
 // Empty text stays empty.
+//
+// Neither X-ASR's scripts nor sherpa-onnx add one; the stop is for the
+// readers of the final transcript, the LLM's history and the screen, which
+// then see a finished sentence. "。" is not in X-ASR's vocabulary (it
+// writes ASCII punctuation, Chinese or not), which does not matter: the
+// text never goes back into the recognizer, and a Chinese sentence in the
+// LLM's history reads as the LLM's own replies end.
+// Gilgamesh-J/X-ASR X-ASR-zh-en/zipformer/onnx_pretrained-streaming.py:536-540
+// is upstream's whole detokenization: pieces joined, "▁" as a space, trimmed.
 func AddFinalStop(text string) string {
 	last, _ := utf8.DecodeLastRuneInString(text)
 	switch {

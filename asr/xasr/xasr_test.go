@@ -678,3 +678,44 @@ func TestForkFinalizesACopy(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, wantNow, again)
 }
+
+// TestTinyAudioGolden runs the whole path from audio against the torch
+// reference of the same model, fed as X-ASR's own streaming script feeds
+// its model (Gilgamesh-J/X-ASR X-ASR-zh-en/zipformer/onnx_pretrained-streaming.py:
+// fbank options at 410-417, 0.3 s tail padding at 488-489, 1 s pieces and
+// full windows of T frames advancing by decode_chunk_len at 499-523; see
+// make_tiny_xasr.py for what stands in for kaldifeat and onnxruntime). The
+// tokens differ with a filterbank up to Nyquist, so a wrong mel range, a
+// wrong window or a lost cache fails here.
+func TestTinyAudioGolden(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "tiny_audio_golden.json"))
+	require.NoError(t, err)
+	var g struct {
+		TailPadding   int   `json:"tail_padding_samples"`
+		EncoderFrames int   `json:"encoder_frames"`
+		Tokens        []int `json:"tokens"`
+		TokensNyquist []int `json:"tokens_nyquist"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &g))
+	require.NotEqual(t, g.Tokens, g.TokensNyquist)
+	speech, err := audio.ReadWAVMono16k(filepath.Join("..", "fbank", "testdata", "speech_16k.wav"))
+	require.NoError(t, err)
+	pcm := append(speech, make([]float32, g.TailPadding)...)
+
+	decodeWith := func(opts fbank.Options) []int {
+		r := openTiny(t)
+		if opts != fbank.XASR {
+			var err error
+			r.fb, err = fbank.NewOnline(opts)
+			require.NoError(t, err)
+		}
+		for start := 0; start < len(pcm); start += audio.ProcessingRate {
+			_, err := r.Accept(audio.Frame{Format: audio.Mono16k, Samples: pcm[start:min(start+audio.ProcessingRate, len(pcm))]})
+			require.NoError(t, err)
+		}
+		assert.Equal(t, g.EncoderFrames, 4*r.chunks, "encoder calls (the tiny encoder gives 4 frames a window)")
+		return slices.Clone(r.hyp)
+	}
+	assert.Equal(t, g.Tokens, decodeWith(fbank.XASR))
+	assert.Equal(t, g.TokensNyquist, decodeWith(fbank.Options{LowFreq: 20, HighFreq: 0}))
+}

@@ -31,6 +31,21 @@ Writes, under asr/xasr/testdata/:
                            windows of T frames advancing by decode_chunk_len, caches carried)
                            for a fixed feature pattern, so the Go test can check its windowing,
                            cache feeding and search against an independent implementation.
+  tiny_audio_golden.json   the whole path from audio, as X-ASR's own streaming script runs it
+                           (Gilgamesh-J/X-ASR X-ASR-zh-en/zipformer/onnx_pretrained-streaming.py,
+                           main() at 470-540): the espeak-ng speech of asr/fbank/testdata plus
+                           0.3 s of zeros, fed in 1 s pieces to a streaming fbank with the
+                           script's options (410-417: dither 0, snip_edges False, 80 bins,
+                           high_freq -400), full windows of T frames advancing by
+                           decode_chunk_len, no input_finished, greedy search. That script
+                           needs kaldifeat, k2 and the onnxruntime wheel, none of which Debian 12
+                           packages; what stands in: torchaudio's kaldi.fbank (the same Kaldi
+                           recipe; frames whose window lies inside the audio received, as an
+                           online fbank gives them), the torch modules the ONNX files are
+                           exported from, and the search of greedy() below (sherpa-onnx's
+                           context [-1, blank] and <unk> as blank: what X-ASR's deployment,
+                           sherpa_streaming_infer.py, runs). It also records the tokens the
+                           same audio gives with a filterbank up to Nyquist, which differ.
 
 The encoder is not a zipformer: it is a few small linear maps arranged so that every output
 depends on `x` and on every cache, and every `new_*` cache depends on `x` and on the old cache.
@@ -214,6 +229,51 @@ def calibration_features():
     return f.numpy()
 
 
+def speech_pcm():
+    """The espeak-ng speech asr/fbank's golden uses, int16 / 32768."""
+    import wave
+    with wave.open(os.path.join(HERE, "..", "..", "asr", "fbank", "testdata", "speech_16k.wav"), "rb") as w:
+        assert w.getframerate() == 16000 and w.getnchannels() == 1 and w.getsampwidth() == 2
+        return np.frombuffer(w.readframes(w.getnframes()), dtype="<i2").astype(np.float32) / np.float32(32768.0)
+
+
+def streaming_features(pcm, high_freq):
+    """The frames an online fbank has ready when pcm has arrived and input is not finished
+    (snip_edges False: frame t needs samples up to t*160 + 279), computed in float64."""
+    import torchaudio.compliance.kaldi as kaldi
+    x = torch.from_numpy(pcm.astype(np.float64)).unsqueeze(0)
+    prev = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        f = kaldi.fbank(x, sample_frequency=16000.0, dither=0.0, snip_edges=False, num_mel_bins=FEAT,
+                        energy_floor=0.0, low_freq=20.0, high_freq=high_freq)
+    finally:
+        torch.set_default_dtype(prev)
+    ready = (len(pcm) - 280) // 160 + 1
+    return f.numpy()[:ready].astype(np.float32)
+
+
+def audio_golden(enc, dec, join):
+    pcm = np.concatenate([speech_pcm(), np.zeros(int(0.3 * 16000), dtype=np.float32)])
+    tokens, margin, n = greedy(enc, dec, join, streaming_features(pcm, -400.0))
+    nyquist, _, _ = greedy(enc, dec, join, streaming_features(pcm, 0.0))
+    assert tokens != nyquist, "the tiny model decodes the same with either mel range: the golden has no teeth"
+    golden = {
+        "note": "the tiny model from audio, as X-ASR-zh-en/zipformer/onnx_pretrained-streaming.py decodes; "
+                "regenerate with scripts/models/make_tiny_xasr.py",
+        "audio": "asr/fbank/testdata/speech_16k.wav (int16 / 32768) + 0.3 s of zeros",
+        "tail_padding_samples": int(0.3 * 16000),
+        "encoder_frames": n,
+        "tokens": tokens,
+        "tokens_nyquist": nyquist,
+        "min_top2_margin": margin,
+    }
+    print("audio golden: %d tokens (%d with a Nyquist filterbank), min margin %.4f" % (len(tokens), len(nyquist), margin))
+    with open(os.path.join(OUT_DIR, "tiny_audio_golden.json"), "w") as fh:
+        json.dump(golden, fh, indent=1)
+        fh.write("\n")
+
+
 def pattern_features(frames):
     """The golden input, also computed by the Go test:
     f[t][m] = 4 sin(0.3 t + 0.17 m) + 2 cos(0.011 t m) - 6 (float64, then float32)."""
@@ -368,6 +428,7 @@ def main():
     with open(os.path.join(OUT_DIR, "tiny_golden.json"), "w") as fh:
         json.dump(golden, fh, indent=1)
         fh.write("\n")
+    audio_golden(enc, dec, join)
 
 
 if __name__ == "__main__":
