@@ -16,8 +16,9 @@ type Config struct {
 	// shorter pauses too (between words); asking then would only waste a
 	// model run and risk an early commit.
 	CandidateSilence time.Duration `yaml:"candidate_silence"`
-	// CompleteThreshold is the turn model's probability at or above which
-	// a pause ends the turn. 0.5 is where Smart Turn was calibrated.
+	// CompleteThreshold is the turn model's probability above which a
+	// pause ends the turn. 0.5, strictly above, is Smart Turn's own
+	// decision (pipecat-ai/smart-turn inference.py).
 	CompleteThreshold float64 `yaml:"complete_threshold"`
 	// StableFor is how long the partial transcript must stay unchanged
 	// before a commit, so the reply does not start from words the
@@ -135,7 +136,7 @@ func (e *Endpointer) Transcript(text string, at time.Duration) {
 // Predicted reports the turn model's completion probability.
 func (e *Endpointer) Predicted(prob float64) {
 	e.predicted = true
-	e.complete = prob >= e.cfg.CompleteThreshold
+	e.complete = prob > e.cfg.CompleteThreshold
 }
 
 // Update is called as audio time passes and says what to do now.

@@ -2,6 +2,7 @@ package turn_test
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -131,11 +132,22 @@ func TestEndpointer(t *testing.T) {
 			},
 		},
 		{
-			name:     "model: the threshold itself is complete",
+			// pipecat-ai/smart-turn inference.py:69: prediction = 1 if
+			// probability > 0.5 else 0; the threshold itself is incomplete.
+			name:     "model: the threshold itself is incomplete",
 			hasModel: true,
 			events: []ev{
 				start(0), text(500, "hi"), end(1000),
-				predict(1010, 0.5), commit(1010, turn.ReasonComplete),
+				predict(1010, 0.5), wait(1100), wait(3999),
+				commit(4000, turn.ReasonFallback),
+			},
+		},
+		{
+			name:     "model: just above the threshold is complete",
+			hasModel: true,
+			events: []ev{
+				start(0), text(500, "hi"), end(1000),
+				predict(1010, math.Nextafter(0.5, 1)), commit(1010, turn.ReasonComplete),
 			},
 		},
 		{
