@@ -1,27 +1,43 @@
 #!/usr/bin/env python3
-"""Generate the golden fixtures for tts/spm (pure-Go SentencePiece unigram).
+"""Generate the golden fixtures for tts/spm (pure-Go SentencePiece).
 
-Run with the Debian interpreter (needs `apt-get install -y python3-sentencepiece`):
+Run with the Debian interpreter (needs
+`apt-get install -y python3-sentencepiece python3-protobuf`):
 
     /usr/bin/python3 scripts/models/make_spm_golden.py
 
-It trains two small unigram models on a deterministic, generated mixed
-Chinese/English corpus (identity normalizer, character_coverage 1.0):
+It trains small models on a deterministic, generated mixed Chinese/English
+corpus (character_coverage 1.0). Two unigram models with the identity
+normalizer:
 
   tts/spm/testdata/tokenizer.model       byte_fallback=true (the main model)
   tts/spm/testdata/tokenizer_nobf.model  byte_fallback=false (exercises <unk>)
 
-and writes, for each, golden.json / golden_nobf.json with the ids, pieces and
-decoded text for ~100 test lines, plus decode-only cases for hand-made id
-sequences (control ids, <unk>, stray/invalid byte pieces).
+and, trained on that corpus plus lines of full-width, compatibility and
+half-width characters, extra and ideographic spaces and Chinese punctuation:
+
+  unigram_nfkc.model.gz  unigram, nmt_nfkc (a precompiled_charsmap), byte_fallback
+  bpe_nfkc.model.gz      BPE, nmt_nfkc, byte_fallback
+  bpe.model              BPE, identity, no byte_fallback, some merged pieces
+                         then marked UNUSED (exercises BPE's resegmentation)
+  suffix.model           unigram, identity, treat_whitespace_as_suffix,
+                         remove_extra_whitespaces=false
+
+The nmt_nfkc models are gzipped (mtime 0, so reproducible): their charsmap
+alone is ~240 KB. For each model it writes golden*.json with the ids, pieces
+and decoded text of each test line (lines that are not UTF-8 are given as
+hex in "bytes" instead of "text"), plus decode-only cases for hand-made id
+sequences (control ids, <unk>, stray/invalid byte pieces, leading "▁"s).
 """
 
+import gzip
 import json
 import os
 import random
 import tempfile
 
 import sentencepiece as spm
+from sentencepiece import sentencepiece_model_pb2 as model_pb2
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "tts", "spm", "testdata")
@@ -90,6 +106,36 @@ def corpus(seed=1234, n=600):
     return [gens[i % 3](r) for i in range(n)]
 
 
+FULLWIDTH = {c: chr(ord(c) + 0xFEE0) for c in map(chr, range(0x21, 0x7F))}
+HALFWIDTH_KATAKANA = ["ｶﾀｶﾅ", "ﾊﾝｶｸ", "ｺｰﾋｰ", "ｶﾞｲﾄﾞ", "ﾊﾟｿｺﾝ", "ﾃﾞｰﾀ", "ｱｲｳｴｵ"]
+COMPAT = ["ﬁ", "ﬂ", "①", "②", "⑩", "㎏", "㎞", "㎡", "℃", "™", "Ⅻ", "½", "x²", "Å", "ǅ", "㈱", "〜"]
+ZH_PUNCT = ["，", "。", "！", "？", "、", "；", "：", "“", "”", "「", "」", "【", "】", "《", "》", "（", "）", "——", "……"]
+
+
+def fullwidth(s):
+    return "".join(FULLWIDTH.get(c, "\u3000" if c == " " else c) for c in s)
+
+
+def compat_sentence(r):
+    k = r.randrange(6)
+    if k == 0:
+        return fullwidth(en_sentence(r, r.randrange(2, 5)))
+    if k == 1:
+        return zh_sentence(r)[:-1] + r.choice(ZH_PUNCT) + fullwidth(num(r)) + r.choice(["㎏", "㎞", "℃", "％", "元"])
+    if k == 2:
+        return r.choice(HALFWIDTH_KATAKANA) + r.choice(ZH_PUNCT) + r.choice(HALFWIDTH_KATAKANA) + " " + r.choice(EN_WORDS)
+    if k == 3:
+        return " ".join(r.choice(COMPAT) + r.choice(EN_WORDS) for _ in range(r.randrange(2, 5)))
+    if k == 4:
+        return "  " + r.choice(ZH_MISC) + "\u3000\u3000" + r.choice(EN_NAMES) + "   " + r.choice(ZH_MISC) + r.choice(ZH_PUNCT)
+    return "“" + r.choice(ZH_MISC) + "”" + r.choice(ZH_PUNCT) + "「" + r.choice(ZH_OBJ) + "」" + r.choice(ZH_TAIL)
+
+
+def corpus_compat(seed=4321, n=300):
+    r = random.Random(seed)
+    return corpus() + [compat_sentence(r) for _ in range(n)]
+
+
 def test_lines():
     r = random.Random(98765)
     lines = [
@@ -118,7 +164,26 @@ def test_lines():
     return lines
 
 
-def train(prefix, lines, byte_fallback):
+def test_lines_compat():
+    """test_lines() and lines for normalization: compatibility characters,
+    whitespace that normalizes to or from spaces, controls and broken UTF-8."""
+    r = random.Random(13579)
+    lines = test_lines() + [
+        "ＡＢＣ，１２３", "全角ＡＢＣ１２３！？", "Ｈｅｌｌｏ　Ｗｏｒｌｄ", "ｈｅｌｌｏ ｗｏｒｌｄ", "ﬁnance ﬂow ﬃ",
+        "①②③ ⑩ ⑳", "５㎏ ３㎞ ２㎡ ３７℃", "ｶﾀｶﾅ ﾊﾝｶｸ", "ｶﾞｷﾞ ﾊﾟﾋﾟ ｳﾞ", "Ⅻ ⅷ ™ ½ x² H₂O", "Å Å ǅ ĳ ㈱",
+        "a\u00a8b", "\u00a8 leading", "x \u00a8 \u00b4 y", "\u3000全角空格\u3000", "\u3000\u3000", "a\u3000\u3000 b",
+        "soft\u00adhyphen", "zero\u200bwidth\u200djoin", "\ufeffBOM", "\u2028line\u2029sep", "e\u0301 é",
+        "가 \u1100\u1161", "a\x00b", "\x01\x7f\x1b[0m", "\r\n\t mixed \x0b\x0c", "“你好”，他说：「好的」。",
+        "【标题】《书名》——破折号……", "（全角括号）、顿号；分号：冒号", "～〜~", "\ufffd", "\u00a0\u2002\u2003\u205f",
+        "<|zh|>ＡＢＣ<|en|>ﬁ", "ｼﾞｭｰｽ<|en|>", "  ①  ② ",
+    ]
+    lines += [compat_sentence(r) for _ in range(30)]
+    lines += [b"\xff\xfe", b"a\xe4\xbdb", b"\xed\xa0\x80 surrogate", b"\xc0\xaf overlong", b"x\xf0\x9f\x98",
+              b"\xef\xbc\xa1\xff\xef\xbc", "ＡＢＣ".encode() + b"\x80\x80 " + "①".encode()]
+    return lines
+
+
+def train(prefix, lines, byte_fallback, **options):
     # Train from a relative path inside a temporary directory so that the
     # trainer_spec.input stored in the model is stable ("corpus.txt") and the
     # output is byte-for-byte reproducible.
@@ -129,7 +194,7 @@ def train(prefix, lines, byte_fallback):
             f.write("\n".join(lines) + "\n")
         os.chdir(tmp)
         try:
-            spm.SentencePieceTrainer.train(
+            args = dict(
                 input="corpus.txt",
                 model_prefix=prefix,
                 model_type="unigram",
@@ -143,23 +208,48 @@ def train(prefix, lines, byte_fallback):
                 seed_sentencepiece_size=100000,
                 minloglevel=2,
             )
+            args.update(options)
+            spm.SentencePieceTrainer.train(**args)
         finally:
             os.chdir(cwd)
     os.unlink(prefix + ".vocab")
     return prefix + ".model"
 
 
-def golden(model_path, lines, out_name):
+def mark_unused(model_path, every):
+    """Marks every `every`-th normal piece of three or more characters
+    UNUSED: BPE still merges into them, then splits them back."""
+    m = model_pb2.ModelProto()
+    with open(model_path, "rb") as f:
+        m.ParseFromString(f.read())
+    normal = [p for p in m.pieces if p.type == model_pb2.ModelProto.SentencePiece.NORMAL and len(p.piece) >= 3]
+    for p in normal[::every]:
+        p.type = model_pb2.ModelProto.SentencePiece.UNUSED
+    with open(model_path, "wb") as f:
+        f.write(m.SerializeToString())
+
+
+def gzip_model(model_path):
+    with open(model_path, "rb") as f:
+        data = f.read()
+    os.unlink(model_path)
+    with open(model_path + ".gz", "wb") as f:
+        f.write(gzip.compress(data, 9, mtime=0))
+    return model_path + ".gz"
+
+
+def golden(model_path, lines, out_name, model_name=None):
     sp = spm.SentencePieceProcessor(model_file=model_path)
     cases = []
     for line in lines:
         ids = sp.encode(line, out_type=int)
-        cases.append({
-            "text": line,
+        case = {"text": line} if isinstance(line, str) else {"bytes": line.hex()}
+        case.update({
             "ids": ids,
             "pieces": [sp.id_to_piece(i) for i in ids],
             "decoded": sp.decode(ids),
         })
+        cases.append(case)
     n = sp.get_piece_size()
     r = random.Random(4242)
     seqs = [[], [0], [1, 2], [1], [sp.unk_id(), sp.unk_id()]]
@@ -167,11 +257,15 @@ def golden(model_path, lines, out_name):
     byte_ids = [b for b in byte_ids if b != sp.unk_id()]
     if byte_ids:
         seqs += [byte_ids, byte_ids[:2], [byte_ids[-1]] + byte_ids[:3], byte_ids[3:6] + [sp.piece_to_id("▁")]]
+    ws = [i for i in range(n) if sp.id_to_piece(i).startswith("▁") and not sp.is_unknown(i)][:3]
+    if len(ws) == 3:
+        # Which leading "▁"s decoding drops depends on the whitespace options.
+        seqs += [ws, [1] + ws, [ws[0], ws[0], ws[1]], [ws[0], 1, ws[1]], [sp.unk_id(), ws[1]]]
     for _ in range(30):
         seqs.append([r.randrange(n) for _ in range(r.randrange(1, 12))])
     dec = [{"ids": s, "decoded": sp.decode(s)} for s in seqs]
     with open(os.path.join(OUT, out_name), "w", encoding="utf-8") as f:
-        json.dump({"model": os.path.basename(model_path), "vocab_size": n,
+        json.dump({"model": model_name or os.path.basename(model_path), "vocab_size": n,
                    "sentencepiece_version": spm.__version__, "cases": cases, "decode_cases": dec},
                   f, ensure_ascii=False, indent=1)
         f.write("\n")
@@ -186,9 +280,24 @@ def main():
     m2 = train(os.path.join(OUT, "tokenizer_nobf"), lines, False)
     c1 = golden(m1, tests, "golden.json")
     golden(m2, tests, "golden_nobf.json")
-    for p in (m1, m2):
+    models = [m1, m2]
+
+    lines = corpus_compat()
+    tests = test_lines_compat()
+    for name, byte_fallback, options in [
+        ("unigram_nfkc", True, {"normalization_rule_name": "nmt_nfkc"}),
+        ("bpe_nfkc", True, {"normalization_rule_name": "nmt_nfkc", "model_type": "bpe", "vocab_size": 1200}),
+        ("bpe", False, {"model_type": "bpe", "vocab_size": 1000}),
+        ("suffix", False, {"treat_whitespace_as_suffix": True, "remove_extra_whitespaces": False}),
+    ]:
+        m = train(os.path.join(OUT, name), lines, byte_fallback, **options)
+        if name == "bpe":
+            mark_unused(m, 4)
+        golden(m, tests, "golden_%s.json" % name, os.path.basename(m) + (".gz" if "nfkc" in name else ""))
+        models.append(gzip_model(m) if "nfkc" in name else m)
+    for p in models:
         print(p, os.path.getsize(p), "bytes")
-    print(len(c1), "test lines")
+    print(len(c1), "test lines,", len(tests), "with normalization")
 
 
 if __name__ == "__main__":

@@ -1,14 +1,14 @@
-// Package spm is a pure-Go SentencePiece unigram tokenizer.
+// Package spm is a pure-Go SentencePiece tokenizer.
 //
 // It reads a sentencepiece tokenizer.model file (a serialized
 // sentencepiece.ModelProto, decoded with protowire) and reproduces the ids of
-// sentencepiece's SentencePieceProcessor.Encode / Decode for unigram models:
-// whitespace normalization (dummy prefix, extra-whitespace removal, "▁"
-// escaping), Viterbi segmentation over the piece scores, user-defined
-// pieces, unknown characters and byte fallback.
+// sentencepiece's SentencePieceProcessor.Encode / Decode for unigram and BPE
+// models: normalization (the model's precompiled charsmap, such as
+// nmt_nfkc's, dummy prefix or suffix, extra-whitespace removal, "▁"
+// escaping), Viterbi segmentation over the piece scores or BPE merges,
+// user-defined pieces, unknown characters and byte fallback.
 //
-// Only the "identity" normalizer (no precompiled_charsmap) is supported;
-// models normalized with nmt_nfkc or a custom rule are rejected by Parse.
+// WORD and CHAR models are rejected by Parse.
 package spm
 
 import (
@@ -28,7 +28,7 @@ const (
 	replacementChar = "\uFFFD"
 )
 
-// Model is a loaded SentencePiece unigram model. It is safe for concurrent use.
+// Model is a loaded SentencePiece model. It is safe for concurrent use.
 type Model struct {
 	name   string
 	pieces []protoPiece
@@ -45,6 +45,7 @@ type Model struct {
 	maxScore    float32
 	trainer     trainerSpec
 	normalizer  normalizerSpec
+	charsmap    *charsmap // nil for the identity normalizer
 }
 
 // Load reads and parses the tokenizer.model file at path.
@@ -73,25 +74,21 @@ func Parse(data []byte, name string) (*Model, error) {
 		return fail("not a sentencepiece model: no pieces")
 	}
 	switch mp.trainer.modelType {
-	case modelUnigram:
-	case modelBPE:
-		return fail("not a unigram model (model_type BPE)")
+	case modelUnigram, modelBPE:
 	case modelWord:
-		return fail("not a unigram model (model_type WORD)")
+		return fail("unsupported model_type WORD: not a unigram or BPE model")
 	case modelChar:
-		return fail("not a unigram model (model_type CHAR)")
+		return fail("unsupported model_type CHAR: not a unigram or BPE model")
 	default:
-		return fail("not a unigram model (model_type %d)", mp.trainer.modelType)
+		return fail("unsupported model_type %d: not a unigram or BPE model", mp.trainer.modelType)
 	}
+	var cm *charsmap
+	// An empty charsmap is the identity normalizer, whatever the name says
+	// (google/sentencepiece src/normalizer.cc:48-49).
 	if len(mp.normalizer.charsmap) != 0 {
-		n := mp.normalizer.name
-		if n == "" {
-			n = "custom"
+		if cm, err = parseCharsmap(mp.normalizer.charsmap); err != nil {
+			return fail("normalizer %q: %v", mp.normalizer.name, err)
 		}
-		return fail("unsupported normalizer %q: only the identity normalizer (no precompiled_charsmap) is supported", n)
-	}
-	if mp.trainer.treatWhitespaceAsSuffix {
-		return fail("unsupported trainer_spec: treat_whitespace_as_suffix")
 	}
 
 	m := &Model{
@@ -104,6 +101,7 @@ func Parse(data []byte, name string) (*Model, error) {
 		maxScore:    math.SmallestNonzeroFloat32 * (1 << 23), // FLT_MIN
 		trainer:     mp.trainer,
 		normalizer:  mp.normalizer,
+		charsmap:    cm,
 	}
 	var userPieces []string
 	for i, p := range mp.pieces {
@@ -169,12 +167,14 @@ func (m *Model) Piece(id int) string {
 	return m.pieces[id].piece
 }
 
-// ID returns the id of piece, and whether it is in the vocabulary.
+// ID returns the id of piece, and whether it is in the vocabulary. Like
+// sentencepiece's PieceToId, a control, unknown or byte piece wins over a
+// normal one spelled the same.
 func (m *Model) ID(piece string) (int, bool) {
-	if id, ok := m.pieceIDs[piece]; ok {
+	if id, ok := m.reservedIDs[piece]; ok {
 		return id, true
 	}
-	id, ok := m.reservedIDs[piece]
+	id, ok := m.pieceIDs[piece]
 	return id, ok
 }
 
@@ -184,84 +184,14 @@ func oneCharLen(b byte) int {
 	return int("\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x02\x02\x03\x04"[b>>4])
 }
 
-// normalizePrefix returns the normalized form of the longest prefix of s
-// and how many bytes of s it consumed (identity normalizer).
-func (m *Model) normalizePrefix(s string) (string, int) {
-	if m.hasUser {
-		if n, _ := m.user.longestPrefix(s); n > 0 {
-			return s[:n], n
-		}
-	}
-	r, n := utf8.DecodeRuneInString(s)
-	if r == utf8.RuneError && n <= 1 {
-		return replacementChar, 1
-	}
-	return s[:n], n
-}
-
-// normalize is sentencepiece's Normalizer::Normalize without a charsmap.
-func (m *Model) normalize(s string) string {
-	ns := m.normalizer
-	if ns.removeExtraWhitespaces {
-		for s != "" {
-			p, n := m.normalizePrefix(s)
-			if p != " " {
-				break
-			}
-			s = s[n:]
-		}
-	}
-	if s == "" {
-		return ""
-	}
-	ws := " "
-	if ns.escapeWhitespaces {
-		ws = spaceSymbol
-	}
-	var b strings.Builder
-	b.Grow(len(s) * 3 / 2)
-	if ns.addDummyPrefix {
-		b.WriteString(ws)
-	}
-	prevSpace := ns.removeExtraWhitespaces
-	for s != "" {
-		p, n := m.normalizePrefix(s)
-		s = s[n:]
-		for prevSpace && strings.HasPrefix(p, " ") {
-			p = p[1:]
-		}
-		if p != "" {
-			if ns.escapeWhitespaces {
-				for i := 0; i < len(p); i++ {
-					if p[i] == ' ' {
-						b.WriteString(spaceSymbol)
-					} else {
-						b.WriteByte(p[i])
-					}
-				}
-			} else {
-				b.WriteString(p)
-			}
-			prevSpace = strings.HasSuffix(p, " ")
-		}
-		if !ns.removeExtraWhitespaces {
-			prevSpace = false
-		}
-	}
-	out := b.String()
-	if ns.removeExtraWhitespaces {
-		for strings.HasSuffix(out, ws) {
-			out = out[:len(out)-len(ws)]
-		}
-	}
-	return out
-}
-
 type bestNode struct {
 	id      int
 	score   float32
 	startAt int
 }
+
+// A segment is a piece of the normalized text, norm[begin:end], and its id.
+type segment struct{ begin, end, id int }
 
 // Encode tokenizes text into piece ids, like sentencepiece's
 // SentencePieceProcessor.EncodeAsIds.
@@ -270,6 +200,38 @@ func (m *Model) Encode(text string) []int {
 	if norm == "" {
 		return []int{}
 	}
+	var segs []segment
+	if m.trainer.modelType == modelBPE {
+		segs = m.encodeBPE(norm)
+	} else {
+		segs = m.encodeUnigram(norm)
+	}
+
+	// As SentencePieceProcessor::PopulateSentencePieceText
+	// (google/sentencepiece src/sentencepiece_processor.cc:553-626).
+	ids := make([]int, 0, len(segs))
+	prevUnk := false
+	for _, s := range segs {
+		isUnk := s.id == m.unkID
+		switch {
+		case isUnk && m.trainer.byteFallback:
+			for i := s.begin; i < s.end; i++ {
+				ids = append(ids, m.byteIDs[norm[i]])
+			}
+		case isUnk && prevUnk:
+			// sentencepiece merges runs of unknown pieces into one <unk>.
+		default:
+			ids = append(ids, s.id)
+		}
+		prevUnk = isUnk
+	}
+	return ids
+}
+
+// encodeUnigram segments norm by Viterbi over the piece scores, as
+// unigram::Model::EncodeOptimized does (google/sentencepiece
+// src/unigram_model.cc:889-1020).
+func (m *Model) encodeUnigram(norm string) []segment {
 	size := len(norm)
 	unkScore := m.minScore - unkPenalty
 	best := make([]bestNode, size+1)
@@ -287,18 +249,20 @@ func (m *Model) Encode(text string) []int {
 				return
 			}
 			t := &best[start+length]
+			score := float64(m.pieces[id].score)
 			if typ == typeUserDefined {
 				// User-defined symbols get a bonus so that they are always
-				// selected; computed in double precision like sentencepiece.
-				cand := float64(float32(length)*m.maxScore) - 0.1 + float64(till)
-				if t.startAt == -1 || cand > float64(t.score) {
-					t.score, t.startAt, t.id = float32(cand), start, id
-				}
-			} else {
-				cand := m.pieces[id].score + till
-				if t.startAt == -1 || cand > t.score {
-					t.score, t.startAt, t.id = cand, start, id
-				}
+				// selected.
+				score = float64(float32(length)*m.maxScore) - 0.1
+			}
+			// sentencepiece adds and compares in double precision for
+			// every piece, not only user-defined ones: its ?: mixes the
+			// double bonus with the float score (google/sentencepiece
+			// src/unigram_model.cc:979-985). Rounding the sum to float
+			// first would break ties between equal paths differently.
+			cand := score + float64(till)
+			if t.startAt == -1 || cand > float64(t.score) {
+				t.score, t.startAt, t.id = float32(cand), start, id
 			}
 			if length == mblen {
 				hasSingle = true
@@ -319,30 +283,12 @@ func (m *Model) Encode(text string) []int {
 	for end := size; end > 0; end = best[end].startAt {
 		n++
 	}
-	type seg struct{ begin, end, id int }
-	segs := make([]seg, n)
+	segs := make([]segment, n)
 	for end := size; end > 0; end = best[end].startAt {
 		n--
-		segs[n] = seg{best[end].startAt, end, best[end].id}
+		segs[n] = segment{best[end].startAt, end, best[end].id}
 	}
-
-	ids := make([]int, 0, len(segs))
-	prevUnk := false
-	for _, s := range segs {
-		isUnk := s.id == m.unkID
-		switch {
-		case isUnk && m.trainer.byteFallback:
-			for i := s.begin; i < s.end; i++ {
-				ids = append(ids, m.byteIDs[norm[i]])
-			}
-		case isUnk && prevUnk:
-			// sentencepiece merges runs of unknown pieces into one <unk>.
-		default:
-			ids = append(ids, s.id)
-		}
-		prevUnk = isUnk
-	}
-	return ids
+	return segs
 }
 
 // Decode turns ids back into text, like sentencepiece's
@@ -352,7 +298,12 @@ func (m *Model) Encode(text string) []int {
 // of range are skipped (sentencepiece reports an error for them).
 func (m *Model) Decode(ids []int) string {
 	var text strings.Builder
+	// The piece that starts the text loses its leading "▁", the dummy
+	// prefix. With extra whitespace removed every piece does until text
+	// is written; otherwise only the first "▁" goes
+	// (google/sentencepiece src/sentencepiece_processor.cc:792-807, :894).
 	stripBOS := m.normalizer.addDummyPrefix || m.normalizer.removeExtraWhitespaces
+	bosStripped := false
 	var bytes []byte
 	flush := func() {
 		for off := 0; off < len(bytes); {
@@ -387,8 +338,10 @@ func (m *Model) Decode(ids []int) string {
 			continue
 		}
 		piece := p.piece
-		if stripBOS && text.Len() == 0 {
-			piece = strings.TrimPrefix(piece, spaceSymbol)
+		if stripBOS && !bosStripped && text.Len() == 0 {
+			var cut bool
+			piece, cut = strings.CutPrefix(piece, spaceSymbol)
+			bosStripped = cut && !m.normalizer.removeExtraWhitespaces
 		}
 		text.WriteString(strings.ReplaceAll(piece, spaceSymbol, " "))
 	}

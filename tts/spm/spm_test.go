@@ -1,11 +1,17 @@
 package spm
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
+	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,6 +24,7 @@ type goldenFile struct {
 	VocabSize int    `json:"vocab_size"`
 	Cases     []struct {
 		Text    string   `json:"text"`
+		Bytes   string   `json:"bytes"` // hex, for text that is not UTF-8
 		IDs     []int    `json:"ids"`
 		Pieces  []string `json:"pieces"`
 		Decoded string   `json:"decoded"`
@@ -28,24 +35,63 @@ type goldenFile struct {
 	} `json:"decode_cases"`
 }
 
+// goldenFiles are the fixtures of scripts/models/make_spm_golden.py, one
+// per model: unigram and BPE, identity and nmt_nfkc normalization.
+var goldenFiles = []string{
+	"golden.json", "golden_nobf.json", "golden_unigram_nfkc.json", "golden_bpe_nfkc.json",
+	"golden_bpe.json", "golden_suffix.json",
+}
+
+// readModel reads a test model, gunzipping the .gz ones (the nmt_nfkc
+// models, whose charsmap alone is ~240 KB).
+func readModel(t testing.TB, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	require.NoError(t, err)
+	if !strings.HasSuffix(name, ".gz") {
+		return data
+	}
+	r, err := gzip.NewReader(bytes.NewReader(data))
+	require.NoError(t, err)
+	data, err = io.ReadAll(r)
+	require.NoError(t, err)
+	return data
+}
+
 func loadGolden(t testing.TB, name string) (*goldenFile, *Model) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", name))
 	require.NoError(t, err)
 	var g goldenFile
 	require.NoError(t, json.Unmarshal(data, &g))
-	m, err := Load(filepath.Join("testdata", g.Model))
+	m, err := Parse(readModel(t, g.Model), g.Model)
 	require.NoError(t, err)
 	return &g, m
 }
 
+// TestGolden matches Encode and Decode with python3-sentencepiece on every
+// case. The normalization cases (golden_*nfkc.json) go through
+// google/sentencepiece src/normalizer.cc:195-253 (user-defined pieces
+// kept, the charsmap's longest rule, U+FFFD for each malformed byte) and
+// src/normalizer.cc:71-186 (leading spaces dropped :86-95, dummy prefix
+// :128 or suffix :179, spaces a replacement starts with dropped after one
+// that ends in a space :137-138, "▁" for " " :143-145, trailing spaces
+// dropped :166-176); golden_bpe*.json go through google/sentencepiece
+// src/bpe_model.cc:38-203 (unused pieces split back :176-193), and
+// golden_suffix.json's tie in case 20 through the double-precision sums
+// of google/sentencepiece src/unigram_model.cc:979-985.
 func TestGolden(t *testing.T) {
-	for _, name := range []string{"golden.json", "golden_nobf.json"} {
+	for _, name := range goldenFiles {
 		t.Run(name, func(t *testing.T) {
 			g, m := loadGolden(t, name)
 			require.Equal(t, g.VocabSize, m.Len(), "Len()")
 			require.GreaterOrEqual(t, len(g.Cases), 100, "only %d golden cases", len(g.Cases))
 			for i, c := range g.Cases {
+				if c.Bytes != "" {
+					b, err := hex.DecodeString(c.Bytes)
+					require.NoError(t, err)
+					c.Text = string(b)
+				}
 				ids := m.Encode(c.Text)
 				got := make([]string, len(ids))
 				for j, id := range ids {
@@ -105,8 +151,8 @@ func TestLoadErrors(t *testing.T) {
 		{"empty", write("empty.model", nil), "empty file"},
 		{"text", write("text.model", []byte("this is definitely not a protobuf file\n")), "invalid sentencepiece ModelProto"},
 		{"json", write("json.model", []byte(`{"pieces": []}`)), "tokenizer"},
-		{"bpe", write("bpe.model", testModel(2, "", nil)), "not a unigram model"},
-		{"nfkc", write("nfkc.model", testModel(1, "nmt_nfkc", []byte{1, 2, 3, 4})), `unsupported normalizer "nmt_nfkc"`},
+		{"word", write("word.model", testModel(modelWord, "", nil)), "unsupported model_type WORD"},
+		{"nfkc", write("nfkc.model", testModel(modelUnigram, "nmt_nfkc", []byte{1, 2, 3, 4})), `normalizer "nmt_nfkc": precompiled_charsmap is broken`},
 		{"nounk", write("nounk.model", noUnkModel()), "unk is not defined"},
 	}
 	for _, tc := range tests {
@@ -210,19 +256,184 @@ func TestTinyModel(t *testing.T) {
 	assert.Equal(t, []int{6, 3, 3}, m2.Encode("ab  "), "no-dummy Encode(%q)", "ab  ")
 }
 
-func BenchmarkEncode(b *testing.B) {
-	g, m := loadGolden(b, "golden.json")
-	texts := make([]string, len(g.Cases))
-	n := 0
-	for i, c := range g.Cases {
-		texts[i] = c.Text
-		n += len(c.Text)
+// buildCharsmap compiles rules into a precompiled_charsmap blob laid out
+// as darts-clone lays out a double array, though sparsely: every trie
+// node gets a 256-unit block of its own. Keys must not contain NUL.
+func buildCharsmap(rules map[string]string) []byte {
+	prefixes := map[string]bool{"": true}
+	for k := range rules {
+		for i := 1; i <= len(k); i++ {
+			prefixes[k[:i]] = true
+		}
 	}
-	b.SetBytes(int64(n))
-	b.ReportAllocs()
+	order := slices.Sorted(maps.Keys(prefixes))
+	base := make(map[string]uint32, len(order))
+	for i, p := range order {
+		base[p] = uint32(256 * (i + 1))
+	}
+	units := make([]uint32, 256*(len(order)+1))
+	for i := range units {
+		units[i] = 1 << 31 // a leaf's label: matches no byte
+	}
+	units[0] = base[""] << 10
+	var normalized []byte
+	for _, p := range order[1:] {
+		c := uint32(p[len(p)-1])
+		pos := base[p[:len(p)-1]] ^ c
+		units[pos] = (pos^base[p])<<10 | c
+		if rep, ok := rules[p]; ok {
+			units[pos] |= 1 << 8
+			units[base[p]] = 1<<31 | uint32(len(normalized))
+			normalized = append(append(normalized, rep...), 0)
+		}
+	}
+	blob := binary.LittleEndian.AppendUint32(nil, uint32(4*len(units)))
+	for _, u := range units {
+		blob = binary.LittleEndian.AppendUint32(blob, u)
+	}
+	return append(blob, normalized...)
+}
+
+var testRules = map[string]string{
+	"a": "A", "ab": "<AB>", "ﬁ": "fi", "z": "", "s": " s ", "\u3000": " ", "[": "(",
+}
+
+// TestCharsmap follows normalizer.cc on rules that single out its steps.
+func TestCharsmap(t *testing.T) {
+	m, err := Parse(testModel(modelUnigram, "test", buildCharsmap(testRules)), "charsmap")
+	require.NoError(t, err)
+	tests := []struct{ text, want string }{
+		// The longest rule wins
+		// (google/sentencepiece src/normalizer.cc:222-228).
+		{"ab abx ax", "▁<AB>▁<AB>x▁Ax"},
+		{"ﬁx", "▁fix"},
+		// User-defined pieces are matched first and kept as they are
+		// (google/sentencepiece src/normalizer.cc:201-205).
+		{"[X] [Y", "▁[X]▁(Y"},
+		// A rule may delete (google/sentencepiece src/normalizer.cc:140),
+		// even everything, and then the dummy prefix goes with the
+		// trailing spaces (google/sentencepiece src/normalizer.cc:166-176).
+		{"zaz", "▁A"},
+		{"zzz", ""},
+		// Leading text that normalizes to " " is dropped
+		// (google/sentencepiece src/normalizer.cc:86-95), and so are a
+		// replacement's leading spaces after a space
+		// (google/sentencepiece src/normalizer.cc:137-138).
+		{"\u3000\u3000a", "▁A"},
+		{"x\u3000\u3000y", "▁x▁y"},
+		{"x s", "▁x▁s"},
+		{"xsy", "▁x▁s▁y"},
+		// No rule: the character as it is, or U+FFFD for each malformed
+		// byte (google/sentencepiece src/normalizer.cc:231-244); bytes a
+		// rule starts with but does not finish are not a match.
+		{"a\xff\xef\xac", "▁A\ufffd\ufffd\ufffd"},
+		{"\ufffd", "▁\ufffd"},
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.want, m.normalize(tc.text), "normalize(%q)", tc.text)
+	}
+}
+
+// TestCharsmapErrors breaks the blob in the ways sentencepiece would read
+// out of bounds (google/sentencepiece src/normalizer.cc:274-309 checks
+// only the header); Parse must report them.
+func TestCharsmapErrors(t *testing.T) {
+	good := buildCharsmap(map[string]string{"a": "b"})
+	// Root at 256, "a"'s unit at 256^'a', its leaf at 512.
+	set := func(b []byte, unit int, v uint32) []byte {
+		b = slices.Clone(b)
+		binary.LittleEndian.PutUint32(b[4+4*unit:], v)
+		return b
+	}
+	size := func(b []byte, n int) []byte {
+		b = slices.Clone(b)
+		binary.LittleEndian.PutUint32(b, uint32(n))
+		return b
+	}
+	tests := []struct {
+		name string
+		blob []byte
+		want string
+	}{
+		{"short", good[:4], "too short"},
+		{"trie past the end", size(good, len(good)), "exceeds the blob"},
+		// google/sentencepiece src/normalizer.cc:289 lets this one
+		// through and reads 3 bytes past the end.
+		{"trie past the end by less than the header", size(good, len(good)-1), "exceeds the blob"},
+		{"no units", size(good[:5], 0), "empty trie"},
+		{"units cut", slices.Concat(size(good[:4], 256*4), good[4:4+256*4], []byte("b\x00")), "root offset"},
+		{"root offset", set(good, 0, 4096<<10), "root offset"},
+		{"child offset", set(good, 256^'a', (256^'a'^4096)<<10|1<<8|'a'), "offset out of range"},
+		{"value out of range", set(good, 512, 1<<31|2), "not NUL-terminated"},
+		{"no NUL", good[:len(good)-1], "not NUL-terminated"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseCharsmap(tc.blob)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			_, err = Parse(testModel(modelBPE, "broken", tc.blob), "broken.model")
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+
+	// A trie size that is not a multiple of 4 drops the partial unit, but
+	// the replacements still start after the size given
+	// (google/sentencepiece src/normalizer.cc:64-65, :305-306).
+	units := len(good) - 4 - 2 // "b\x00"
+	odd := slices.Concat(size(good[:4], units+3), good[4:4+units], []byte{9, 9, 9}, []byte("c\x00"))
+	c, err := parseCharsmap(odd)
+	require.NoError(t, err)
+	rep, n := c.longestMatch("ax")
+	assert.Equal(t, "c", rep)
+	assert.Equal(t, 1, n)
+}
+
+// TestDecodeLeadingSpace checks which leading "▁"s Decode drops
+// (google/sentencepiece src/sentencepiece_processor.cc:792-807, :894):
+// with extra whitespace removed, one per piece until text is written;
+// with only the dummy prefix, the first one.
+func TestDecodeLeadingSpace(t *testing.T) {
+	ws := func(removeExtra uint64) *Model {
+		norm := append(pbBytes(1, []byte("identity")), pbVarint(4, removeExtra)...)
+		m, err := Parse(buildModel(tinyPieces, pbVarint(3, modelUnigram), norm), "ws")
+		require.NoError(t, err)
+		return m
+	}
+	ids := []int{1, 3, 3, 7, 2} // <s> ▁ ▁ ▁ab </s>
+	assert.Equal(t, "ab", ws(1).Decode(ids))
+	assert.Equal(t, "  ab", ws(0).Decode(ids))
+}
+
+func BenchmarkEncode(b *testing.B) {
+	for _, name := range []string{"golden.json", "golden_unigram_nfkc.json", "golden_bpe_nfkc.json"} {
+		b.Run(name, func(b *testing.B) {
+			g, m := loadGolden(b, name)
+			texts := make([]string, len(g.Cases))
+			n := 0
+			for i, c := range g.Cases {
+				texts[i] = c.Text
+				n += len(c.Text)
+			}
+			b.SetBytes(int64(n))
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, s := range texts {
+					m.Encode(s)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkParseNFKC is the cost of loading a model with nmt_nfkc's
+// charsmap, most of it checking the trie.
+func BenchmarkParseNFKC(b *testing.B) {
+	data := readModel(b, "bpe_nfkc.model.gz")
 	for b.Loop() {
-		for _, s := range texts {
-			m.Encode(s)
+		if _, err := Parse(data, "bpe_nfkc.model"); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
