@@ -6,7 +6,7 @@ import (
 	ort "github.com/yalue/onnxruntime_go"
 )
 
-// codecState is the codec's streaming state for one Synthesize call:
+// codecState is the codec's streaming state for one text chunk:
 // transformer offsets, attention offsets, caches and cached positions, in
 // the codec session's input order after audio_codes and audio_code_lengths.
 type codecState struct {

@@ -48,7 +48,10 @@ type Options struct {
 // DefaultVoice is the voice Open picks when Options.Voice is empty.
 const DefaultVoice = "Junhao"
 
-// MaxChunkTokens is the most text tokens one prefill takes.
+// MaxChunkTokens is the token budget of a text chunk (upstream's
+// voice_clone_max_text_tokens, onnx_tts_runtime.py:607). splitText adds up
+// its pieces' token counts against it, so a chunk can come out a token or
+// so over where joining two pieces encodes differently.
 const MaxChunkTokens = 75
 
 const maxUniform = float32(0.99999994)

@@ -15,6 +15,7 @@ import (
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/onnx"
 	"github.com/voiceassistant/voice/internal/testenv"
+	"github.com/voiceassistant/voice/tts/normalize"
 )
 
 const (
@@ -76,16 +77,28 @@ type run struct {
 	audio  []float32
 }
 
-func synth(t *testing.T, s *Synthesizer, ctx context.Context, text string) (run, error) {
-	t.Helper()
+// record runs say, recording the frames and what it emits.
+func record(s *Synthesizer, say func(emit func([]float32) error) error) (run, error) {
 	var r run
 	s.onFrame = func(f []int32) { r.frames = append(r.frames, f) }
-	err := s.Synthesize(ctx, text, func(x []float32) error {
+	err := say(func(x []float32) error {
 		r.emits = append(r.emits, x)
 		r.audio = append(r.audio, x...)
 		return nil
 	})
 	return r, err
+}
+
+func synth(t *testing.T, s *Synthesizer, ctx context.Context, text string) (run, error) {
+	t.Helper()
+	return record(s, func(emit func([]float32) error) error { return s.Synthesize(ctx, text, emit) })
+}
+
+// speakGolden speaks the golden's text as one chunk, tokenized as the
+// golden was made: Synthesize would first end it with "。" (cleanText).
+func speakGolden(t *testing.T, s *Synthesizer, ctx context.Context, g golden) (run, error) {
+	t.Helper()
+	return record(s, func(emit func([]float32) error) error { return s.speak(ctx, []string{g.Text}, emit) })
 }
 
 func channel(interleaved []float32, ch, n int) []float32 {
@@ -120,7 +133,7 @@ func TestGoldenFramesAndAudio(t *testing.T) {
 	g := loadGolden(t)
 	s := openTiny(t, g)
 	require.Equal(t, audio.Format{Rate: 48000, Channels: 2}, s.Format(), "format")
-	r, err := synth(t, s, context.Background(), g.Text)
+	r, err := speakGolden(t, s, context.Background(), g)
 	require.NoError(t, err)
 	require.Len(t, r.frames, g.NumFrames, "frames (stop not respected?)")
 	for i := range g.Frames {
@@ -133,7 +146,7 @@ func TestGoldenFramesAndAudio(t *testing.T) {
 	close16(t, "last frame channel 0", channel(last, 0, 16), g.LastFrame16Ch0)
 
 	// A second call resets the codec and the sampler: same result.
-	r2, err := synth(t, s, context.Background(), g.Text)
+	r2, err := speakGolden(t, s, context.Background(), g)
 	require.NoError(t, err)
 	require.True(t, slices.Equal(r.audio, r2.audio), "a second Synthesize gave different audio: state not reset")
 }
@@ -142,7 +155,7 @@ func TestGrowingCodecBatches(t *testing.T) {
 	g := loadGolden(t)
 	s := openTiny(t, g)
 	s.codecBatch = 0
-	r, err := synth(t, s, context.Background(), g.Text)
+	r, err := speakGolden(t, s, context.Background(), g)
 	require.NoError(t, err)
 	require.Equal(t, 2*g.TotalSamples, len(r.audio), "interleaved samples")
 	// 7 frames in calls of 1, 2, 4.
@@ -172,7 +185,7 @@ func TestCancel(t *testing.T) {
 	var n int
 	s.onFrame = nil
 	hookFrames := 0
-	err := s.Synthesize(ctx, g.Text, func([]float32) error {
+	err := s.speak(ctx, []string{g.Text}, func([]float32) error {
 		n++
 		return nil
 	})
@@ -183,7 +196,7 @@ func TestCancel(t *testing.T) {
 			cancel()
 		}
 	}
-	err = s.Synthesize(ctx, g.Text, func([]float32) error { return nil })
+	err = s.speak(ctx, []string{g.Text}, func([]float32) error { return nil })
 	require.ErrorIs(t, err, context.Canceled)
 	require.Equal(t, 3, hookFrames, "frames after cancelling at frame 3")
 }
@@ -193,7 +206,7 @@ func TestKVCarried(t *testing.T) {
 	s := openTiny(t, g)
 	s.resetKV = true
 	s.frames = g.NumFrames + 5
-	r, err := synth(t, s, context.Background(), g.Text)
+	r, err := speakGolden(t, s, context.Background(), g)
 	require.NoError(t, err)
 	require.NotEqual(t, g.Frames, r.frames, "frames without the KV cache fed back match the golden: the cache has no effect")
 }
@@ -202,7 +215,7 @@ func TestCodecStateCarried(t *testing.T) {
 	g := loadGolden(t)
 	s := openTiny(t, g)
 	s.resetCodec = true
-	r, err := synth(t, s, context.Background(), g.Text)
+	r, err := speakGolden(t, s, context.Background(), g)
 	require.NoError(t, err)
 	last := r.emits[len(r.emits)-1]
 	close16(t, "last frame, fresh codec state", channel(last, 0, 16), g.LastFrameFresh16)
@@ -283,44 +296,104 @@ func TestWrongHiddenSize(t *testing.T) {
 	require.ErrorIs(t, err, onnx.ErrModelMismatch)
 }
 
-func TestSplitTokens(t *testing.T) {
-	ids := make([]int, 160)
-	got := splitTokens(ids, MaxChunkTokens)
-	require.Len(t, got, 3, "chunks")
-	require.Len(t, got[0], 75, "chunk 0")
-	require.Len(t, got[1], 75, "chunk 1")
-	require.Len(t, got[2], 10, "chunk 2")
+// isSilence reports whether an emit is a gap between chunks.
+func isSilence(x []float32) bool {
+	for _, v := range x {
+		if v != 0 {
+			return false
+		}
+	}
+	return len(x) > 0
 }
 
+// Long text is spoken in the chunks splitText makes, each followed by the
+// silence upstream's estimate_voice_clone_inter_chunk_pause_seconds
+// (OpenMOSS/MOSS-TTS-Nano onnx_tts_runtime.py:437) gives it: 0.24 s after
+// an English chunk of many words, 0.40 s after a Chinese one, whose words
+// are not separated by spaces (onnx_tts_runtime.py:642).
 func TestChunksAndSilence(t *testing.T) {
 	g := loadGolden(t)
-	s := openTiny(t, g)
-	text := strings.Repeat("hello world ", 40)
-	ids := s.tok.Encode(text)
-	require.Greater(t, len(ids), MaxChunkTokens, "tokens")
-	chunks := splitTokens(ids, MaxChunkTokens)
-	r, err := synth(t, s, context.Background(), text)
-	require.NoError(t, err)
-	// Each chunk draws the golden's uniforms from where the last left off;
-	// count silences: emits that are all zeros.
-	var gaps []int
-	for _, e := range r.emits {
-		zero := true
-		for _, v := range e {
-			if v != 0 {
-				zero = false
-				break
+	for _, tc := range []struct {
+		name, text string
+		gap        time.Duration
+	}{
+		{"en", strings.Repeat("hello world ", 40), ChunkGap},
+		{"zh", strings.Repeat("今天天气很好，我们去公园散步吧。", 8), ShortChunkGap},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := openTiny(t, g)
+			chunks := splitText(cleanText(normalize.Text(tc.text)), MaxChunkTokens, func(t string) int { return len(s.tok.Encode(t)) })
+			require.Greater(t, len(chunks), 1, "chunks")
+			r, err := synth(t, s, context.Background(), tc.text)
+			require.NoError(t, err)
+			var gaps []int
+			for _, e := range r.emits {
+				if isSilence(e) {
+					gaps = append(gaps, len(e))
+				}
 			}
-		}
-		if zero && len(e) > 0 {
-			gaps = append(gaps, len(e))
-		}
+			require.Len(t, gaps, len(chunks)-1, "silences for %d chunks", len(chunks))
+			for _, n := range gaps {
+				require.Equal(t, int(tc.gap.Seconds()*48000)*2, n, "silence samples")
+			}
+		})
 	}
-	require.Len(t, gaps, len(chunks)-1, "silences for %d chunks", len(chunks))
-	long := int(ChunkGap.Seconds()*48000) * 2
-	for _, n := range gaps {
-		require.Equal(t, long, n, "silence samples")
+}
+
+// Every chunk is decoded from a fresh codec state, as upstream's
+// synthesize_single_chunk resets its streaming session
+// (OpenMOSS/MOSS-TTS-Nano onnx_tts_runtime.py:550): a two-sentence text's
+// second chunk sounds as its frames do decoded alone, not as they do
+// decoded after the first chunk's.
+func TestCodecStateFreshPerChunk(t *testing.T) {
+	g := loadGolden(t)
+	for _, tc := range []struct{ name, text string }{
+		{"en", "The weather is nice today, so we will go for a long walk in the park after lunch. " +
+			"Tomorrow it will rain all day, so please take an umbrella with you when you go out."},
+		{"zh", "今天天气很好，我们吃完午饭以后去公园散步，顺便买一点水果回家吧。明天会下一整天的雨，出门的时候记得带伞，路上注意安全。"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := openTiny(t, g)
+			// Per chunk: its frames and its audio.
+			frames, audio := [][][]int32{nil}, [][]float32{nil}
+			s.onFrame = func(f []int32) { frames[len(frames)-1] = append(frames[len(frames)-1], f) }
+			err := s.Synthesize(context.Background(), tc.text, func(x []float32) error {
+				if isSilence(x) {
+					frames, audio = append(frames, nil), append(audio, nil)
+					return nil
+				}
+				audio[len(audio)-1] = append(audio[len(audio)-1], x...)
+				return nil
+			})
+			require.NoError(t, err)
+			require.Len(t, frames, 2, "chunks")
+			require.NotEmpty(t, frames[1], "second chunk's frames")
+			require.Equal(t, decode(t, s, frames[1]), audio[1], "second chunk: not its frames decoded from a fresh state")
+			carried := decode(t, s, frames[0], frames[1])[len(audio[0]):]
+			require.NotEqual(t, carried, audio[1], "a fresh and a carried codec state give the same audio")
+		})
 	}
+}
+
+// decode decodes chunks' frames one chunk after another with one codec
+// state, flushing it after each.
+func decode(t *testing.T, s *Synthesizer, chunks ...[][]int32) []float32 {
+	t.Helper()
+	cs, err := s.newCodecState()
+	require.NoError(t, err)
+	defer cs.close()
+	var out []float32
+	emit := func(x []float32) error {
+		out = append(out, x...)
+		return nil
+	}
+	for _, frames := range chunks {
+		for _, f := range frames {
+			require.NoError(t, cs.push(f, emit))
+		}
+		require.NoError(t, cs.flush(emit))
+	}
+	return out
 }
 
 // The golden frames come from one prefill over the whole request; a chunk
@@ -342,7 +415,7 @@ func TestVoicePromptCache(t *testing.T) {
 			require.Positive(t, s.rowCost.d, "prefill cost measured at load")
 			require.Positive(t, s.stepCost.d, "decode step cost measured at load")
 			s.rowCost.d, s.stepCost.d = tc.rowCost, tc.stepCost
-			r, err := synth(t, s, context.Background(), g.Text)
+			r, err := speakGolden(t, s, context.Background(), g)
 			require.NoError(t, err)
 			require.Equal(t, g.Frames, r.frames)
 			close16(t, "channel 0", channel(r.audio, 0, 16), g.First16Ch0)
@@ -359,7 +432,7 @@ func TestLowMemoryStepsWithoutThePrefillGraph(t *testing.T) {
 	require.Positive(t, s.promptLen, "voice prompt rows")
 	// Costs that would make any chunk prefill.
 	s.rowCost.d, s.stepCost.d = time.Millisecond, time.Second
-	r, err := synth(t, s, context.Background(), g.Text)
+	r, err := speakGolden(t, s, context.Background(), g)
 	require.NoError(t, err)
 	require.Equal(t, g.Frames, r.frames)
 	close16(t, "channel 0", channel(r.audio, 0, 16), g.First16Ch0)

@@ -3,6 +3,7 @@ package moss
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -12,7 +13,7 @@ import (
 	"github.com/voiceassistant/voice/tts/normalize"
 )
 
-// Silence between text chunks.
+// Silence between text chunks (see chunkGap).
 const (
 	ChunkGap      = 240 * time.Millisecond
 	ShortChunkGap = 400 * time.Millisecond // after a chunk of ShortChunkWords words or fewer
@@ -39,49 +40,38 @@ func destroyAll(vs []ort.Value) {
 // Synthesize speaks text, calling emit with interleaved stereo samples as
 // soon as they are decoded. It checks ctx between frames and returns
 // ctx.Err() when cancelled.
+//
+// The text is prepared as the reference runtime prepares every request:
+// tts/normalize reads numbers and symbols (upstream uses WeTextProcessing
+// for that), cleanText applies upstream's robust normalizer, and splitText
+// cuts the result into chunks of about MaxChunkTokens tokens at most.
 func (s *Synthesizer) Synthesize(ctx context.Context, text string, emit func(samples []float32) error) error {
+	count := func(t string) int { return len(s.tok.Encode(t)) }
+	return s.speak(ctx, splitText(cleanText(normalize.Text(text)), MaxChunkTokens, count), emit)
+}
+
+// speak synthesizes chunks one after another, each from its own prefill
+// and a fresh codec state, as upstream's synthesize_single_chunk
+// (onnx_tts_runtime.py:527) does, with chunkGap's silence between them.
+func (s *Synthesizer) speak(ctx context.Context, chunks []string, emit func(samples []float32) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ids := s.tok.Encode(normalize.Text(text))
-	if len(ids) == 0 {
-		return nil
-	}
 	rng := rand.New(rand.NewPCG(s.seed, s.seed))
-	cs, err := s.newCodecState()
-	if err != nil {
-		return err
-	}
-	defer cs.close()
-	chunks := splitTokens(ids, MaxChunkTokens)
 	for i, chunk := range chunks {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if i > 0 {
-			gap := ChunkGap
-			if len(strings.Fields(s.tok.Decode(chunks[i-1]))) <= ShortChunkWords {
-				gap = ShortChunkGap
-			}
-			n := int(gap.Seconds()*float64(s.format.Rate)) * s.format.Channels
+			n := int(math.Round(chunkGap(chunks[i-1]).Seconds()*float64(s.format.Rate))) * s.format.Channels
 			if err := emit(make([]float32, n)); err != nil {
 				return err
 			}
 		}
-		if err := s.chunk(ctx, rng, cs, chunk, emit); err != nil {
+		if err := s.chunk(ctx, rng, s.tok.Encode(chunk), emit); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// splitTokens cuts ids into pieces of at most n.
-func splitTokens(ids []int, n int) [][]int {
-	var out [][]int
-	for len(ids) > n {
-		out = append(out, ids[:n])
-		ids = ids[n:]
-	}
-	return append(out, ids)
 }
 
 // row appends one input row: a text-channel id and audio codes, padded.
@@ -363,13 +353,18 @@ func (g *globalState) start(ctx context.Context, text []int) error {
 }
 
 // chunk generates and decodes one text chunk.
-func (s *Synthesizer) chunk(ctx context.Context, rng *rand.Rand, cs *codecState, text []int, emit func([]float32) error) error {
+func (s *Synthesizer) chunk(ctx context.Context, rng *rand.Rand, text []int, emit func([]float32) error) error {
 	c := s.cfg
 	g, err := s.newGlobalState()
 	if err != nil {
 		return err
 	}
 	defer g.close()
+	cs, err := s.newCodecState()
+	if err != nil {
+		return err
+	}
+	defer cs.close()
 	if err := g.start(ctx, text); err != nil {
 		return err
 	}
