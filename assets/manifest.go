@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"path"
 	"path/filepath"
 	"runtime"
@@ -38,7 +39,14 @@ type Model struct {
 	// Local is the folder under third_party/ where scripts/setup (or the
 	// user) installs the model's files, and where the agent also looks.
 	Local string `json:"local,omitempty"`
-	Files []File `json:"files"`
+	// Format, when set, says that some of the model's files name the
+	// others, which differ from one package to another: FormatMNNLLM, an
+	// MNN LLM export, whose config.json and llm_config.json name its
+	// model, weights, tokenizer and embeddings file (if it has one). Files
+	// then lists those that every package has, with the sources of the
+	// rest beside config.json's.
+	Format string `json:"format,omitempty"`
+	Files  []File `json:"files"`
 }
 
 // ForThisPlatform reports whether m is used on the platform this program
@@ -98,6 +106,9 @@ func (m Manifest) validate() error {
 		if len(mod.Files) == 0 {
 			return fmt.Errorf("assets: manifest: model %s has no files", mod.Name)
 		}
+		if err := mod.validateFormat(); err != nil {
+			return err
+		}
 		paths := map[string]bool{}
 		for _, f := range mod.Files {
 			if f.Path == "" || len(f.Sources) == 0 {
@@ -119,6 +130,28 @@ func (m Manifest) validate() error {
 		}
 	}
 	return nil
+}
+
+// validateFormat checks what a model's format relies on: an MNN LLM
+// export lists its config.json, beside which, at each of its sources
+// (URLs), are the files the manifest does not list.
+func (m Model) validateFormat() error {
+	switch m.Format {
+	case "":
+		return nil
+	case FormatMNNLLM:
+		cfg := m.file(mnnConfig)
+		if len(cfg.Sources) == 0 {
+			return fmt.Errorf("assets: manifest: model %s: an MNN LLM export must list %s", m.Name, mnnConfig)
+		}
+		for _, src := range cfg.Sources {
+			if u, err := url.Parse(src); err != nil || (u.Scheme != "http" && u.Scheme != "https") || path.Base(u.Path) != mnnConfig {
+				return fmt.Errorf("assets: manifest: model %s: source %q of %s is not a URL of a file called %s", m.Name, src, mnnConfig, mnnConfig)
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("assets: manifest: model %s: unknown format %q", m.Name, m.Format)
 }
 
 // localPath reports whether p is a clean relative slash-separated path

@@ -74,12 +74,22 @@ func (p *Puller) client() *http.Client {
 	return http.DefaultClient
 }
 
-// Pull downloads every file of m that is missing or does not verify.
+// Pull downloads every file of m that is missing or does not verify: for
+// an MNN LLM export, its configs first, then the files they name.
 func (p *Puller) Pull(ctx context.Context, m Model) error {
 	if p.Dir == "" {
 		return errors.New("assets: Puller.Dir is empty")
 	}
-	for _, f := range m.Files {
+	if m.Format == FormatMNNLLM {
+		if err := p.pullMNNConfigs(ctx, m); err != nil {
+			return err
+		}
+	}
+	files, err := m.filesIn(Path(p.Dir, m))
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
 		if err := p.pullFile(ctx, m, f); err != nil {
 			return err
 		}

@@ -83,15 +83,20 @@ func check(path string, size int64, sum string) (st FileStatus, actual string) {
 	return st, actual
 }
 
-// Verify checks each file of m in the cache against the manifest's size
-// and sha256, or the lock file's record when the manifest has no sha256.
+// Verify checks each file of m in the cache (those its config names, for
+// an MNN LLM export) against the manifest's size and sha256, or the lock
+// file's record when the manifest has no sha256.
 func (p *Puller) Verify(m Model) ([]FileStatus, error) {
 	entries, err := p.readLock()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]FileStatus, 0, len(m.Files))
-	for _, f := range m.Files {
+	files, err := m.filesIn(Path(p.Dir, m))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]FileStatus, 0, len(files))
+	for _, f := range files {
 		e, ok := entries[lockKey(m, f)]
 		size, sum, _ := expected(f, e, ok)
 		st, _ := check(filepath.Join(Path(p.Dir, m), filepath.FromSlash(f.Path)), size, sum)
@@ -114,8 +119,12 @@ func (p *Puller) Installed(m Model) (dir string, files []FileStatus, err error) 
 	if !ok {
 		return Path(p.Dir, m), files, nil
 	}
-	there := make([]FileStatus, 0, len(m.Files))
-	for _, f := range m.Files {
+	want, err := m.filesIn(local)
+	if err != nil {
+		return Path(p.Dir, m), files, err
+	}
+	there := make([]FileStatus, 0, len(want))
+	for _, f := range want {
 		st, _ := check(filepath.Join(local, filepath.FromSlash(f.Path)), f.Size, strings.ToLower(f.SHA256))
 		st.File = f
 		there = append(there, st)
@@ -136,15 +145,20 @@ func allPresent(files []FileStatus) bool {
 }
 
 // CheckCached is the check a command makes, before loading, of a model it
-// found in the cache dir: every file present, with the size the manifest
-// or the lock file gives. Hashing every byte is left to `voice-agent
-// models verify`; a damaged file of the right size is caught by its loader.
+// found in the cache dir: every file present (those its config names, for
+// an MNN LLM export), with the size the manifest or the lock file gives.
+// Hashing every byte is left to `voice-agent models verify`; a damaged
+// file of the right size is caught by its loader.
 func CheckCached(dir string, m Model) error {
 	entries, err := (&Puller{Dir: dir}).readLock()
 	if err != nil {
 		return err
 	}
-	for _, f := range m.Files {
+	files, err := m.filesIn(Path(dir, m))
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
 		e, ok := entries[lockKey(m, f)]
 		size, _, _ := expected(f, e, ok)
 		path := filepath.Join(Path(dir, m), filepath.FromSlash(f.Path))

@@ -5,7 +5,6 @@
 package mnn
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -33,8 +32,10 @@ type Config struct {
 	Threads int
 	// MaxNewTokens bounds a reply (default 512).
 	MaxNewTokens int
-	// Settings are passed to the engine's set_config as they are (sampler,
-	// precision, memory, backend_type...), over the defaults above.
+	// Settings are passed to the engine's set_config (sampler, precision,
+	// memory, backend_type...), over the defaults above, an object merged
+	// into an object key by key as MNN merges its config: {"jinja":
+	// {"context": {"enable_thinking": true}}} lets a model think.
 	Settings map[string]any
 }
 
@@ -50,12 +51,12 @@ func (c Config) configPath() (string, error) {
 	return path, nil
 }
 
-// engineSettings is the JSON given to set_config before load: the
-// runtime knobs, KV reuse across replies (the binding keeps what the
-// next prompt shares with the KV cache and prefills only the rest; the
-// engine's own text-based prompt cache is off), and a private tmp_path
-// instead of the working directory.
-func (c Config) engineSettings(tmp string) (string, error) {
+// engineSettings are given to set_config before load: the runtime knobs,
+// KV reuse across replies (the binding keeps what the next prompt shares
+// with the KV cache and prefills only the rest; the engine's own
+// text-based prompt cache is off), a private tmp_path instead of the
+// working directory, and the chat template's context.
+func (c Config) engineSettings(tmp string) map[string]any {
 	s := map[string]any{
 		"thread_num":     defaultThreads(runtime.NumCPU()),
 		"max_new_tokens": 512,
@@ -65,6 +66,14 @@ func (c Config) engineSettings(tmp string) (string, error) {
 		"async":        false,
 		"prompt_cache": false,
 		"tmp_path":     tmp,
+		// A Qwen3-style model (MNN-Pocket) thinks before it answers
+		// unless its chat template is told not to, which MNN does only
+		// through the template's context, as its llm_demo does: the
+		// prompt then ends in an empty "<think>\n\n</think>\n\n". A voice
+		// assistant that thought first would answer seconds later; what
+		// thinking a model still writes is dropped from the reply
+		// (stream).
+		"jinja": map[string]any{"context": map[string]any{"enable_thinking": false}},
 	}
 	if c.Threads > 0 {
 		s["thread_num"] = c.Threads
@@ -72,11 +81,32 @@ func (c Config) engineSettings(tmp string) (string, error) {
 	if c.MaxNewTokens > 0 {
 		s["max_new_tokens"] = c.MaxNewTokens
 	}
-	for k, v := range c.Settings {
-		s[k] = v
+	merge(s, c.Settings)
+	return s
+}
+
+// templateSettings are given to set_config again once the model is
+// loaded: the chat template's context of settings, over what loading
+// merged into it from the package's own context.json, if it has one. MNN's
+// llm_demo, too, turns thinking off after loading.
+func templateSettings(settings map[string]any) (map[string]any, bool) {
+	jinja, _ := settings["jinja"].(map[string]any)
+	ctx, ok := jinja["context"]
+	return map[string]any{"jinja": map[string]any{"context": ctx}}, ok
+}
+
+// merge sets src's keys in dst, merging an object into an object, as
+// MNN's set_config merges its JSON into the config.
+func merge(dst, src map[string]any) {
+	for k, v := range src {
+		d, dok := dst[k].(map[string]any)
+		s, sok := v.(map[string]any)
+		if dok && sok {
+			merge(d, s)
+			continue
+		}
+		dst[k] = v
 	}
-	b, err := json.Marshal(s)
-	return string(b), err
 }
 
 func defaultThreads(cores int) int { return min(4, max(1, cores-1)) }

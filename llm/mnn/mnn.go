@@ -12,6 +12,7 @@ import "C"
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -81,26 +82,41 @@ func Open(cfg Config) (*Model, error) {
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("mnn: %s: %w", path, takeErr(cerr, "create failed"))
 	}
-	settings, err := cfg.engineSettings(tmp)
-	if err != nil {
+	settings := cfg.engineSettings(tmp)
+	if err := m.setConfig(settings); err != nil {
 		m.Close()
-		return nil, err
-	}
-	cs := C.CString(settings)
-	defer C.free(unsafe.Pointer(cs))
-	if C.voice_llm_set_config(m.l, cs, &cerr) != 0 {
-		m.Close()
-		return nil, fmt.Errorf("mnn: %s: settings %s: %w", path, settings, takeErr(cerr, "set_config failed"))
+		return nil, fmt.Errorf("mnn: %s: %w", path, err)
 	}
 	if C.voice_llm_load(m.l, &cerr) != 0 {
 		m.Close()
 		return nil, fmt.Errorf("mnn: %s: %w", path, takeErr(cerr, "load failed"))
+	}
+	if again, ok := templateSettings(settings); ok {
+		if err := m.setConfig(again); err != nil {
+			m.Close()
+			return nil, fmt.Errorf("mnn: %s: %w", path, err)
+		}
 	}
 	if err := m.warmUp(); err != nil {
 		m.Close()
 		return nil, fmt.Errorf("mnn: %s: first run: %w", path, err)
 	}
 	return m, nil
+}
+
+// setConfig merges settings into the engine's config.
+func (m *Model) setConfig(settings map[string]any) error {
+	js, err := json.Marshal(settings)
+	if err != nil {
+		return fmt.Errorf("settings: %w", err)
+	}
+	cs := C.CString(string(js))
+	defer C.free(unsafe.Pointer(cs))
+	var cerr *C.char
+	if C.voice_llm_set_config(m.l, cs, &cerr) != 0 {
+		return fmt.Errorf("settings %s: %w", js, takeErr(cerr, "set_config failed"))
+	}
+	return nil
 }
 
 // warmUp runs a few tokens through the engine and forgets them: its first
@@ -148,6 +164,25 @@ func (m *Model) Generate(ctx context.Context, conv []llm.Message, emit func(stri
 // takes the first turn's prefill off the first reply.
 func (m *Model) Prefill(ctx context.Context, conv []llm.Message) (llm.Stats, error) {
 	return m.generate(ctx, conv, func(string) error { return nil }, 0)
+}
+
+// Prompt is the text the engine prefills for conv: the model's chat
+// template applied with the engine's template context, which decides
+// whether a Qwen3-style model thinks (Config.Settings).
+func (m *Model) Prompt(conv []llm.Message) (string, error) {
+	_ = m.acquire(context.Background())
+	defer m.release()
+	if m.l == nil {
+		return "", errors.New("mnn: model closed")
+	}
+	roles, contents, free := cMessages(conv)
+	defer free()
+	var text, cerr *C.char
+	if C.voice_llm_apply_template(m.l, roles, contents, C.int(len(conv)), &text, &cerr) != 0 {
+		return "", fmt.Errorf("mnn: chat template: %w", takeErr(cerr, "failed"))
+	}
+	defer C.free(unsafe.Pointer(text))
+	return C.GoString(text), nil
 }
 
 // RollsBack is true: a cancelled reply leaves tokens in the KV cache that
@@ -209,7 +244,7 @@ func (m *Model) prefill(ctx context.Context, left int) error {
 
 // decode generates up to limit tokens and hands their text to emit.
 func (m *Model) decode(ctx context.Context, emit func(string) error, limit int) error {
-	s := &stream{emit: emit}
+	s := newStream(emit)
 	for batch, done := 1, 0; done < limit; {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -21,10 +21,14 @@ func TestStreamReassemblesUTF8(t *testing.T) {
 		{"split after the first byte", []string{"\xe4", "\xbd\xa0"}, []string{"你"}},
 		{"emoji over three tokens", []string{"a\xf0\x9f", "\x98", "\x80b"}, []string{"a", "😀b"}},
 		{"a broken tail is repaired at the end", []string{"ok\xe4\xbd"}, []string{"ok", "\ufffd"}},
+		// As Qwen3 starts a reply when told /no_think.
+		{"an empty thinking is dropped", []string{"<think>\n\n</think>\n\n", "你", "好"}, []string{"你", "好"}},
+		{"thinking over pieces that split a tag and a character", []string{"<th", "ink>\xe6\x83", "\xb3</th", "ink>\n\xe5\xa5", "\xbd"}, []string{"好"}},
+		{"unclosed thinking at the end", []string{"Hi.", "<think>", "hmm"}, []string{"Hi."}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			s := &stream{emit: func(p string) error { got = append(got, p); return nil }}
+			s := newStream(func(p string) error { got = append(got, p); return nil })
 			for _, p := range tc.pieces {
 				s.write([]byte(p))
 			}
@@ -39,7 +43,7 @@ func TestStreamReassemblesUTF8(t *testing.T) {
 
 func TestStreamStopsOnEmitError(t *testing.T) {
 	calls := 0
-	s := &stream{emit: func(string) error { calls++; return assert.AnError }}
+	s := newStream(func(string) error { calls++; return assert.AnError })
 	s.write([]byte("a"))
 	s.write([]byte("b"))
 	assert.ErrorIs(t, s.flush(), assert.AnError)
@@ -87,15 +91,38 @@ func TestDefaultThreadsLeaveACore(t *testing.T) {
 
 func TestEngineSettings(t *testing.T) {
 	c := Config{Threads: 2, MaxNewTokens: 64, Settings: map[string]any{"sampler_type": "greedy", "thread_num": 3}}
-	js, err := c.engineSettings("/tmp/x")
-	require.NoError(t, err)
-	var got map[string]any
-	require.NoError(t, json.Unmarshal([]byte(js), &got))
 	assert.Equal(t, map[string]any{
-		"thread_num": 3.0, "max_new_tokens": 64.0, "reuse_kv": true, "async": false, "prompt_cache": false, "tmp_path": "/tmp/x", "sampler_type": "greedy",
-	}, got, "explicit settings win over the defaults")
+		"thread_num": 3, "max_new_tokens": 64, "reuse_kv": true, "async": false, "prompt_cache": false, "tmp_path": "/tmp/x", "sampler_type": "greedy",
+		"jinja": map[string]any{"context": map[string]any{"enable_thinking": false}},
+	}, c.engineSettings("/tmp/x"), "explicit settings win over the defaults")
 	assert.Equal(t, 64, c.maxNewTokens())
 	assert.Equal(t, 512, Config{}.maxNewTokens())
+}
+
+// Thinking is off unless Settings turn it on; Settings that give the
+// template's context something else keep it off. What is given again
+// after loading is the template's context alone.
+func TestTemplateContext(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		settings string
+		want     map[string]any
+	}{
+		{"default", `{}`, map[string]any{"enable_thinking": false}},
+		{"thinking on", `{"jinja": {"context": {"enable_thinking": true}}}`, map[string]any{"enable_thinking": true}},
+		{"other context", `{"jinja": {"context": {"tools": []}}}`, map[string]any{"enable_thinking": false, "tools": []any{}}},
+		{"a chat template of one's own", `{"jinja": {"chat_template": "{{ messages }}"}}`, map[string]any{"enable_thinking": false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var settings map[string]any
+			require.NoError(t, json.Unmarshal([]byte(tc.settings), &settings))
+			again, ok := templateSettings(Config{Settings: settings}.engineSettings(""))
+			require.True(t, ok)
+			assert.Equal(t, map[string]any{"jinja": map[string]any{"context": tc.want}}, again)
+		})
+	}
+	_, ok := templateSettings(Config{Settings: map[string]any{"jinja": nil}}.engineSettings(""))
+	assert.False(t, ok, "settings that drop the template's settings: nothing to give again")
 }
 
 func TestMissingModelDirectory(t *testing.T) {

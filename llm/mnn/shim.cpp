@@ -212,6 +212,14 @@ int voice_llm_prepare(voice_llm *l, const char *const *roles, const char *const 
 	});
 }
 
+int voice_llm_apply_template(voice_llm *l, const char *const *roles, const char *const *contents, int n, char **text, char **err) {
+	*text = nullptr;
+	return guard(err, [&] {
+		*text = dup(l->llm->apply_chat_template(messages(roles, contents, n)));
+		return *text ? 0 : -1;
+	});
+}
+
 int voice_llm_prefill(voice_llm *l, int *left, char **err) {
 	*left = 0;
 	return guard(err, [&] {

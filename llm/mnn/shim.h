@@ -32,6 +32,9 @@ int voice_llm_load(voice_llm *l, char **err);
 // a few tokens fewer where that makes the rest a whole number of batches
 // of batch tokens (see shim.cpp).
 int voice_llm_prepare(voice_llm *l, const char *const *roles, const char *const *contents, int n, int batch, int *reused, int *total, char **err);
+// apply_template renders the chat with the model's template, as prepare
+// does (*text, malloc'ed, freed by the caller).
+int voice_llm_apply_template(voice_llm *l, const char *const *roles, const char *const *contents, int n, char **text, char **err);
 // prefill runs the next batch of the prepared prompt through the model;
 // *left is how many tokens remain.
 int voice_llm_prefill(voice_llm *l, int *left, char **err);

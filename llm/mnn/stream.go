@@ -3,15 +3,23 @@ package mnn
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/voiceassistant/voice/llm"
 )
 
 // stream reassembles UTF-8 from the engine's pieces (a token can end in
-// the middle of a multi-byte character) and hands whole characters on.
+// the middle of a multi-byte character) and hands whole characters on,
+// without the model's thinking: every reply passes here, and a model that
+// thinks (a Qwen3-style template with thinking on, or one that ignores
+// enable_thinking) would otherwise speak its reasoning.
 type stream struct {
-	emit    func(string) error
+	out     *llm.ThinkFilter
 	pending []byte
 	err     error
-	text    strings.Builder // everything emitted
+}
+
+func newStream(emit func(string) error) *stream {
+	return &stream{out: llm.NewThinkFilter(emit)}
 }
 
 func (s *stream) write(p []byte) {
@@ -23,7 +31,7 @@ func (s *stream) write(p []byte) {
 	if n == 0 {
 		return
 	}
-	s.pass(string(s.pending[:n]))
+	s.err = s.out.Write(string(s.pending[:n]))
 	s.pending = append(s.pending[:0], s.pending[n:]...)
 }
 
@@ -31,8 +39,11 @@ func (s *stream) write(p []byte) {
 // never became a character.
 func (s *stream) flush() error {
 	if s.err == nil && len(s.pending) > 0 {
-		s.pass(strings.ToValidUTF8(string(s.pending), "\ufffd"))
+		s.err = s.out.Write(strings.ToValidUTF8(string(s.pending), "\ufffd"))
 		s.pending = nil
+	}
+	if s.err == nil {
+		s.err = s.out.Flush()
 	}
 	return s.err
 }
@@ -53,9 +64,4 @@ func completeUTF8(b []byte) int {
 		}
 	}
 	return len(b) // not UTF-8 at all: pass it on for emit to deal with
-}
-
-func (s *stream) pass(piece string) {
-	s.text.WriteString(piece)
-	s.err = s.emit(piece)
 }
