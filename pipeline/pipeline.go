@@ -427,6 +427,13 @@ func (p *Pipeline) vadEvent(ev vad.Event, f audio.Frame) error {
 	return nil
 }
 
+// turnPreSpeech is how much audio before the VAD's speech start the turn
+// model hears: pipecat's pre_speech_ms, 500 ms
+// (pipecat-ai/pipecat src/pipecat/audio/turn/smart_turn/base_smart_turn.py:28,215-221,
+// where the segment starts pre_speech_ms plus vad_start_secs before a
+// speech start that is itself vad_start_secs late).
+const turnPreSpeech = 500 * time.Millisecond
+
 // openTurn starts listening to a user turn whose speech began at start,
 // giving the recognizer the pre-roll and everything up to the current
 // frame (at), which frame() then feeds.
@@ -442,7 +449,12 @@ func (p *Pipeline) openTurn(start, at int64) error {
 	}
 	p.turn = t
 	if pre := p.history.since(from, at); pre.Len() > 0 {
-		t.keepAudio(pre.Samples, int(audio.Mono16k.Samples(p.cfg.TurnWindow)))
+		// The turn model hears less of the time before the speech than
+		// the recognizer: what Smart Turn is given in pipecat, whose
+		// buffer starts pre_speech_ms before the speech (turnPreSpeech).
+		// More room noise there changes the window's normalization.
+		skip := min(max(start-audio.Mono16k.Samples(turnPreSpeech)-pre.Pos, 0), int64(pre.Len()))
+		t.keepAudio(pre.Samples[skip:], int(audio.Mono16k.Samples(p.cfg.TurnWindow)))
 		partial, err := p.cfg.ASR.Accept(pre)
 		if err != nil {
 			return fmt.Errorf("asr: %w", err)

@@ -433,6 +433,38 @@ func TestTurnDetectorDecides(t *testing.T) {
 	}
 }
 
+// The turn model hears 500 ms before the speech, as pipecat gives Smart
+// Turn (pipecat-ai/pipecat src/pipecat/audio/turn/smart_turn/base_smart_turn.py:28,215-221:
+// pre_speech_ms 500), not the recognizer's whole 700 ms pre-roll.
+func TestTurnModelHearsHalfASecondBeforeTheSpeech(t *testing.T) {
+	for _, lang := range []struct {
+		name string
+		text string
+	}{{"en", "what time is it"}, {"zh", "现在几点了"}} {
+		t.Run(lang.name, func(t *testing.T) {
+			user := []pipelinetest.Utterance{{Start: 2 * time.Second, End: 3 * time.Second, Text: lang.text}}
+			s := scenario{length: 5 * time.Second, user: user, replies: []string{"Sure."}}
+			clk := clock.NewVirtual()
+			cfg, _ := s.config(clk)
+			det := &pipelinetest.ScriptedTurn{Probs: []float64{0.9}}
+			cfg.Turn = det
+			var commits []pipeline.Event
+			_, err := pipeline.Replay(context.Background(), clk, cfg, audio.VirtualConfig{Input: pipelinetest.Voice(s.length, user...)},
+				func(e pipeline.Event) {
+					if e.Type == pipeline.EvTurnCommit {
+						commits = append(commits, e)
+					}
+				})
+			require.NoError(t, err)
+			require.Len(t, commits, 1)
+			assert.Equal(t, lang.text, commits[0].Text)
+			require.Len(t, det.Lens, 1)
+			// From 500 ms before the speech to the 200 ms pause that asks.
+			assert.Equal(t, int(audio.Mono16k.Samples(1700*time.Millisecond)), det.Lens[0])
+		})
+	}
+}
+
 // The conversation given to the LLM stays within the history budget by
 // dropping the oldest exchanges whole.
 func TestHistoryBudgetDropsOldestExchanges(t *testing.T) {
