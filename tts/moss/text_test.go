@@ -255,3 +255,25 @@ func TestChunkGap(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkPrepareText is what preparing a request as upstream does costs
+// before the model runs: the reply's first words, and a three-sentence
+// paragraph, in English and Chinese (tokens counted by the tiny model's
+// tokenizer, as Synthesize counts them).
+func BenchmarkPrepareText(b *testing.B) {
+	tok, err := spm.Load(filepath.Join("testdata", "tiny", TokenizerFile))
+	require.NoError(b, err)
+	count := func(s string) int { return len(tok.Encode(s)) }
+	for _, tc := range []struct{ name, text string }{
+		{"en_first", "Sure, I"},
+		{"zh_first", "好的，我"},
+		{"en_paragraph", "The weather in Berlin is mild today, with a high of fifteen degrees. Rain is likely after six in the evening, so take an umbrella. Tomorrow looks dry and a little warmer."},
+		{"zh_paragraph", "今天北京天气晴朗，最高气温十五度。傍晚六点以后可能有小雨，出门记得带伞。明天天气干燥，稍微暖和一些。"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				splitText(cleanText(tc.text), MaxChunkTokens, count)
+			}
+		})
+	}
+}
