@@ -90,20 +90,23 @@ def tiny_graph(path, in_name, in_dims, add):
     onnx.save(model, path)
 
 
-def main():
-    torch.manual_seed(20250101)
-    model = TinySmartTurn().eval()
-
+def golden_inputs():
     inputs = {}
     for name, seconds in wf.CASES:
         if name in ("1s", "5s"):
             feats = wf.features(wf.test_signal(seconds)).astype(np.float32)
             inputs["features_" + name] = feats.reshape(1, wf.N_MELS, wf.N_FRAMES)
     inputs["pattern"] = pattern()
+    return inputs
 
-    # Calibrate the last layer so the probabilities sit mid-range and far
-    # apart (a saturated sigmoid would make the golden test toothless):
-    # the 1 s and 5 s features land near logits -1 and +1.
+
+def calibrated_model(inputs):
+    """The tiny model, weights from the seed, its last layer calibrated so the
+    probabilities sit mid-range and far apart (a saturated sigmoid would make
+    the golden test toothless): the 1 s and 5 s features land near logits -1
+    and +1."""
+    torch.manual_seed(20250101)
+    model = TinySmartTurn().eval()
     with torch.no_grad():
         h1 = model.hidden(torch.from_numpy(inputs["features_1s"]))[0]
         h5 = model.hidden(torch.from_numpy(inputs["features_5s"]))[0]
@@ -111,6 +114,12 @@ def main():
         w = model.fc.weight[0]
         w += (2.0 - torch.dot(w, d)) * d / torch.dot(d, d)
         model.fc.bias[0] = -torch.dot(w, (h1 + h5) / 2)
+    return model
+
+
+def main():
+    inputs = golden_inputs()
+    model = calibrated_model(inputs)
 
     path = os.path.join(OUT_DIR, "smart_turn_tiny.onnx")
     dummy = torch.from_numpy(inputs["pattern"])

@@ -71,6 +71,41 @@ func TestSmartTurnTinyGolden(t *testing.T) {
 	}
 }
 
+// TestSmartTurnUpstreamGolden runs the whole path against upstream's own
+// preprocessing: pipecat-ai/pipecat
+// src/pipecat/audio/turn/smart_turn/local_smart_turn_v3.py:138-174 (the
+// last 8 s, left-padded; its vendored Whisper features with do_normalize;
+// probability > 0.5) on the same signals, into the tiny model's torch
+// module (scripts/models/smart_turn_upstream_golden.py says what stands in
+// for onnxruntime). The 12 s case is cut to its last 8 s.
+func TestSmartTurnUpstreamGolden(t *testing.T) {
+	st := openTiny(t)
+	raw, err := os.ReadFile(filepath.Join("testdata", "smart_turn_upstream_golden.json"))
+	require.NoError(t, err)
+	var g struct {
+		Cases []struct {
+			Name        string  `json:"name"`
+			Seconds     float64 `json:"seconds"`
+			FeatureDiff float64 `json:"max_abs_vs_feature_golden"`
+			Probability float64 `json:"probability"`
+			Prediction  int     `json:"prediction"`
+		} `json:"cases"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &g))
+	require.Len(t, g.Cases, 3)
+	for _, c := range g.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			// The feature golden the other tests use is upstream's output
+			// to float32 rounding.
+			assert.LessOrEqual(t, c.FeatureDiff, 1e-5)
+			got, err := st.Predict(context.Background(), golden.Signal(c.Seconds))
+			require.NoError(t, err)
+			assert.InDelta(t, c.Probability, got, 1e-4)
+			assert.Equal(t, c.Prediction == 1, got > 0.5, "the decision, probability > 0.5")
+		})
+	}
+}
+
 func TestSmartTurnRejectsWrongModels(t *testing.T) {
 	testenv.ONNXRuntime(t)
 	for _, tc := range []struct {
