@@ -20,6 +20,8 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+
+	"github.com/voiceassistant/voice/internal/mnnconf"
 )
 
 // FormatMNNLLM is Model.Format for an MNN LLM export.
@@ -118,7 +120,7 @@ func readMNNConfig(dir string) (map[string]any, string, error) {
 	case err != nil:
 		return nil, "", err
 	default:
-		mergeJSON(cfg, llm)
+		mnnconf.Merge(cfg, llm)
 	}
 	return cfg, name, nil
 }
@@ -192,18 +194,4 @@ func readJSON(p string) (map[string]any, error) {
 		return nil, fmt.Errorf("%s: not a JSON object", filepath.Base(p))
 	}
 	return v, nil
-}
-
-// mergeJSON sets src's keys in dst, merging an object into an object, as
-// MNN merges its configs.
-func mergeJSON(dst, src map[string]any) {
-	for k, v := range src {
-		d, dok := dst[k].(map[string]any)
-		s, sok := v.(map[string]any)
-		if dok && sok {
-			mergeJSON(d, s)
-			continue
-		}
-		dst[k] = v
-	}
 }

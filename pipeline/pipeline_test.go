@@ -388,6 +388,24 @@ func TestEchoPathReachesTheMicrophone(t *testing.T) {
 	}
 }
 
+// commitsWithTurn replays s with det as the turn model and returns its
+// turn commits.
+func commitsWithTurn(t *testing.T, s scenario, det pipeline.TurnDetector) []pipeline.Event {
+	t.Helper()
+	clk := clock.NewVirtual()
+	cfg, _ := s.config(clk)
+	cfg.Turn = det
+	var commits []pipeline.Event
+	_, err := pipeline.Replay(context.Background(), clk, cfg, audio.VirtualConfig{Input: pipelinetest.Voice(s.length, s.user...)},
+		func(e pipeline.Event) {
+			if e.Type == pipeline.EvTurnCommit {
+				commits = append(commits, e)
+			}
+		})
+	require.NoError(t, err)
+	return commits
+}
+
 func TestTurnDetectorDecides(t *testing.T) {
 	user := []pipelinetest.Utterance{
 		{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: "I would like"},
@@ -409,19 +427,8 @@ func TestTurnDetectorDecides(t *testing.T) {
 		{"fallback", []float64{0.1}, []string{"I would like a cup of tea"}, "fallback", 6 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := scenario{length: 8 * time.Second, user: user, replies: []string{"Sure."}}
-			clk := clock.NewVirtual()
-			cfg, _ := s.config(clk)
 			det := &pipelinetest.ScriptedTurn{Probs: tc.probs}
-			cfg.Turn = det
-			var commits []pipeline.Event
-			_, err := pipeline.Replay(context.Background(), clk, cfg, audio.VirtualConfig{Input: pipelinetest.Voice(s.length, user...)},
-				func(e pipeline.Event) {
-					if e.Type == pipeline.EvTurnCommit {
-						commits = append(commits, e)
-					}
-				})
-			require.NoError(t, err)
+			commits := commitsWithTurn(t, scenario{length: 8 * time.Second, user: user, replies: []string{"Sure."}}, det)
 			require.Len(t, commits, len(tc.commits))
 			assert.Equal(t, tc.commits[0], commits[0].Text)
 			assert.Equal(t, tc.reason, commits[0].Reason)
@@ -443,19 +450,8 @@ func TestTurnModelHearsHalfASecondBeforeTheSpeech(t *testing.T) {
 	}{{"en", "what time is it"}, {"zh", "现在几点了"}} {
 		t.Run(lang.name, func(t *testing.T) {
 			user := []pipelinetest.Utterance{{Start: 2 * time.Second, End: 3 * time.Second, Text: lang.text}}
-			s := scenario{length: 5 * time.Second, user: user, replies: []string{"Sure."}}
-			clk := clock.NewVirtual()
-			cfg, _ := s.config(clk)
 			det := &pipelinetest.ScriptedTurn{Probs: []float64{0.9}}
-			cfg.Turn = det
-			var commits []pipeline.Event
-			_, err := pipeline.Replay(context.Background(), clk, cfg, audio.VirtualConfig{Input: pipelinetest.Voice(s.length, user...)},
-				func(e pipeline.Event) {
-					if e.Type == pipeline.EvTurnCommit {
-						commits = append(commits, e)
-					}
-				})
-			require.NoError(t, err)
+			commits := commitsWithTurn(t, scenario{length: 5 * time.Second, user: user, replies: []string{"Sure."}}, det)
 			require.Len(t, commits, 1)
 			assert.Equal(t, lang.text, commits[0].Text)
 			require.Len(t, det.Lens, 1)

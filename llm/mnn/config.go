@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+
+	"github.com/voiceassistant/voice/internal/mnnconf"
 )
 
 // ErrNotBuilt is returned by Open in binaries built without MNN.
@@ -81,7 +83,7 @@ func (c Config) engineSettings(tmp string) map[string]any {
 	if c.MaxNewTokens > 0 {
 		s["max_new_tokens"] = c.MaxNewTokens
 	}
-	merge(s, c.Settings)
+	mnnconf.Merge(s, c.Settings)
 	return s
 }
 
@@ -93,20 +95,6 @@ func templateSettings(settings map[string]any) (map[string]any, bool) {
 	jinja, _ := settings["jinja"].(map[string]any)
 	ctx, ok := jinja["context"]
 	return map[string]any{"jinja": map[string]any{"context": ctx}}, ok
-}
-
-// merge sets src's keys in dst, merging an object into an object, as
-// MNN's set_config merges its JSON into the config.
-func merge(dst, src map[string]any) {
-	for k, v := range src {
-		d, dok := dst[k].(map[string]any)
-		s, sok := v.(map[string]any)
-		if dok && sok {
-			merge(d, s)
-			continue
-		}
-		dst[k] = v
-	}
 }
 
 func defaultThreads(cores int) int { return min(4, max(1, cores-1)) }

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/voiceassistant/voice/internal/mnnconf"
 	"github.com/voiceassistant/voice/internal/testenv"
 )
 
@@ -41,7 +42,7 @@ func tinyExport(t *testing.T, edit map[string]map[string]any, drop ...string) st
 		if data, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
 			require.NoError(t, json.Unmarshal(data, &cfg))
 		}
-		merge(cfg, keys)
+		mnnconf.Merge(cfg, keys)
 		data, err := json.Marshal(cfg)
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o644))
