@@ -21,14 +21,18 @@ meta JSON, which is where the Go loader must read them from. Weights are inline 
 Regenerate (from the repository root; Debian: apt-get install -y python3-numpy python3-onnx
 python3-torch python3-sentencepiece; use /usr/bin/python3):
 
-    /usr/bin/python3 scripts/models/make_tiny_moss.py
+    /usr/bin/python3 scripts/models/make_tiny_moss.py [--testdata DIR]
 
-Everything comes from fixed seeds; the golden JSON is rewritten together with the graphs.
+Everything comes from fixed seeds; the golden JSON is rewritten together with the graphs, and a
+rerun writes the same bytes (--testdata elsewhere and cmp -r to check). build_modules rebuilds
+the torch modules without writing anything, for scripts/models/moss_upstream_golden.py.
 As in the real export, the codec graph's cache outputs have symbolic dims
 (Sliceattn_cached_keys_out_<i>_dim_2, ...); only the inputs carry the static contexts.
 """
+import argparse
 import json
 import os
+import types
 
 import numpy as np
 import onnx
@@ -42,8 +46,6 @@ from moss_set import (AUDIO_PAD, CB, CHANNELS, CODEC_HDIM, CODEC_HEADS, HDIM, HE
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 TD = os.path.join(ROOT, "tts", "moss", "testdata")
-TINY = os.path.join(TD, "tiny")
-CODEC = os.path.join(TD, "tiny-codec")
 OPSET = 17
 
 EMB = 4  # tiny embedding width
@@ -195,15 +197,12 @@ def export(model, args, path, in_names, out_names, dyn):
     return m
 
 
-
-
-
-
-def main():
+def build_modules():
+    """The tiny set's torch modules, built from the fixed seed as main exports them: prefill,
+    decode (the decode step, sharing prefill's weights), local (the fixed-sampled frame graph)
+    and codec (the codec decode step). Writes nothing; scripts/models/moss_upstream_golden.py
+    serves the graphs with these modules."""
     torch.manual_seed(20261130)
-    os.makedirs(TINY, exist_ok=True)
-    os.makedirs(CODEC, exist_ok=True)
-
     prefill = Prefill().eval()
     decode = DecodeStep(prefill).eval()
     local = LocalFrame().eval()
@@ -212,37 +211,58 @@ def main():
         local.stop.bias.fill_(CONTINUE_BIAS)
         local.logits.weight.mul_(8.0)
     codec = CodecStep().eval()
+    return types.SimpleNamespace(prefill=prefill, decode=decode, local=local, codec=codec)
 
+
+def export_graphs(m, tiny_dir, codec_dir):
+    """Exports build_modules' modules m as the set's four graphs under tiny_dir and codec_dir.
+    The example inputs come from torch's global generator, which main leaves where
+    build_modules left it, so that the bytes written are the committed ones."""
     g = moss_set.graph_names(LAYERS)
-
     with torch.no_grad():
         ex_ids = torch.full((1, 5, ROW), AUDIO_PAD, dtype=torch.int32)
         ex_ids[:, :, 0] = 4
         dyn = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
                "global_hidden": {0: "batch", 1: "seq"}}
         dyn.update({n: {0: "batch", 1: "seq"} for n in g.kv_present})
-        export(prefill, (ex_ids, torch.ones(1, 5, dtype=torch.int32)), os.path.join(TINY, g.files["prefill"]),
+        export(m.prefill, (ex_ids, torch.ones(1, 5, dtype=torch.int32)), os.path.join(tiny_dir, g.files["prefill"]),
                g.prefill_in, g.prefill_out, dyn)
 
         past = [torch.randn(1, 5, HEADS, HDIM) for _ in range(2 * LAYERS)]
         dyn = {"input_ids": {0: "batch"}, "past_valid_lengths": {0: "batch"}, "global_hidden": {0: "batch"}}
         dyn.update({n: {0: "batch", 1: "past_seq"} for n in g.kv_past})
         dyn.update({n: {0: "batch", 1: "total_seq"} for n in g.kv_present})
-        export(decode, (ex_ids[:, :1], torch.tensor([5], dtype=torch.int32), *past),
-               os.path.join(TINY, g.files["decode_step"]), g.decode_in, g.decode_out, dyn)
+        export(m.decode, (ex_ids[:, :1], torch.tensor([5], dtype=torch.int32), *past),
+               os.path.join(tiny_dir, g.files["decode_step"]), g.decode_in, g.decode_out, dyn)
 
         dyn = {n: {0: "batch"} for n in g.local_in + g.local_out}
-        export(local, (torch.randn(1, HID), torch.zeros(1, NVQ, CB, dtype=torch.int32),
-                       torch.tensor([0.5]), torch.rand(1, NVQ)),
-               os.path.join(TINY, g.files["local_fixed_sampled_frame"]), g.local_in, g.local_out, dyn)
+        export(m.local, (torch.randn(1, HID), torch.zeros(1, NVQ, CB, dtype=torch.int32),
+                         torch.tensor([0.5]), torch.rand(1, NVQ)),
+               os.path.join(tiny_dir, g.files["local_fixed_sampled_frame"]), g.local_in, g.local_out, dyn)
 
         dyn = {"audio_codes": {1: "num_frames"}, "audio": {2: "num_samples"}}
-        export(codec, (torch.zeros(1, 2, NVQ, dtype=torch.int32), torch.tensor([2], dtype=torch.int32),
-                       *moss_set.codec_initial_state(CODEC_CONTEXTS)), os.path.join(CODEC, g.codec_file), g.codec_in, g.codec_out, dyn)
+        export(m.codec, (torch.zeros(1, 2, NVQ, dtype=torch.int32), torch.tensor([2], dtype=torch.int32),
+                         *moss_set.codec_initial_state(CODEC_CONTEXTS)), os.path.join(codec_dir, g.codec_file),
+               g.codec_in, g.codec_out, dyn)
+    return g
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--testdata", default=TD,
+                    help="where to write tiny/, tiny-codec/ and tiny_golden.json (default tts/moss/testdata)")
+    td = ap.parse_args().testdata
+    tiny_dir, codec_dir = os.path.join(td, "tiny"), os.path.join(td, "tiny-codec")
+    os.makedirs(tiny_dir, exist_ok=True)
+    os.makedirs(codec_dir, exist_ok=True)
+
+    m = build_modules()
+    prefill, decode, local, codec = m.prefill, m.decode, m.local, m.codec
+    g = export_graphs(m, tiny_dir, codec_dir)
 
     # ---- metadata ----
-    templates, voices = moss_set.write_meta(TINY, CODEC, "../tiny-codec/codec_browser_onnx_meta.json", g, 5,
-                                                CODEC_CONTEXTS, DOWNSAMPLE, OPSET)
+    templates, voices = moss_set.write_meta(tiny_dir, codec_dir, "../tiny-codec/codec_browser_onnx_meta.json", g, 5,
+                                            CODEC_CONTEXTS, DOWNSAMPLE, OPSET)
     tok_src = moss_set.tokenizer_model()
 
     # ---- golden: one request, voice Junhao, text "hello world" ----
@@ -286,7 +306,7 @@ def main():
         "last_frame_fresh_state_first16_channel0": [float(x) for x in fresh[0, 0, :16]],
         "calibration_frames_seeds_0_19": calib,
     }
-    with open(os.path.join(TD, "tiny_golden.json"), "w") as f:
+    with open(os.path.join(td, "tiny_golden.json"), "w") as f:
         json.dump(golden, f, indent=1)
         f.write("\n")
     print("frames", len(frames), "calib", calib, "samples", total)
