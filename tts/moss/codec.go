@@ -2,6 +2,7 @@ package moss
 
 import (
 	"fmt"
+	"time"
 
 	ort "github.com/yalue/onnxruntime_go"
 )
@@ -13,9 +14,12 @@ type codecState struct {
 	s       *Synthesizer
 	state   []ort.Value
 	pending [][]int32 // frames not decoded yet
-	batch   int       // frames per codec call: 1 until audio came out, then 2, 4, 8
 	calls   int       // codec calls made
 	buf     []float32
+	// The chunk's audio so far, per channel, and when its first came out:
+	// how far it runs ahead of playback (budget).
+	emitted    int
+	firstAudio time.Time
 }
 
 func zeros[T ort.TensorData](shape []int64, fill T) (ort.Value, error) {
@@ -34,10 +38,7 @@ func zeros[T ort.TensorData](shape []int64, fill T) (ort.Value, error) {
 }
 
 func (s *Synthesizer) newCodecState() (*codecState, error) {
-	cs := &codecState{s: s, batch: 1}
-	if s.codecBatch > 0 {
-		cs.batch = s.codecBatch
-	}
+	cs := &codecState{s: s}
 	if err := cs.reset(); err != nil {
 		cs.close()
 		return nil, err
@@ -81,29 +82,58 @@ func (cs *codecState) close() {
 	cs.state = nil
 }
 
+// budget is how many frames the next codec call decodes, as upstream's
+// streaming decode chooses it (OpenMOSS/MOSS-TTS-Nano
+// ort_cpu_runtime.py:237-257, asked at every frame by
+// onnx_tts_runtime.py:552-567): one frame until the chunk's audio runs
+// 0.2 s ahead of the time since its first audio, then 2, 4 (0.55 s) and
+// 8 (1.1 s). Synthesis slower than playback keeps it at one frame, so
+// each frame is heard as soon as it is made; faster, the calls grow and
+// cost less per frame.
+func (cs *codecState) budget() int {
+	if cs.s.codecBatch > 0 {
+		return cs.s.codecBatch
+	}
+	if cs.firstAudio.IsZero() {
+		return 1
+	}
+	played := cs.s.now().Sub(cs.firstAudio)
+	lead := time.Duration(cs.emitted)*time.Second/time.Duration(cs.s.format.Rate) - max(played, 0)
+	switch {
+	case lead < 200*time.Millisecond:
+		return 1
+	case lead < 550*time.Millisecond:
+		return 2
+	case lead < 1100*time.Millisecond:
+		return 4
+	}
+	return maxCodecBatch
+}
+
 // push queues a frame and decodes once a batch is ready.
 func (cs *codecState) push(frame []int32, emit func([]float32) error) error {
 	cs.pending = append(cs.pending, frame)
-	if len(cs.pending) < cs.batch {
+	if len(cs.pending) < cs.budget() {
 		return nil
 	}
-	return cs.run(emit)
+	return cs.run(emit, cs.budget())
 }
 
-// flush decodes every pending frame.
+// flush decodes every pending frame (fewer than a budget's), in one call
+// as upstream's last decode does.
 func (cs *codecState) flush(emit func([]float32) error) error {
 	for len(cs.pending) > 0 {
-		if err := cs.run(emit); err != nil {
+		if err := cs.run(emit, len(cs.pending)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// run decodes up to one batch of pending frames and emits the audio.
-func (cs *codecState) run(emit func([]float32) error) error {
+// run decodes up to n pending frames and emits the audio.
+func (cs *codecState) run(emit func([]float32) error, n int) error {
 	s := cs.s
-	n := min(len(cs.pending), cs.batch, maxCodecBatch)
+	n = min(len(cs.pending), n, maxCodecBatch)
 	frames := cs.pending[:n]
 	codes := make([]int32, 0, n*s.cfg.nVQ)
 	for _, f := range frames {
@@ -142,9 +172,10 @@ func (cs *codecState) run(emit func([]float32) error) error {
 	if len(samples) == 0 {
 		return nil
 	}
-	if cs.batch < maxCodecBatch && cs.s.codecBatch == 0 {
-		cs.batch *= 2
+	if cs.firstAudio.IsZero() {
+		cs.firstAudio = s.now()
 	}
+	cs.emitted += len(samples) / s.format.Channels
 	return emit(samples)
 }
 

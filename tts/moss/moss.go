@@ -17,6 +17,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"sync"
+	"time"
 
 	ort "github.com/yalue/onnxruntime_go"
 
@@ -102,7 +103,8 @@ type Synthesizer struct {
 	onFrame    func(frame []int32) // called for every generated frame
 	resetKV    bool                // forget the KV cache every step
 	resetCodec bool                // forget the codec state every call
-	codecBatch int                 // frames per codec call when > 0 (else 1, 2, 4, 8)
+	codecBatch int                 // frames per codec call when > 0 (else the budget by the audio's lead)
+	now        func() time.Time    // the clock the codec's lead is measured on
 }
 
 // Open loads the TTS model set in ttsDir and the codec in codecDir (when
@@ -137,7 +139,7 @@ func Open(ttsDir, codecDir string, opts Options) (*Synthesizer, error) {
 		tokPath = filepath.Join(ttsDir, man.ModelFiles.TokenizerModel)
 	}
 
-	s := &Synthesizer{}
+	s := &Synthesizer{now: time.Now}
 	if err := s.configure(metaPaths{man: manPath, tts: ttsMetaPath, codec: codecMetaPath}, &man, &tm, &cm, opts); err != nil {
 		return nil, err
 	}

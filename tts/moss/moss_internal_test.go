@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/voiceassistant/voice/audio"
@@ -151,15 +152,55 @@ func TestGoldenFramesAndAudio(t *testing.T) {
 	require.True(t, slices.Equal(r.audio, r2.audio), "a second Synthesize gave different audio: state not reset")
 }
 
-func TestGrowingCodecBatches(t *testing.T) {
+// TestCodecBudget pins the frames per codec call to upstream's rule
+// (OpenMOSS/MOSS-TTS-Nano ort_cpu_runtime.py:237-257): one until the
+// chunk's audio runs 0.2 s ahead of the time since its first audio, then
+// 2 up to 0.55 s, 4 up to 1.1 s, then 8.
+func TestCodecBudget(t *testing.T) {
+	start := time.Unix(1000, 0)
+	for _, tc := range []struct {
+		name    string
+		audio   time.Duration // emitted so far
+		played  time.Duration // since the first audio
+		noneYet bool
+		want    int
+		forced  int // the codecBatch test hook
+	}{
+		{name: "before any audio", noneYet: true, want: 1},
+		{name: "just started", audio: 80 * time.Millisecond, want: 1},
+		{name: "0.199 s ahead", audio: 199 * time.Millisecond, want: 1},
+		{name: "0.2 s ahead", audio: 200 * time.Millisecond, want: 2},
+		{name: "0.549 s ahead", audio: 749 * time.Millisecond, played: 200 * time.Millisecond, want: 2},
+		{name: "0.55 s ahead", audio: 550 * time.Millisecond, want: 4},
+		{name: "1.1 s ahead", audio: 1100 * time.Millisecond, want: 8},
+		{name: "slower than playback", audio: 2 * time.Second, played: 3 * time.Second, want: 1},
+		{name: "the hook", audio: 2 * time.Second, want: 3, forced: 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Synthesizer{format: audio.Format{Rate: 48000, Channels: 2}, codecBatch: tc.forced,
+				now: func() time.Time { return start.Add(tc.played) }}
+			cs := &codecState{s: s, emitted: int(tc.audio * 48000 / time.Second)}
+			if !tc.noneYet {
+				cs.firstAudio = start
+			}
+			assert.Equal(t, tc.want, cs.budget())
+		})
+	}
+}
+
+// TestCodecCallsFollowTheLead: synthesis slower than playback decodes
+// every frame as it comes; faster, frames are decoded in batches as the
+// audio's lead grows.
+func TestCodecCallsFollowTheLead(t *testing.T) {
 	g := loadGolden(t)
 	s := openTiny(t, g)
 	s.codecBatch = 0
+	var at time.Time
+	s.now = func() time.Time { at = at.Add(time.Second); return at } // a second per read: always behind
 	r, err := speakGolden(t, s, context.Background(), g)
 	require.NoError(t, err)
 	require.Equal(t, 2*g.TotalSamples, len(r.audio), "interleaved samples")
-	// 7 frames in calls of 1, 2, 4.
-	require.Equal(t, 3, len(r.emits), "emits (batches 1, 2, 4)")
+	require.Equal(t, len(g.Frames), len(r.emits), "one codec call per frame")
 	close16(t, "channel 0", channel(r.audio, 0, 16), g.First16Ch0)
 }
 
