@@ -113,10 +113,11 @@ func (cs *codecState) budget() int {
 // push queues a frame and decodes once a batch is ready.
 func (cs *codecState) push(frame []int32, emit func([]float32) error) error {
 	cs.pending = append(cs.pending, frame)
-	if len(cs.pending) < cs.budget() {
+	n := cs.budget()
+	if len(cs.pending) < n {
 		return nil
 	}
-	return cs.run(emit, cs.budget())
+	return cs.run(emit, n)
 }
 
 // flush decodes every pending frame (fewer than a budget's), in one call
