@@ -40,9 +40,15 @@ func findFiles(dir string) ([4]string, error) {
 	for i, names := range [][]string{encoderFiles, decoderFiles, joinerFiles, {tokensFile}} {
 		for _, n := range names {
 			p := filepath.Join(dir, n)
-			if _, err := os.Stat(p); err == nil {
+			_, err := os.Stat(p)
+			if err == nil {
 				paths[i] = p
 				break
+			}
+			// A file there but out of reach is not "missing": pulling it
+			// again would not help.
+			if !errors.Is(err, os.ErrNotExist) {
+				return paths, fmt.Errorf("xasr: %w; make the model directory readable by this user", err)
 			}
 		}
 		if paths[i] == "" {

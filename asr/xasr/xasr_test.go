@@ -402,6 +402,17 @@ func TestMissingFiles(t *testing.T) {
 	require.NoError(t, os.WriteFile(f, nil, 0o644))
 	_, err = New(f, onnx.Options{})
 	require.ErrorContains(t, err, "not a directory")
+
+	// A file that is there but cannot be reached is not "missing" (root
+	// reads through permissions, so a symlink loop stands in for them).
+	dir = modelDir(t, map[string]string{"tokens.txt": "tokens.txt"})
+	loop := filepath.Join(dir, "encoder.int8.onnx")
+	require.NoError(t, os.Symlink(loop, loop))
+	_, err = New(dir, onnx.Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), loop)
+	assert.Contains(t, err.Error(), "too many levels of symbolic links")
+	assert.NotContains(t, err.Error(), "missing")
 }
 
 // TestFP32Names: encoder.onnx / joiner.onnx are accepted when the int8

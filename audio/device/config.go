@@ -75,13 +75,24 @@ func (c *Config) defaults() error {
 		c.PlaybackBuffer = def.PlaybackBuffer
 	}
 	if err := (audio.Format{Rate: c.Rate, Channels: c.PlaybackChannels}).Validate(); err != nil {
-		return fmt.Errorf("audio device config: %w", err)
+		return fmt.Errorf("device.rate, device.playback_channels: %w", err)
+	}
+	// miniaudio's own bounds (MA_MIN_SAMPLE_RATE, MA_MAX_SAMPLE_RATE).
+	if c.Rate < 8000 || c.Rate > 384000 {
+		return fmt.Errorf("device.rate: %d Hz is out of range (8000..384000)", c.Rate)
 	}
 	if c.Period < time.Millisecond || c.Period > time.Second {
-		return fmt.Errorf("audio device config: period %v out of range (1ms..1s)", c.Period)
+		return fmt.Errorf("device.period: %v is out of range (1ms..1s)", c.Period)
 	}
 	if c.PlaybackBuffer < c.Period {
-		return fmt.Errorf("audio device config: playback buffer %v is shorter than one period (%v)", c.PlaybackBuffer, c.Period)
+		return fmt.Errorf("device.playback_buffer: %v is shorter than one period (device.period, %v)", c.PlaybackBuffer, c.Period)
 	}
 	return nil
+}
+
+// Validate reports the first setting out of range, by its config key, so
+// `voice-agent config` refuses what opening the device would: a mistake
+// in the file is found when it is written, not at the next session.
+func (c Config) Validate() error {
+	return c.defaults()
 }

@@ -2,15 +2,12 @@
 
 package onnx
 
-import (
-	"errors"
-	"os"
-)
+import "os"
 
 func mapFile(path string) ([]byte, func(), error) {
-	data, err := os.ReadFile(path)
-	if err == nil && len(data) == 0 {
-		err = errors.New("the file is empty; the file is corrupt or not a model")
+	if _, err := checkModelFile(path); err != nil {
+		return nil, nil, err
 	}
+	data, err := os.ReadFile(path)
 	return data, func() {}, err
 }

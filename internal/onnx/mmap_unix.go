@@ -3,7 +3,6 @@
 package onnx
 
 import (
-	"errors"
 	"os"
 	"syscall"
 )
@@ -11,19 +10,16 @@ import (
 // mapFile maps the file read-only: pages are read as they are touched, so
 // walking a model's fields reads little of a large file.
 func mapFile(path string) ([]byte, func(), error) {
+	size, err := checkModelFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
-	}
-	if info.Size() == 0 {
-		return nil, nil, errors.New("the file is empty; the file is corrupt or not a model")
-	}
-	data, err := syscall.Mmap(int(f.Fd()), 0, int(info.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/internal/onnx"
@@ -182,12 +183,16 @@ func (s Stages) model(explicit, file string) (string, bool, error) {
 		return explicit, true, nil // a wrong explicit path is reported by the loader
 	}
 	if s.ModelDir != "" {
-		if p := filepath.Join(s.ModelDir, file); exists(p) {
-			return p, true, nil
+		p := filepath.Join(s.ModelDir, file)
+		if ok, err := exists(p); ok || err != nil {
+			return p, ok, err
 		}
 	}
 	if cache, err := assets.CacheDir(); err == nil {
-		if p := filepath.Join(cache, cachePaths[file]); exists(p) {
+		p := filepath.Join(cache, cachePaths[file])
+		if ok, err := exists(p); err != nil {
+			return p, false, err
+		} else if ok {
 			return p, true, checkCached(cache, cachePaths[file])
 		}
 	}
@@ -211,9 +216,18 @@ func (s Stages) searched() string {
 	return strings.Join(places[:len(places)-1], ", ") + " and " + places[len(places)-1]
 }
 
-func exists(path string) bool {
+// exists says whether path is there; a place that is there but cannot be
+// looked into (permissions) is an error, not "not found", so the user
+// fixes the permissions rather than downloading the model again.
+func exists(path string) (bool, error) {
 	_, err := os.Stat(path)
-	return err == nil
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		return false, nil
+	}
+	return false, fmt.Errorf("%w; make it readable (and its folders searchable) by this user", err)
 }
 
 // checkCached checks the manifest's model whose directory rel lies in.

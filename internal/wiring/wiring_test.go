@@ -38,6 +38,8 @@ func TestBuild(t *testing.T) {
 			errs: []string{"X-ASR not found", "Smart Turn v3.2 not found", "--turn none", "MNN", "MOSS-TTS-Nano not found"}},
 		{name: "missing VAD model", edit: func(s *Stages) { s.VAD = VADSilero; s.ModelDir = t.TempDir(); s.VADModel = "/nonexistent/silero.onnx" },
 			errs: []string{"/nonexistent/silero.onnx", "scripts/setup"}},
+		{name: "an unreadable model directory is not a missing model", edit: func(s *Stages) { s.VAD = VADSilero; s.ModelDir = symlinkLoop(t) },
+			errs: []string{"silero_vad_v5.onnx", "too many levels of symbolic links", "make it readable"}},
 		{name: "Smart Turn from the model directory", edit: func(s *Stages) { s.Turn = TurnSmart; s.TurnModel = tinySmartTurn }},
 		{name: "unknown backend", edit: func(s *Stages) { s.VAD = "webrtc" }, errs: []string{`stages.vad: "webrtc" is not one of silero, energy`}},
 		{name: "scripted without a script", edit: func(s *Stages) { s.Script = "" }, errs: []string{"need --script FILE"}},
@@ -210,4 +212,12 @@ func TestUnknownBackendIsRefused(t *testing.T) {
 	require.NoError(t, f.Parse([]string{"--vad", "energy", "--tts", "none"}))
 	assert.Equal(t, VADEnergy, s.VAD)
 	assert.Equal(t, TTSNone, s.TTS)
+}
+
+// symlinkLoop is a path that is there but cannot be looked into: it
+// stands in for a folder without permissions, which root reads through.
+func symlinkLoop(t *testing.T) string {
+	loop := filepath.Join(t.TempDir(), "loop")
+	require.NoError(t, os.Symlink(loop, loop))
+	return loop
 }
