@@ -74,6 +74,11 @@ the scripted recognizer and LLM), and the report names it.`,
 			if err != nil {
 				return err
 			}
+			// A replay cut short ends quietly; its figures would pass for
+			// the recording's.
+			if err := cmd.Context().Err(); err != nil {
+				return fmt.Errorf("bench pipeline: stopped after %d turns, before the end of %s: %w", len(res.Metrics), args[0], err)
+			}
 			b := summarizeBench(res.Metrics)
 			b.Input, b.ComputeScale, b.Swapped = args[0], scale, swapped
 			b.PeakRSSBytes, b.MemoryEnd = peakRSS(), memoryNow()

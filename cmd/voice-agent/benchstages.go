@@ -87,6 +87,10 @@ real-time factor and time to first audio on --text.`,
 					continue
 				}
 				b, err := benchStage(cmd.Context(), s, sm, input, text, loadOnly)
+				if err == nil {
+					// Not every stage's work watches the context.
+					err = cmd.Context().Err()
+				}
 				if err != nil {
 					return fmt.Errorf("%s: %w", sm.Stage, err)
 				}

@@ -45,7 +45,7 @@ func (a *app) loadConfig(cmd *cobra.Command) (string, error) {
 			return "", nil
 		}
 	}
-	data, err := os.ReadFile(path)
+	data, err := readConfigFile(path)
 	if err != nil {
 		return "", fmt.Errorf("config: %w", err)
 	}
@@ -75,6 +75,27 @@ func (a *app) loadConfig(cmd *cobra.Command) (string, error) {
 		}
 	}
 	return path, nil
+}
+
+// maxConfigSize bounds the config file: every setting written out is a few
+// kB, and YAML's decoder holds many times a file's size (an 11 MB list took
+// 1 GB), so a larger file is a mistake to refuse, not to parse.
+const maxConfigSize = 1 << 20
+
+func readConfigFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxConfigSize {
+		return nil, fmt.Errorf("%s is larger than %d KiB; a config file holds settings only (voice-agent config prints them all)", path, maxConfigSize>>10)
+	}
+	return data, nil
 }
 
 // decodeConfig reads a config file over cfg: keys it has replace cfg's

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -12,24 +14,39 @@ import (
 // eventPrinter shows events: JSON lines on stdout with --json, otherwise
 // the conversation and milestones through the logger.
 type eventPrinter struct {
-	mu   sync.Mutex
-	json *json.Encoder
+	json *jsonLines
 	log  *slog.Logger
 }
 
 func newEventPrinter(asJSON bool, stdout io.Writer, log *slog.Logger) *eventPrinter {
 	p := &eventPrinter{log: log}
 	if asJSON {
-		p.json = json.NewEncoder(stdout)
+		p.json = newJSONLines(stdout, "stdout")
 	}
 	return p
 }
 
+// watch is ctx, cancelled with the error as its cause when an event cannot
+// be written: the run stops rather than go on with a stream that has lost
+// events, which whoever reads it could not tell from a quiet session.
+func (p *eventPrinter) watch(ctx context.Context) (context.Context, context.CancelFunc) {
+	if p.json == nil {
+		return context.WithCancel(ctx)
+	}
+	return p.json.watch(ctx)
+}
+
+// Err is the first failed write, or nil.
+func (p *eventPrinter) Err() error {
+	if p.json == nil {
+		return nil
+	}
+	return p.json.Err()
+}
+
 func (p *eventPrinter) print(e pipeline.Event) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.json != nil {
-		_ = p.json.Encode(e)
+		p.json.write(e)
 		return
 	}
 	at := slog.Duration("at", e.At)
@@ -55,4 +72,52 @@ func (p *eventPrinter) print(e pipeline.Event) {
 	default:
 		p.log.Debug(string(e.Type), at, "text", e.Text)
 	}
+}
+
+// jsonLines writes events as JSON lines to one output. The first failed
+// write is kept (and stops the run it watches); later events are dropped,
+// since a stream with a hole in it is no record.
+type jsonLines struct {
+	mu   sync.Mutex
+	enc  *json.Encoder
+	name string
+	err  error
+	stop context.CancelCauseFunc
+}
+
+func newJSONLines(w io.Writer, name string) *jsonLines {
+	return &jsonLines{enc: json.NewEncoder(w), name: name}
+}
+
+func (l *jsonLines) watch(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	l.mu.Lock()
+	l.stop = cancel
+	failed := l.err
+	l.mu.Unlock()
+	if failed != nil {
+		cancel(failed)
+	}
+	return ctx, func() { cancel(nil) }
+}
+
+func (l *jsonLines) write(e pipeline.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		return
+	}
+	if err := l.enc.Encode(e); err != nil {
+		l.err = fmt.Errorf("events: writing to %s: %w; the events from %v on are lost", l.name, err, e.At)
+		if l.stop != nil {
+			l.stop(l.err)
+		}
+	}
+}
+
+// Err is the first failed write, or nil.
+func (l *jsonLines) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
 }

@@ -42,6 +42,8 @@ pull does), then starts; --offline or $` + envOffline + ` skips the downloads.`,
 				}
 			}
 			printer := newEventPrinter(a.json, cmd.OutOrStdout(), a.log)
+			ctx, stop := printer.watch(cmd.Context())
+			defer stop()
 			listening := false
 			st, err := wiring.Live{
 				Stages:  a.cfg.Stages,
@@ -52,11 +54,11 @@ pull does), then starts; --offline or $` + envOffline + ` skips the downloads.`,
 					listening = true
 					a.log.Info("listening", "capture", d.Capture, "playback", d.Playback)
 				},
-			}.Run(cmd.Context())
+			}.Run(ctx)
 			if listening {
 				a.log.Info("stopped", "capture_overruns", st.CaptureOverruns, "playback_underruns", st.PlaybackUnderruns)
 			}
-			return err
+			return errors.Join(err, printer.Err())
 		},
 	}
 	f := cmd.Flags()

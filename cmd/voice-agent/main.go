@@ -59,11 +59,20 @@ type app struct {
 func main() {
 	a := newApp()
 	root := a.root()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(context.Background())
 	err := root.ExecuteContext(ctx)
 	stop()
 	if err == nil {
 		err = checkLeaks()
+	}
+	// A live session ends on a signal and returns nil; a command with an
+	// end of its own (a replay, a bench, a pull) returns the context's
+	// error, and what it printed is not the whole answer: say so, and exit
+	// as a shell expects of a program stopped by that signal.
+	var sig interrupted
+	if err != nil && errors.As(context.Cause(ctx), &sig) && errors.Is(err, context.Canceled) {
+		fmt.Fprintf(os.Stderr, "voice-agent: interrupted (%v): the results above are incomplete\n", sig.Signal)
+		os.Exit(sig.exitCode())
 	}
 	if err != nil {
 		// Joined errors (several missing models) get a line each; the
@@ -85,6 +94,44 @@ func main() {
 			}
 		}
 		os.Exit(1)
+	}
+}
+
+// interrupted is the cause of a context cancelled by a signal.
+type interrupted struct{ os.Signal }
+
+func (s interrupted) Error() string { return s.String() + " received" }
+
+func (s interrupted) Is(target error) bool { return target == context.Canceled }
+
+// exitCode is 128 plus the signal's number, as a shell reports a process
+// the signal ended.
+func (s interrupted) exitCode() int {
+	if n, ok := s.Signal.(syscall.Signal); ok {
+		return 128 + int(n)
+	}
+	return 130
+}
+
+// interruptible is a context cancelled, with interrupted as its cause, by
+// the first SIGINT or SIGTERM. Only the first is caught: a second Ctrl-C
+// kills the process the default way, for a user who will not wait for a
+// clean stop.
+func interruptible(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case s := <-ch:
+			signal.Stop(ch)
+			cancel(interrupted{s})
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		cancel(nil)
 	}
 }
 
@@ -154,6 +201,9 @@ func (a *app) setup(cmd *cobra.Command) error {
 		return err
 	}
 	if err := a.cfg.Stages.Validate(); err != nil {
+		return err
+	}
+	if err := a.cfg.Device.Validate(); err != nil {
 		return err
 	}
 	if a.log, err = newLogger(os.Stderr, a.cfg.LogLevel, a.cfg.LogFormat); err != nil {

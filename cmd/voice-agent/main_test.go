@@ -70,6 +70,9 @@ func TestConfigValuesAreChecked(t *testing.T) {
 		{"old key", "stages:\n  barge_in_min: 250ms\n", nil, "field barge_in_min not found"},
 		{"zero is a setting", "stages:\n  barge_in:\n    min_speech: 0s\n    mode: off\n", nil, ""},
 		{"older true/false", "", []string{"--barge-in=false"}, ""},
+		{"device period", "device:\n  period: -20ms\n", nil, "device.period: -20ms is out of range"},
+		{"device rate", "device:\n  rate: 7\n", nil, "device.rate: 7 Hz is out of range"},
+		{"a list too long to be settings", "stages:\n  barge_in:\n    backchannels: [" + strings.Repeat("yeah, ", 200_000) + "ok]\n", nil, "larger than 1024 KiB"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "config.yaml")
