@@ -14,7 +14,7 @@ import (
 // exclude each other as two processes do (flock(2) on Unix, LockFileEx on
 // Windows, through gofrs/flock).
 func lockFile(ctx context.Context, path string) (unlock func(), err error) {
-	opt := flock.SetPermissions(0o644)
+	opt := flock.SetPermissions(0o666) // less the umask, as every file of the cache
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		opt = flock.SetFlag(os.O_RDONLY) // a directory opens, never creates
 	}

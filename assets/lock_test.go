@@ -21,6 +21,8 @@ func TestParseLock(t *testing.T) {
 		{"blank", " \n", map[string]lockEntry{}, ""},
 		{"null", "null", map[string]lockEntry{}, ""},
 		{"entries", `{"m/a": {"sha256": "` + good + `", "size": 3}}`, map[string]lockEntry{"m/a": {SHA256: good, Size: 3}}, ""},
+		{"verified", `{"m/a": {"sha256": "` + good + `", "size": 3, "verified": {"mtime_ns": 5, "size": 3}}}`,
+			map[string]lockEntry{"m/a": {SHA256: good, Size: 3, Verified: fileStamp{ModTime: 5, Size: 3}}}, ""},
 		{"not an object", `[1]`, nil, "models.lock: json"},
 		{"bad sha256", `{"m/a": {"sha256": "zz", "size": 3}}`, nil, `"m/a" has sha256 "zz"`},
 		{"no sha256", `{"m/a": {"size": 3}}`, nil, `"m/a" has sha256 ""`},

@@ -1,7 +1,7 @@
 package assets
 
 // The lock file, models.lock: its format, reading and recording. The
-// cross-process locking that guards it (lockFile) is in flock_*.go.
+// cross-process locking that guards it (lockFile) is in flock.go.
 
 import (
 	"bytes"
@@ -9,25 +9,46 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // LockFileName is the name, inside the cache directory, of the file that
 // records the sha256 and size of first downloads of files the manifest
-// has no sha256 for.
+// has no sha256 for, and when a cached file was last found to have the
+// sha256 it should.
 const LockFileName = "models.lock"
 
 type lockEntry struct {
 	SHA256 string `json:"sha256"`
 	Size   int64  `json:"size"`
+	// Verified is the file as it was when CheckCached last hashed it and
+	// found SHA256: while it stays so, the next check need not hash it.
+	Verified fileStamp `json:"verified,omitzero"`
+}
+
+// fileStamp is what a file's metadata says of its content: a write
+// changes its modification time (or its size).
+type fileStamp struct {
+	ModTime int64 `json:"mtime_ns"` // Unix nanoseconds
+	Size    int64 `json:"size"`
+}
+
+func stampOf(fi fs.FileInfo) fileStamp {
+	return fileStamp{ModTime: fi.ModTime().UnixNano(), Size: fi.Size()}
 }
 
 func (p *Puller) lockPath() string { return filepath.Join(p.Dir, LockFileName) }
 
 func lockKey(m Model, f File) string { return m.Name + "/" + f.Path }
 
-// readLock reads the lock file; a missing file is an empty map.
+// readLock reads the lock file; a missing file is an empty map. It takes
+// no lock: the file is only ever replaced whole (updateLock), so a reader
+// sees the old or the new one, and a user who cannot write the cache can
+// still read it.
 func (p *Puller) readLock() (map[string]lockEntry, error) {
 	b, err := os.ReadFile(p.lockPath())
 	if errors.Is(err, os.ErrNotExist) {
@@ -63,42 +84,76 @@ func parseLock(path string, b []byte) (map[string]lockEntry, error) {
 	return entries, nil
 }
 
-// record adds key to the lock file under an exclusive lock, atomically.
+// record sets key's entry in the lock file.
 func (p *Puller) record(ctx context.Context, key string, e lockEntry) error {
-	unlock, err := lockFile(ctx, p.Dir)
+	return p.updateLock(ctx, func(entries map[string]lockEntry) bool {
+		if old, ok := entries[key]; ok && old == e {
+			return false
+		}
+		entries[key] = e
+		return true
+	})
+}
+
+// updateLock lets change edit the lock file's entries under an exclusive
+// lock, and replaces the file atomically if change reports an edit. The
+// new file is created before the lock is taken, so that a user who cannot
+// write the cache fails without holding up those who can.
+func (p *Puller) updateLock(ctx context.Context, change func(map[string]lockEntry) bool) error {
+	tmp, err := createTemp(p.Dir, LockFileName+".", ".tmp")
 	if err != nil {
 		return fmt.Errorf("assets: lock file: %w", err)
+	}
+	replaced, err := p.replaceLock(ctx, tmp, change)
+	if !replaced {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// replaceLock is updateLock once tmp is created; it closes tmp.
+func (p *Puller) replaceLock(ctx context.Context, tmp *os.File, change func(map[string]lockEntry) bool) (replaced bool, err error) {
+	defer tmp.Close() // on the paths that do not close it first
+	unlock, err := lockFile(ctx, p.Dir)
+	if err != nil {
+		return false, fmt.Errorf("assets: lock file: %w", err)
 	}
 	defer unlock()
 	entries, err := p.readLock()
-	if err != nil {
-		return err
+	if err != nil || !change(entries) {
+		return false, err
 	}
-	if old, ok := entries[key]; ok && old == e {
-		return nil
-	}
-	entries[key] = e
 	b, err := json.MarshalIndent(entries, "", "  ")
 	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(p.Dir, LockFileName+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("assets: lock file: %w", err)
+		return false, err
 	}
 	_, err = tmp.Write(append(b, '\n'))
 	if err == nil {
 		err = tmp.Sync()
 	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
+	if err == nil {
+		err = tmp.Close() // before the rename, which Windows refuses for an open file
 	}
 	if err == nil {
 		err = os.Rename(tmp.Name(), p.lockPath())
 	}
 	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("assets: lock file: %w", err)
+		return false, fmt.Errorf("assets: lock file: %w", err)
 	}
-	return nil
+	return true, nil
+}
+
+// createTemp creates a new file in dir named prefix, a random string and
+// suffix. Unlike os.CreateTemp's (0600), its mode is 0666 less the umask,
+// as every file of the cache is, so that a cache one user pulled others
+// can read.
+func createTemp(dir, prefix, suffix string) (*os.File, error) {
+	for range 1000 {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36)+suffix)
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("%s: no unused name for a new file %s*%s", dir, prefix, suffix)
 }

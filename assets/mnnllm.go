@@ -90,7 +90,7 @@ func (p *Puller) pullMNNConfigs(ctx context.Context, m Model) error {
 	if err != nil {
 		return fmt.Errorf("assets: model %s: %w", m.Name, err)
 	}
-	name, err := configFile(cfg, "llm_config", "llm_config.json")
+	name, err := mnnLLMConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("assets: model %s: %w", m.Name, err)
 	}
@@ -107,10 +107,7 @@ func readMNNConfig(dir string) (map[string]any, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if base, ok := cfg["base_dir"]; ok {
-		return nil, "", fmt.Errorf("%s: base_dir %v puts the model's files outside its directory", mnnConfig, base)
-	}
-	name, err := configFile(cfg, "llm_config", "llm_config.json")
+	name, err := mnnLLMConfig(cfg)
 	if err != nil {
 		return nil, "", err
 	}
@@ -123,6 +120,15 @@ func readMNNConfig(dir string) (map[string]any, string, error) {
 		mnnconf.Merge(cfg, llm)
 	}
 	return cfg, name, nil
+}
+
+// mnnLLMConfig checks an export's config.json, cfg, for what keeps its
+// files in its directory, and names the llm_config.json it names.
+func mnnLLMConfig(cfg map[string]any) (string, error) {
+	if base, ok := cfg["base_dir"]; ok {
+		return "", fmt.Errorf("%s: base_dir %v puts the model's files outside its directory", mnnConfig, base)
+	}
+	return configFile(cfg, "llm_config", "llm_config.json")
 }
 
 // mnnFiles names the files the engine reads of an export with config cfg

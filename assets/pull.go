@@ -2,6 +2,7 @@ package assets
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -99,7 +100,7 @@ func (p *Puller) Pull(ctx context.Context, m Model) error {
 
 func (p *Puller) pullFile(ctx context.Context, m Model, f File) error {
 	path := filepath.Join(Path(p.Dir, m), filepath.FromSlash(f.Path))
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil { // less the umask
 		return fmt.Errorf("assets: %w", err)
 	}
 	unlock, err := lockFile(ctx, filepath.Dir(path))
@@ -125,7 +126,7 @@ func (p *Puller) pullFile(ctx context.Context, m Model, f File) error {
 		// What arrived stays for the next pull to resume from; an empty
 		// file would only be litter.
 		if fi, statErr := os.Stat(part); statErr == nil && fi.Size() == 0 {
-			os.Remove(part)
+			removePart(part)
 		}
 		return err
 	}
@@ -134,22 +135,37 @@ func (p *Puller) pullFile(ctx context.Context, m Model, f File) error {
 		return fmt.Errorf("assets: model %s file %s: %w", m.Name, f.Path, err)
 	}
 	if size > 0 && n != size {
-		os.Remove(part)
+		removePart(part)
 		return fmt.Errorf("assets: model %s file %s: downloaded size %d, expected %d; the partial file was removed, pull again or check the mirror/source", m.Name, f.Path, n, size)
 	}
 	if sum != "" && actual != sum {
-		os.Remove(part)
+		removePart(part)
 		return fmt.Errorf("assets: model %s file %s: sha256 mismatch: expected %s, got %s; the partial file was removed, pull again or check the mirror/source", m.Name, f.Path, sum, actual)
+	}
+	// With no sha256 to check, the first download is what the lock file
+	// will hold the file to: it must at least be a file of its kind.
+	if sum == "" {
+		if err := checkFormat(m, f, part); err != nil {
+			removePart(part)
+			return fmt.Errorf("assets: model %s file %s: %w; the partial file was removed and its checksum not recorded, pull again or check the mirror/source", m.Name, f.Path, err)
+		}
 	}
 	if err := os.Rename(part, path); err != nil {
 		return fmt.Errorf("assets: model %s file %s: %w", m.Name, f.Path, err)
 	}
+	os.Remove(validatorPath(part))
 	if sum == "" {
 		if err := p.record(ctx, lockKey(m, f), lockEntry{SHA256: actual, Size: n}); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// removePart removes a partial download and its validator.
+func removePart(part string) {
+	os.Remove(part)
+	os.Remove(validatorPath(part))
 }
 
 // permanentError ends the attempts on one source without retrying.
@@ -234,9 +250,16 @@ func (p *Puller) download(ctx context.Context, m Model, f File, part string, siz
 	return fmt.Errorf("assets: model %s file %s: download failed: %w", m.Name, f.Path, errors.Join(errs...))
 }
 
-// fetch makes one request for u, appending to part from its size.
+// maxUnknownSize caps a file whose size neither the manifest nor the lock
+// file gives (8 GiB, several times the largest model file the manifest
+// lists), so that a source that never stops sending cannot fill the disk.
+// A larger file needs its size in the manifest.
+const maxUnknownSize = 8 << 30
+
+// fetch makes one request for u, appending to part from its size, which
+// it holds to size (or maxUnknownSize where size is 0).
 func (p *Puller) fetch(ctx context.Context, m Model, f File, u, part string, size int64) error {
-	out, err := os.OpenFile(part, os.O_RDWR|os.O_CREATE, 0o644)
+	out, err := os.OpenFile(part, os.O_RDWR|os.O_CREATE, 0o666) // less the umask
 	if err != nil {
 		return permanentError{err}
 	}
@@ -245,7 +268,15 @@ func (p *Puller) fetch(ctx context.Context, m Model, f File, u, part string, siz
 	if err != nil {
 		return permanentError{err}
 	}
-	if size > 0 && off > size { // more than the file holds: start over
+	limit := size
+	if limit <= 0 {
+		limit = maxUnknownSize
+	}
+	// A partial file is resumed only on the condition that the source
+	// still serves the file it came from (If-Range): one without a
+	// validator to say so starts over, rather than splice two versions.
+	valid := readValidator(part)
+	if off > limit || (off > 0 && valid == "") {
 		if err := out.Truncate(0); err != nil {
 			return permanentError{err}
 		}
@@ -267,6 +298,7 @@ func (p *Puller) fetch(ctx context.Context, m Model, f File, u, part string, siz
 	}
 	if off > 0 {
 		req.Header.Set("Range", "bytes="+strconv.FormatInt(off, 10)+"-")
+		req.Header.Set("If-Range", valid)
 	}
 	resp, err := p.client().Do(req)
 	if err != nil {
@@ -284,14 +316,25 @@ func (p *Puller) fetch(ctx context.Context, m Model, f File, u, part string, siz
 			out.Truncate(0)
 			return fmt.Errorf("%s: range response starts at %q, wanted %d; restarting", u, resp.Header.Get("Content-Range"), off)
 		}
+		// A server that honours Range but not If-Range still tells
+		// by its validator that the file changed.
+		if v := validator(resp.Header); v != "" && v != valid {
+			out.Truncate(0)
+			return fmt.Errorf("%s: the file changed (validator %s, was %s); restarting", u, v, valid)
+		}
 	case resp.StatusCode == http.StatusOK:
-		if off > 0 { // the server ignored Range: start from zero
+		// The server ignored Range, or the file changed since part
+		// began (If-Range): start from zero.
+		if off > 0 {
 			if err := out.Truncate(0); err != nil {
 				return permanentError{err}
 			}
 			if off, err = out.Seek(0, io.SeekStart); err != nil {
 				return permanentError{err}
 			}
+		}
+		if err := writeValidator(part, validator(resp.Header)); err != nil {
+			return permanentError{err}
 		}
 	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable:
 		out.Truncate(0)
@@ -302,6 +345,10 @@ func (p *Puller) fetch(ctx context.Context, m Model, f File, u, part string, siz
 		return fmt.Errorf("%s: %s", u, resp.Status)
 	default:
 		return permanentError{fmt.Errorf("%s: %s for model %s file %s", u, resp.Status, m.Name, f.Path)}
+	}
+	if resp.ContentLength >= 0 && off+resp.ContentLength > limit {
+		out.Truncate(0)
+		return tooMuch(u, m, f, size, fmt.Sprintf("announced a size of %d bytes,", off+resp.ContentLength))
 	}
 
 	// sent is where this response says the file ends; total is what
@@ -340,6 +387,10 @@ func (p *Puller) fetch(ctx context.Context, m Model, f File, u, part string, siz
 		n, rerr := resp.Body.Read(buf)
 		if n > 0 {
 			timer.Reset(stall)
+			if done+int64(n) > limit {
+				out.Truncate(0)
+				return tooMuch(u, m, f, size, "sent")
+			}
 			if _, err := out.Write(buf[:n]); err != nil {
 				return permanentError{err}
 			}
@@ -364,6 +415,67 @@ func (p *Puller) fetch(ctx context.Context, m Model, f File, u, part string, siz
 		return permanentError{err}
 	}
 	return nil
+}
+
+// tooMuch is the error for a source that sends, or says it will send (how),
+// more than the file holds.
+func tooMuch(u string, m Model, f File, size int64, how string) error {
+	want := fmt.Sprintf("the %d bytes expected", size)
+	if size <= 0 {
+		want = "the " + FormatSize(maxUnknownSize) + " allowed a file of unknown size"
+	}
+	return permanentError{fmt.Errorf("%s: %s more than %s for model %s file %s; refusing this source", u, how, want, m.Name, f.Path)}
+}
+
+// validatorPath is where the validator of part's bytes is kept.
+func validatorPath(part string) string { return part + ".meta" }
+
+// partMeta is the content of validatorPath.
+type partMeta struct {
+	// Validator is the first response's validator (see validator).
+	Validator string `json:"validator"`
+}
+
+// validator is what an If-Range can carry to ask for the rest of the
+// file a response was: its strong ETag, else its Last-Modified date (a
+// weak ETag never matches in If-Range, RFC 9110 section 13.1.5); "" for
+// none.
+func validator(h http.Header) string {
+	if etag := h.Get("ETag"); etag != "" && !strings.HasPrefix(etag, "W/") {
+		return etag
+	}
+	return h.Get("Last-Modified")
+}
+
+// readValidator returns the validator of part's bytes; "" if there is
+// none, or none that can be read, so that part is not resumed.
+func readValidator(part string) string {
+	b, err := os.ReadFile(validatorPath(part))
+	if err != nil {
+		return ""
+	}
+	var meta partMeta
+	if json.Unmarshal(b, &meta) != nil {
+		return ""
+	}
+	return meta.Validator
+}
+
+// writeValidator keeps v as the validator of the bytes part is about to
+// receive from zero, before the first of them: an older one would let a
+// resume splice another version of the file onto them.
+func writeValidator(part, v string) error {
+	if v == "" {
+		if err := os.Remove(validatorPath(part)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	b, err := json.Marshal(partMeta{Validator: v})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(validatorPath(part), b, 0o666) // less the umask
 }
 
 // contentRangeStart parses "bytes START-END/TOTAL".

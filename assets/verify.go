@@ -1,14 +1,17 @@
 package assets
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // FileStatus is the state of one file of a model in the cache.
@@ -146,11 +149,13 @@ func allPresent(files []FileStatus) bool {
 
 // CheckCached is the check a command makes, before loading, of a model it
 // found in the cache dir: every file present (those its config names, for
-// an MNN LLM export), with the size the manifest or the lock file gives.
-// Hashing every byte is left to `voice-agent models verify`; a damaged
-// file of the right size is caught by its loader.
+// an MNN LLM export), with the size and the sha256 the manifest or the
+// lock file gives. A file is hashed once per change: the lock file keeps
+// the modification time and size at which its sha256 was last found
+// right, and while they stand the file is not read again.
 func CheckCached(dir string, m Model) error {
-	entries, err := (&Puller{Dir: dir}).readLock()
+	p := &Puller{Dir: dir}
+	entries, err := p.readLock()
 	if err != nil {
 		return err
 	}
@@ -159,8 +164,9 @@ func CheckCached(dir string, m Model) error {
 		return err
 	}
 	for _, f := range files {
-		e, ok := entries[lockKey(m, f)]
-		size, _, _ := expected(f, e, ok)
+		key := lockKey(m, f)
+		e, locked := entries[key]
+		size, sum, _ := expected(f, e, locked)
 		path := filepath.Join(Path(dir, m), filepath.FromSlash(f.Path))
 		fi, err := os.Stat(path)
 		var problem string
@@ -171,10 +177,50 @@ func CheckCached(dir string, m Model) error {
 			problem = err.Error()
 		case size > 0 && fi.Size() != size:
 			problem = fmt.Sprintf("has %d bytes, expected %d (interrupted or damaged)", fi.Size(), size)
-		default:
+		case sum == "" || (locked && e.SHA256 == sum && e.Verified == stampOf(fi)):
 			continue
+		default:
+			problem = p.verifyCached(key, path, sum, fi, e, locked)
+			if problem == "" {
+				continue
+			}
 		}
 		return fmt.Errorf("model %s in the cache: %s %s; run `voice-agent models pull %s` to fetch it again", m.Name, path, problem, m.Name)
 	}
 	return nil
+}
+
+// racyWindow is how long after a file's last write its stamp is not
+// recorded: a write within its modification time's granularity (a clock
+// tick; 2 s on FAT) would leave the stamp unchanged.
+const racyWindow = 2 * time.Second
+
+// verifyCached hashes the file at path, described by fi, which should have
+// sha256 sum, and returns the problem ("" for none). If the sum is right
+// it records fi's stamp in key's lock entry, which was e (if locked).
+func (p *Puller) verifyCached(key, path, sum string, fi fs.FileInfo, e lockEntry, locked bool) string {
+	start := time.Now()
+	actual, _, err := hashFile(path)
+	switch {
+	case err != nil:
+		return err.Error()
+	case actual != sum:
+		return fmt.Sprintf("was changed or damaged since it was pulled (sha256 %s, expected %s)", actual, sum)
+	case !fi.ModTime().Before(start.Add(-racyWindow)):
+		return "" // right, but written too recently to stamp
+	}
+	// The stamp only saves a later check the hash: a cache this user
+	// cannot write (another user's), or a lock held long, costs no more
+	// than that, so it is not an error. An entry that changed meanwhile
+	// is left to whoever changed it.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = p.updateLock(ctx, func(entries map[string]lockEntry) bool {
+		if now, ok := entries[key]; ok != locked || now != e {
+			return false
+		}
+		entries[key] = lockEntry{SHA256: sum, Size: fi.Size(), Verified: stampOf(fi)}
+		return true
+	})
+	return ""
 }

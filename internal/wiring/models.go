@@ -176,8 +176,10 @@ var cachePaths = map[string]string{
 // model finds a model file or directory: the explicit path if given, else
 // in the model directory, else in the model cache, else where
 // scripts/setup installs models. A model found in the cache must be
-// complete (assets.CheckCached), so a damaged download is reported with
-// the command that repairs it rather than as a loader error.
+// complete and as pulled (assets.CheckCached: sizes, and sha256s once per
+// change of a file), so a damaged download or a file changed since is
+// reported with the command that repairs it, rather than loaded or
+// failing in the loader.
 func (s Stages) model(explicit, file string) (string, bool, error) {
 	if explicit != "" {
 		return explicit, true, nil // a wrong explicit path is reported by the loader

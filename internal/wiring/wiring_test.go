@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/internal/testenv"
 )
@@ -212,6 +213,30 @@ func TestUnknownBackendIsRefused(t *testing.T) {
 	require.NoError(t, f.Parse([]string{"--vad", "energy", "--tts", "none"}))
 	assert.Equal(t, VADEnergy, s.VAD)
 	assert.Equal(t, TTSNone, s.TTS)
+}
+
+// A model in the cache that changed since it was pulled (of the right
+// size, but not the right bytes) is not loaded: the error names the file
+// and the command that repairs it, and the stage counts as missing, for
+// `run --pull` to fetch it again.
+func TestChangedCachedModelIsRefused(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv(assets.EnvCache, cache)
+	manifest, err := assets.LoadManifest()
+	require.NoError(t, err)
+	silero, ok := manifest.Model("silero-vad-v5")
+	require.True(t, ok)
+	path := filepath.Join(cache, "silero-vad-v5", SileroFile)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, make([]byte, silero.Files[0].Size), 0o644))
+
+	s := DefaultStages()
+	_, _, err = s.model("", SileroFile)
+	require.Error(t, err)
+	for _, want := range []string{path, "changed or damaged", "voice-agent models pull silero-vad-v5"} {
+		assert.ErrorContains(t, err, want)
+	}
+	assert.Contains(t, s.MissingStages(), "vad")
 }
 
 // symlinkLoop is a path that is there but cannot be looked into: it
