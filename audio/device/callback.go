@@ -1,13 +1,16 @@
 package device
 
 // The real-time side: the device callback, which fills the capture ring,
-// the far ring and the speaker, and the two ways a lost device is
-// noticed, the stop callback and the watchdog.
+// the far ring and the speaker and notices capture lost before it, and
+// the two ways a lost device is noticed, the stop callback and the
+// watchdog.
 
 import (
 	"fmt"
 	"time"
 	"unsafe"
+
+	"github.com/voiceassistant/voice/audio"
 )
 
 // process is the device callback body. It runs on miniaudio's real-time
@@ -33,28 +36,110 @@ func (d *Duplex) process(out, in []byte, _ uint32) {
 }
 
 // capture writes a period into the ring and returns how many of its
-// samples (a prefix) went in; the rest were dropped.
+// samples (a prefix) went in; the rest were dropped. Audio the server lost
+// before this period is owed as silence ahead of it.
 func (d *Duplex) capture(in []float32) int {
-	if d.pendingDrop > 0 {
-		// Publish the earlier drop before writing anything after it, so
-		// the reader can put the silence exactly where the audio was lost.
+	if lost := d.detect.observe(d.now(), len(in)); lost > 0 {
+		d.captureGaps.Add(1)
+		d.captureLost.Add(lost)
+		// Silence in place of what was lost keeps every later position
+		// (the session clock, event times, where the player's audio is
+		// heard) at the device time it was captured, and keeps the echo
+		// canceller's near and far streams aligned: the far side gets
+		// the same silence, which is also what the callback rendered
+		// while it did not run. The cap is for a stall of the whole
+		// process (SIGSTOP, a paused VM), which the watchdog, stopped
+		// too, does not end: silence for all of it would flood the
+		// pipeline with audio to work through before it hears the user
+		// again. The stream stays late by the rest.
+		d.pending.n += min(lost, maxGapFillSeconds*uint64(d.cfg.Rate))
+		d.pending.lost += lost
+	}
+	if d.pending.n > 0 {
+		// Publish the owed silence before writing anything after it, so
+		// the reader can put it exactly where the audio was lost.
 		// Until both the ring and the gap list have room, keep dropping.
 		if d.ring.Free() == 0 || d.gapTail.Load()-d.gapHead.Load() >= maxGaps {
-			d.pendingDrop += uint64(len(in))
+			d.pending.n += uint64(len(in))
 			d.overruns.Add(uint64(len(in)))
 			return 0
 		}
 		t := d.gapTail.Load()
-		d.gaps[t%maxGaps] = gap{at: d.ring.Written(), n: d.pendingDrop}
+		d.pending.at = d.ring.Written()
+		d.gaps[t%maxGaps] = d.pending
 		d.gapTail.Store(t + 1)
-		d.pendingDrop = 0
+		d.pending = gap{}
 	}
 	n := d.ring.Write(in)
 	if n < len(in) {
-		d.pendingDrop += uint64(len(in) - n)
+		d.pending.n += uint64(len(in) - n)
 		d.overruns.Add(uint64(len(in) - n))
 	}
 	return n
+}
+
+// gapDetector notices capture lost before it reached the callback, which
+// no counter of ours or miniaudio's sees: a starved PulseAudio server
+// drops what overflows its record buffer, and miniaudio's duplex ring
+// drops what the playback side does not collect in time. Either way,
+// fewer samples arrive than the time that passed. The detector keeps the
+// lag, how far the audio received trails the time elapsed; over the
+// threshold, what the lag holds was lost. It runs in the callback: no
+// allocation, no locks.
+type gapDetector struct {
+	format audio.Format
+	// threshold is what the lag may reach without counting: callbacks
+	// arrive in bursts (late, then back to back) by a few periods.
+	threshold time.Duration
+	started   bool
+	last      time.Time // the previous callback
+	lag       time.Duration
+}
+
+const (
+	// gapPeriods and minGapThreshold make the threshold: three periods
+	// of burst, but never less than 50 ms, since short periods come in
+	// bursts of the server's own.
+	gapPeriods      = 3
+	minGapThreshold = 50 * time.Millisecond
+	// maxClockSkewPPM is the drift allowance. The sound card's clock and
+	// the system's differ by some tens of ppm, so a card running slow
+	// trails the system clock for ever: 180 ms an hour at 50 ppm, a
+	// false gap every quarter hour. The lag is therefore let down by
+	// this share of the audio received (a card running fast needs
+	// nothing: the lag never goes below zero). 1000 ppm is twenty times
+	// what crystals are specified to; a real gap, which comes all at
+	// once, is hardly touched by it, and only a loss spread thinner than
+	// 1 ms a second would go unseen.
+	maxClockSkewPPM = 1000
+)
+
+func newGapDetector(rate int, period time.Duration) gapDetector {
+	// miniaudio calls back with exactly a period (its fixed-size
+	// callback), so bursts are counted in the configured period.
+	return gapDetector{format: audio.Format{Rate: rate}, threshold: max(gapPeriods*period, minGapThreshold)}
+}
+
+// observe takes a callback at now delivering n samples and returns how
+// many samples were lost before them. The first callback sets the
+// reference: its samples were captured before it.
+func (g *gapDetector) observe(now time.Time, n int) uint64 {
+	if !g.started {
+		g.started, g.last = true, now
+		return 0
+	}
+	got := g.format.Duration(int64(n))
+	g.lag = max(0, g.lag+now.Sub(g.last)-got-got*maxClockSkewPPM/1e6)
+	g.last = now
+	if g.lag <= g.threshold {
+		return 0
+	}
+	// The lost samples are accounted for from here on (as silence), so
+	// the lag starts again from this callback and the loss is counted
+	// once.
+	lost := g.format.Samples(g.lag)
+	g.lag = 0
+	return uint64(lost)
 }
 
 // writeFar puts the first n frames of what was just rendered into the far

@@ -45,12 +45,19 @@ type Config struct {
 	// frame therefore reaches the microphone later than frame k, by the
 	// playback and capture latencies plus the acoustic path; covering
 	// that is the front-end's delay setting or estimation. Captured
-	// samples lost to an overrun are replaced by silence on both sides,
-	// so the alignment holds across overruns.
+	// samples lost to an overrun, or before the callback (see
+	// OnCaptureGap), are replaced by silence on both sides, so the
+	// alignment holds across them.
 	//
 	// A Far or Near error ends the session like a device error: Err
 	// returns it and Frames closes.
 	FrontEnd audio.FrontEnd `yaml:"-"`
+	// OnCaptureGap, if set, is told of each stretch of capture lost
+	// before the device callback (see Stats.CaptureGaps): lost is how
+	// much, at the session time where the silence standing in for it
+	// starts. It runs on the goroutine that sends Frames, so it must be
+	// quick.
+	OnCaptureGap func(at, lost time.Duration) `yaml:"-"`
 }
 
 // DefaultConfig is the configuration a zero Config's fields stand for: the

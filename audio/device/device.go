@@ -55,6 +55,9 @@ const (
 	// the reader catches up; beyond it the callback keeps dropping, which
 	// keeps positions exact.
 	maxGaps = 64
+	// maxGapFillSeconds caps the silence put in for one stretch of
+	// capture lost before the callback (see capture).
+	maxGapFillSeconds = 2
 	// defaultStallTimeout is how long a running device may go without a
 	// callback before it is declared dead (see watchdog).
 	defaultStallTimeout = time.Second
@@ -81,6 +84,14 @@ type Stats struct {
 	// rate) dropped because the capture ring was full; they reach the
 	// pipeline as silence so stream positions stay exact.
 	CaptureOverruns uint64
+	// CaptureGaps is the number of times capture was lost before it
+	// reached the callback (the sound server or miniaudio dropped it,
+	// which neither reports): seen as fewer samples arriving than the
+	// time that passed. CaptureLost is how much audio they lost in all.
+	// Up to 2 s of each gap reaches the pipeline as silence, so stream
+	// positions keep to device time.
+	CaptureGaps uint64
+	CaptureLost time.Duration
 	// PlaybackUnderruns is the player's count of periods that ran dry
 	// while a reply was being queued.
 	PlaybackUnderruns uint64
@@ -88,9 +99,10 @@ type Stats struct {
 	Callbacks uint64
 }
 
-// gap records captured samples the callback had to drop, at the ring
-// write position where they belong.
-type gap struct{ at, n uint64 }
+// gap is silence the reader puts in at ring position at: n samples for
+// what the callback dropped, and for lost, the samples lost before the
+// callback (see gapDetector), as far as the fill cap lets them in.
+type gap struct{ at, n, lost uint64 }
 
 // Duplex is an open device. Its methods are safe for concurrent use.
 type Duplex struct {
@@ -108,10 +120,14 @@ type Duplex struct {
 	wake        chan struct{}
 	callbacks   atomic.Uint64
 	overruns    atomic.Uint64
+	captureGaps atomic.Uint64
+	captureLost atomic.Uint64 // samples at the device rate
 	gaps        [maxGaps]gap
-	gapHead     atomic.Uint64 // reader side
-	gapTail     atomic.Uint64 // callback side
-	pendingDrop uint64        // callback-only: dropped, not yet published as a gap
+	gapHead     atomic.Uint64    // reader side
+	gapTail     atomic.Uint64    // callback side
+	pending     gap              // callback-only: silence owed, not yet published
+	now         func() time.Time // callback-only: the clock gaps are measured on
+	detect      gapDetector      // callback-only
 	// With a front-end: what the callback rendered, mono at the device
 	// rate, written sample for sample in step with ring (nil without one).
 	farRing    *audio.Ring
@@ -191,6 +207,14 @@ func open(cfg Config, ctx *malgo.AllocatedContext) (*Duplex, error) {
 	dc := malgo.DefaultDeviceConfig(malgo.Duplex)
 	dc.SampleRate = uint32(cfg.Rate)
 	dc.PeriodSizeInFrames = uint32(period)
+	// Capture cannot be given more buffering than playback here:
+	// miniaudio has one period count for both directions, more periods
+	// lengthen an ALSA playback buffer (the latency of a barge-in's
+	// silence), and with PulseAudio a duplex device drops what overflows
+	// miniaudio's own ring of 5 periods whatever the count (a 90 ms stall
+	// of the process lost 90 ms with 3, 10 or 50 periods). The capture
+	// ring below holds seconds; what is lost before it, gapDetector counts
+	// and fills.
 	dc.PerformanceProfile = malgo.LowLatency
 	dc.Capture.Format = malgo.FormatF32
 	dc.Capture.Channels = 1
@@ -231,6 +255,8 @@ func newDuplex(cfg Config, name string) (*Duplex, error) {
 		frames:       make(chan audio.Frame, frameBuffer),
 		ring:         audio.NewRing(ringSeconds * cfg.Rate),
 		wake:         make(chan struct{}, 1),
+		now:          time.Now,
+		detect:       newGapDetector(cfg.Rate, cfg.Period),
 		stallTimeout: defaultStallTimeout,
 		startTimeout: defaultStartTimeout,
 		quit:         make(chan struct{}),
@@ -340,6 +366,8 @@ func (d *Duplex) Clock() *clock.Stream { return d.clock }
 func (d *Duplex) Stats() Stats {
 	return Stats{
 		CaptureOverruns:   d.overruns.Load(),
+		CaptureGaps:       d.captureGaps.Load(),
+		CaptureLost:       audio.Format{Rate: d.cfg.Rate}.Duration(int64(d.captureLost.Load())),
 		PlaybackUnderruns: d.player.Underruns(),
 		Callbacks:         d.callbacks.Load(),
 	}

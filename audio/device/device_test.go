@@ -220,6 +220,7 @@ func TestOverrunKeepsPositions(t *testing.T) {
 	cfg := Config{Rate: 16000, PlaybackChannels: 1, Period: 10 * time.Millisecond, PlaybackBuffer: time.Second}
 	d, err := newDuplex(cfg, "test")
 	require.NoError(t, err)
+	d.now = stillClock
 	capacity := d.ring.Cap()
 
 	period := make([]float32, 160)
@@ -304,6 +305,21 @@ func TestCallbackDoesNotAllocate(t *testing.T) {
 		in := f32bytes(tone(48000, 1, 440, 10*time.Millisecond, 0.3))
 		testCallbackAllocs(t, d, in, make([]byte, 480*2*4))
 		assert.Equal(t, d.ring.Written(), d.farRing.Written(), "far ring drops in step with capture")
+	})
+	t.Run("capture gaps", func(t *testing.T) {
+		d, in, out := newBenchDuplex(t)
+		at := time.Now()
+		d.now = func() time.Time {
+			at = at.Add(100 * time.Millisecond) // a 90 ms gap before every period
+			return at
+		}
+		allocs := testing.AllocsPerRun(50, func() {
+			d.process(out, in, 480)
+			d.ring.SkipTo(d.ring.Written())
+			d.gapHead.Store(d.gapTail.Load())
+		})
+		assert.Zero(t, allocs)
+		assert.Positive(t, d.Stats().CaptureGaps)
 	})
 }
 

@@ -129,6 +129,7 @@ func TestFrontEndAlignedAcrossOverrun(t *testing.T) {
 	cfg := Config{Rate: 16000, PlaybackChannels: 2, Period: 10 * time.Millisecond, PlaybackBuffer: 5 * time.Second, FrontEnd: fe}
 	d, err := newDuplex(cfg, "test")
 	require.NoError(t, err)
+	d.now = stillClock
 	capacity := d.ring.Cap()
 	require.Equal(t, capacity, d.farRing.Cap())
 

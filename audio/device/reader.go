@@ -1,7 +1,8 @@
 package device
 
-// The capture reader: it drains the rings, fills overrun gaps with
-// silence, resamples to 16 kHz, runs the front end, and sends the frames.
+// The capture reader: it drains the rings, fills gaps (overruns and
+// capture lost before the callback) with silence, resamples to 16 kHz,
+// runs the front end, and sends the frames.
 
 import (
 	"fmt"
@@ -48,6 +49,7 @@ func (d *Duplex) drain() bool {
 			g := d.gaps[h%maxGaps]
 			if g.at == rd {
 				d.gapHead.Store(h + 1)
+				d.reportGap(g.lost)
 				if !d.silence(g.n) {
 					return false
 				}
@@ -76,7 +78,18 @@ func (d *Duplex) drain() bool {
 	}
 }
 
-// silence stands in for n dropped device-rate samples.
+// reportGap tells OnCaptureGap of lost device-rate samples, if any, at
+// the position the next sample goes out at (give or take the resampler's
+// delay), which is where their silence starts.
+func (d *Duplex) reportGap(lost uint64) {
+	if lost == 0 || d.cfg.OnCaptureGap == nil {
+		return
+	}
+	at := audio.Mono16k.Duration(d.pos + int64(len(d.acc)))
+	d.cfg.OnCaptureGap(at, audio.Format{Rate: d.cfg.Rate}.Duration(int64(lost)))
+}
+
+// silence stands in for n dropped or lost device-rate samples.
 func (d *Duplex) silence(n uint64) bool {
 	for n > 0 {
 		k := min(n, uint64(len(d.zeros)))

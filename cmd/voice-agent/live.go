@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -45,9 +47,11 @@ pull does), then starts; --offline or $` + envOffline + ` skips the downloads.`,
 			ctx, stop := printer.watch(cmd.Context())
 			defer stop()
 			listening := false
+			dev := *d
+			dev.OnCaptureGap = (&gapWarner{log: a.log}).gap
 			st, err := wiring.Live{
 				Stages:  a.cfg.Stages,
-				Device:  *d,
+				Device:  dev,
 				OnEvent: printer.print,
 				Warn:    func(msg string) { a.log.Warn(msg) },
 				Listening: func() {
@@ -56,7 +60,8 @@ pull does), then starts; --offline or $` + envOffline + ` skips the downloads.`,
 				},
 			}.Run(ctx)
 			if listening {
-				a.log.Info("stopped", "capture_overruns", st.CaptureOverruns, "playback_underruns", st.PlaybackUnderruns)
+				a.log.Info("stopped", "capture_overruns", st.CaptureOverruns, "capture_gaps", st.CaptureGaps,
+					"capture_lost_ms", st.CaptureLost.Milliseconds(), "playback_underruns", st.PlaybackUnderruns)
 			}
 			return errors.Join(err, printer.Err())
 		},
@@ -67,6 +72,36 @@ pull does), then starts; --offline or $` + envOffline + ` skips the downloads.`,
 	f.BoolVar(&offline, "offline", false, "no downloads, even with --pull (also $"+envOffline+")")
 	f.StringVar(&mirror, "mirror", "", "with --pull: base URL replacing the scheme and host of every source")
 	return a.stageFlags(cmd, wiring.PipelineFlags)
+}
+
+// gapWarnEvery is the least session time between two capture gap
+// warnings.
+const gapWarnEvery = 10 * time.Second
+
+// gapWarner logs capture the sound server lost (device.Config's
+// OnCaptureGap), which is otherwise only a count at the end: words the
+// user said may be missing from what the assistant heard. A starved
+// machine can lose audio every few hundred milliseconds, and a line for
+// each would bury the conversation, so it warns at most once per
+// gapWarnEvery of session time, counting the gaps since the last line.
+// The device calls it from one goroutine.
+type gapWarner struct {
+	log  *slog.Logger
+	next time.Duration // no line before this session time
+	gaps int
+	lost time.Duration
+}
+
+func (w *gapWarner) gap(at, lost time.Duration) {
+	w.gaps++
+	w.lost += lost
+	if at < w.next {
+		return
+	}
+	w.log.Warn("microphone audio lost before it reached the assistant (CPU starved?); silence stands in for it",
+		"at", at, "gaps", w.gaps, "lost_ms", w.lost.Milliseconds())
+	w.next = at + gapWarnEvery
+	w.gaps, w.lost = 0, 0
 }
 
 // pullMissing downloads the models the configured stages lack, saying
