@@ -83,7 +83,7 @@ func demoStages() wiring.Stages {
 
 func demoInput(t testing.TB) []float32 {
 	t.Helper()
-	in, err := audio.ReadWAVMono16k("../test/testdata/demo.wav")
+	in, err := audio.ReadWAVMono16k(context.Background(), "../test/testdata/demo.wav")
 	require.NoError(t, err)
 	return in
 }

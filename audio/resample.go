@@ -210,6 +210,12 @@ func (r *Resampler) Process(in []float32, out []float32) []float32 {
 	return out
 }
 
+// ResampledFrames is how many frames a stream of frames at rate from
+// becomes at rate to: round(frames*to/from), halves rounding up.
+func ResampledFrames(frames, from, to int64) int64 {
+	return (2*frames*to + from) / (2 * from)
+}
+
 // Flush ends the stream: it emits the remaining output so the total is
 // round(inputFrames*to/from) frames, then resets the resampler for a new
 // stream. A trailing incomplete frame is dropped, since its missing
@@ -220,8 +226,7 @@ func (r *Resampler) Flush(out []float32) []float32 {
 	}
 	ch := r.channels
 	r.buf = r.buf[:len(r.buf)/ch*ch]
-	frames := r.start + int64(len(r.buf)/ch)
-	total := (2*frames*int64(r.l) + int64(r.m)) / (2 * int64(r.m))
+	total := ResampledFrames(r.start+int64(len(r.buf)/ch), int64(r.m), int64(r.l))
 	// Outputs up to the rounded total need at most half frames of
 	// look-ahead past the end of the input; the stream continues in
 	// silence.

@@ -29,8 +29,14 @@ type FrontEnd interface {
 type CaptureSource interface {
 	// Len is the signal's length in samples.
 	Len() int64
-	// Read fills out with the samples from stream position pos on.
-	Read(pos int64, out []float32)
+	// Read fills out with the samples from stream position pos on; pos
+	// only moves forward, one read after another.
+	Read(pos int64, out []float32) error
+}
+
+// SampleWriter takes audio as it is produced (a WAVWriter does).
+type SampleWriter interface {
+	Write(samples []float32) error
 }
 
 // VirtualConfig configures a replay device.
@@ -42,6 +48,10 @@ type VirtualConfig struct {
 	// NoRecording drops what is played instead of keeping it for
 	// Recording (long sessions).
 	NoRecording bool
+	// Record, if set, takes what is played period by period instead of
+	// Recording, so a long session's output goes to disk as it is made;
+	// its error stops the replay.
+	Record SampleWriter
 	// Playback is the format the player takes (default 16 kHz mono).
 	Playback Format
 	// Period is the device period (default 10 ms).
@@ -81,7 +91,12 @@ type Virtual struct {
 	period   int // 16 kHz samples per period
 	outBuf   []float32
 	echoConv *Converter
-	echo     []float32 // what was played, 16 kHz mono, from time 0
+	// echo is what was played, 16 kHz mono, from sample echoBase on: only
+	// as far back as the echo path and the front-end's reference reach,
+	// so a long session does not keep all it played.
+	echo     []float32
+	echoBase int64
+	pos      int64 // the next frame's position
 
 	mu       sync.Mutex
 	recorded []float32
@@ -120,12 +135,12 @@ func NewVirtual(clk *clock.Virtual, cfg VirtualConfig) (*Virtual, error) {
 		return nil, fmt.Errorf("virtual device: period %v is not a whole number of 16 kHz samples", cfg.Period)
 	}
 	if cfg.Source == nil {
-		cfg.Source = sliceSource(cfg.Input)
+		cfg.Source = SliceSource(cfg.Input)
 		v.cfg.Source = cfg.Source
 	}
 	// The recording usually spans the input and the minimum tail; sizing it
 	// up front keeps long replays from copying it over and over.
-	if !cfg.NoRecording {
+	if !cfg.NoRecording && cfg.Record == nil {
 		expect := cfg.Playback.Samples(Mono16k.Duration(cfg.Source.Len())+cfg.MinTail) * int64(cfg.Playback.Channels)
 		v.recorded = make([]float32, 0, expect+int64(len(v.outBuf)))
 	}
@@ -133,7 +148,7 @@ func NewVirtual(clk *clock.Virtual, cfg VirtualConfig) (*Virtual, error) {
 		return nil, fmt.Errorf("virtual device: the front-end works on 10 ms frames, not %v", cfg.Period)
 	}
 	if cfg.Echo != nil || cfg.FrontEnd != nil {
-		v.echo = make([]float32, 0, cfg.Source.Len()+Mono16k.Samples(cfg.MinTail))
+		v.echo = make([]float32, 0, 2*v.echoWindow())
 		conv, err := NewConverter(cfg.Playback, Mono16k)
 		if err != nil {
 			return nil, err
@@ -170,12 +185,18 @@ func (v *Virtual) Run(ctx context.Context) (err error) {
 		v.err = err
 		v.mu.Unlock()
 	}()
-	v.render() // the period playing while the first frame is captured
+	// the period playing while the first frame is captured
+	if err := v.render(); err != nil {
+		return err
+	}
 	start := time.Now()
 	inputEnd := v.cfg.Source.Len()
 	minEnd := inputEnd + Mono16k.Samples(v.cfg.MinTail)
 	maxEnd := inputEnd + Mono16k.Samples(v.cfg.MaxTail)
 	for pos := int64(0); ; pos += int64(v.period) {
+		v.mu.Lock()
+		v.pos = pos
+		v.mu.Unlock()
 		if pos >= maxEnd || pos >= minEnd && v.idle() {
 			return nil
 		}
@@ -189,8 +210,14 @@ func (v *Virtual) Run(ctx context.Context) (err error) {
 		if err := v.clk.WaitIdle(ctx, v.cfg.Stall); err != nil {
 			return v.stopped(ctx, err)
 		}
-		v.render()
-		samples, err := v.clean(pos, v.capture(pos))
+		if err := v.render(); err != nil {
+			return err
+		}
+		capture, err := v.capture(pos)
+		if err != nil {
+			return fmt.Errorf("virtual device: capture: %w", err)
+		}
+		samples, err := v.clean(pos, capture)
 		if err != nil {
 			return fmt.Errorf("virtual device: front-end: %w", err)
 		}
@@ -222,17 +249,55 @@ func (v *Virtual) idle() bool {
 	return !pending && v.player.Written() == v.player.Consumed() && !v.player.active.Load()
 }
 
+// Position is how far into the input the replay has come.
+func (v *Virtual) Position() time.Duration {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return Mono16k.Duration(min(v.pos, v.cfg.Source.Len()))
+}
+
 // render plays one period into the recording and the echo path.
-func (v *Virtual) render() {
+func (v *Virtual) render() error {
 	v.player.Fill(v.outBuf)
-	if !v.cfg.NoRecording {
+	switch {
+	case v.cfg.Record != nil:
+		if err := v.cfg.Record.Write(v.outBuf); err != nil {
+			return fmt.Errorf("virtual device: recording: %w", err)
+		}
+	case !v.cfg.NoRecording:
 		v.mu.Lock()
 		v.recorded = append(v.recorded, v.outBuf...)
 		v.mu.Unlock()
 	}
 	if v.echoConv != nil {
 		v.echo = append(v.echo, v.echoConv.Process(v.outBuf)...)
+		if keep := v.echoWindow(); len(v.echo) >= 2*keep {
+			drop := len(v.echo) - keep
+			v.echo = v.echo[:copy(v.echo, v.echo[drop:])]
+			v.echoBase += int64(drop)
+		}
 	}
+	return nil
+}
+
+// echoWindow is how much played audio the echo path and the front-end
+// can still ask for: the echo delay back from the frame being captured,
+// and the period after it.
+func (v *Virtual) echoWindow() int {
+	delay := 0
+	if v.cfg.Echo != nil {
+		delay = int(max(Mono16k.Samples(v.cfg.Echo.Delay), 0))
+	}
+	return delay + 3*v.period
+}
+
+// played is the 16 kHz sample played at position at, or silence outside
+// what was played.
+func (v *Virtual) played(at int64) float32 {
+	if i := at - v.echoBase; i >= 0 && i < int64(len(v.echo)) {
+		return v.echo[i]
+	}
+	return 0
 }
 
 // clean runs the front-end on the capture at pos, giving it the period
@@ -242,8 +307,8 @@ func (v *Virtual) clean(pos int64, capture []float32) ([]float32, error) {
 		return capture, nil
 	}
 	far := make([]float32, v.period)
-	if at := pos + int64(v.period); at < int64(len(v.echo)) {
-		copy(far, v.echo[at:])
+	for i := range far {
+		far[i] = v.played(pos + int64(v.period+i))
 	}
 	if err := v.cfg.FrontEnd.Far(far); err != nil {
 		return nil, err
@@ -252,26 +317,29 @@ func (v *Virtual) clean(pos int64, capture []float32) ([]float32, error) {
 }
 
 // capture builds the frame at pos: input (silence past its end) plus echo.
-func (v *Virtual) capture(pos int64) []float32 {
+func (v *Virtual) capture(pos int64) ([]float32, error) {
 	out := make([]float32, v.period)
 	if pos < v.cfg.Source.Len() {
-		v.cfg.Source.Read(pos, out)
+		if err := v.cfg.Source.Read(pos, out); err != nil {
+			return nil, err
+		}
 	}
 	if v.cfg.Echo != nil {
 		delay := Mono16k.Samples(v.cfg.Echo.Delay)
 		gain := float32(v.cfg.Echo.Gain)
 		for i := range out {
-			if at := pos + int64(i) - delay; at >= 0 && at < int64(len(v.echo)) {
-				out[i] += gain * v.echo[at]
-			}
+			out[i] += gain * v.played(pos+int64(i)-delay)
 		}
 	}
-	return out
+	return out, nil
 }
 
-// sliceSource is a capture signal held in memory.
-type sliceSource []float32
+// SliceSource is a capture signal held in memory.
+type SliceSource []float32
 
-func (s sliceSource) Len() int64 { return int64(len(s)) }
+func (s SliceSource) Len() int64 { return int64(len(s)) }
 
-func (s sliceSource) Read(pos int64, out []float32) { copy(out, s[pos:]) }
+func (s SliceSource) Read(pos int64, out []float32) error {
+	clear(out[copy(out, s[pos:]):])
+	return nil
+}

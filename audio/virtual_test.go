@@ -1,7 +1,9 @@
 package audio
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -190,28 +192,32 @@ func impulse(n int) []float32 {
 
 func TestVirtualEcho(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	const n = 3200 // 200 ms of capture
-	// A quiet input under the echo, so both must be present.
-	input := make([]float32, n)
-	for i := range input {
-		input[i] = float32(i%7) / 64
-	}
 	tests := []struct {
 		name   string
+		n      int // samples of capture (default 200 ms)
 		echo   Echo
 		before []float32 // queued before the run starts (plays from time 0)
 		at     int64     // frame position after which the consumer plays a click
 		click  int       // where the click should be in the recording
 	}{
-		{"queued before start", Echo{Delay: 30 * time.Millisecond, Gain: 0.5}, impulse(1000), -1, 1000},
+		{"queued before start", 0, Echo{Delay: 30 * time.Millisecond, Gain: 0.5}, impulse(1000), -1, 1000},
 		// Written in reaction to frame 5 ([50, 60) ms, clock at 60 ms), it
 		// is rendered with the next period and plays from 70 ms.
-		{"written after frame 5", Echo{Delay: 30 * time.Millisecond, Gain: 0.5}, nil, 800, 1120},
-		{"no delay", Echo{Delay: 0, Gain: 0.25}, nil, 800, 1120},
-		{"delay not a whole period", Echo{Delay: 12500 * time.Microsecond, Gain: 1}, impulse(77), -1, 77},
+		{"written after frame 5", 0, Echo{Delay: 30 * time.Millisecond, Gain: 0.5}, nil, 800, 1120},
+		{"no delay", 0, Echo{Delay: 0, Gain: 0.25}, nil, 800, 1120},
+		{"delay not a whole period", 0, Echo{Delay: 12500 * time.Microsecond, Gain: 1}, impulse(77), -1, 77},
+		// Long after the start, where only a window of what was played
+		// is kept.
+		{"written after 3 s", 4 * 16000, Echo{Delay: 250 * time.Millisecond, Gain: 0.5}, nil, 48000, 48320},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			n := cmp.Or(tc.n, 3200)
+			// A quiet input under the echo, so both must be present.
+			input := make([]float32, n)
+			for i := range input {
+				input[i] = float32(i%7) / 64
+			}
 			echo := tc.echo
 			clk, v := newVirtual(t, VirtualConfig{Input: input, MinTail: time.Millisecond, MaxTail: time.Second, Echo: &echo})
 			p := v.Player()
@@ -285,6 +291,66 @@ func TestVirtualRecording(t *testing.T) {
 			assert.Equal(t, silence(len(rec)-len(burst)), rec[len(burst):])
 		})
 	}
+}
+
+// sampleSink is a SampleWriter keeping what it gets, or failing after
+// failAfter writes.
+type sampleSink struct {
+	got       []float32
+	writes    int
+	failAfter int
+}
+
+func (s *sampleSink) Write(samples []float32) error {
+	if s.writes++; s.failAfter > 0 && s.writes > s.failAfter {
+		return errors.New("disk full")
+	}
+	s.got = append(s.got, samples...)
+	return nil
+}
+
+// What Record takes is what Recording would have kept, and a failed write
+// stops the replay with its error.
+func TestVirtualRecord(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	run := func(sink SampleWriter) (*Virtual, error) {
+		cfg := VirtualConfig{Input: ramp(0, 4000), Playback: Format{Rate: 48000, Channels: 2}, MinTail: 100 * time.Millisecond, MaxTail: time.Second, Record: sink}
+		clk, v := newVirtual(t, cfg)
+		_, _, err := v.Player().Write(context.Background(), ramp(1, 9000))
+		require.NoError(t, err)
+		v.Player().EndOfReply()
+		_, err = consume(t, clk, v, nil)
+		return v, err
+	}
+	inMemory, err := run(nil)
+	require.NoError(t, err)
+	var sink sampleSink
+	streamed, err := run(&sink)
+	require.NoError(t, err)
+	assert.Equal(t, inMemory.Recording(), sink.got)
+	assert.Empty(t, streamed.Recording(), "nothing kept in memory")
+
+	_, err = run(&sampleSink{failAfter: 5})
+	require.ErrorContains(t, err, "virtual device: recording: disk full")
+}
+
+// A source that fails stops the replay with its error.
+func TestVirtualSourceError(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	clk, v := newVirtual(t, VirtualConfig{Source: failingSource{}, MaxTail: time.Second})
+	_, err := consume(t, clk, v, nil)
+	require.ErrorContains(t, err, "virtual device: capture: truncated")
+}
+
+type failingSource struct{}
+
+func (failingSource) Len() int64 { return 16000 }
+
+func (failingSource) Read(pos int64, _ []float32) error {
+	if pos >= 800 {
+		return errors.New("truncated")
+	}
+	return nil
 }
 
 func TestVirtualStall(t *testing.T) {

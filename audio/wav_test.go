@@ -2,6 +2,7 @@ package audio
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -533,7 +534,7 @@ func TestReadWAVMono16kInputLimits(t *testing.T) {
 		path := write(fmt.Sprintf("r%d.wav", tc.rate), riff(fmtPCM(1, tc.rate, 16), chunk("data", make([]byte, 64<<10))))
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		pcm, err := ReadWAVMono16k(path)
+		pcm, err := ReadWAVMono16k(context.Background(), path)
 		runtime.ReadMemStats(&after)
 		if tc.err == "" {
 			require.NoError(t, err, "%d Hz", tc.rate)
@@ -564,7 +565,7 @@ func TestReadWAVMono16kMatchesConvert(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "in.wav")
 	require.NoError(t, WriteWAV(path, in, samples, Float32))
-	got, err := ReadWAVMono16k(path)
+	got, err := ReadWAVMono16k(context.Background(), path)
 	require.NoError(t, err)
 	want, err := Convert(samples, in, Mono16k)
 	require.NoError(t, err)

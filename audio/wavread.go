@@ -68,27 +68,6 @@ const (
 // the input limits.
 var ErrInputLimits = errors.New("recording outside the input limits")
 
-// ReadWAVMono16k reads a WAV file of any format in the processing format
-// (16 kHz mono), as every command that takes recorded audio needs it. The
-// recording must lie within the input limits; it is converted block by
-// block, so memory holds little more than the 16 kHz result.
-func ReadWAVMono16k(path string) ([]float32, error) {
-	var m mono16k
-	if err := readWAVFile(path, &m); err != nil {
-		return nil, err
-	}
-	return m.samples, nil
-}
-
-// DecodeWAVMono16k is ReadWAVMono16k for a stream; name labels errors.
-func DecodeWAVMono16k(r io.Reader, name string) ([]float32, error) {
-	var m mono16k
-	if err := decodeWAVTo(r, name, readerLen(r), &m); err != nil {
-		return nil, err
-	}
-	return m.samples, nil
-}
-
 // DecodeWAV decodes a WAV stream. name only labels errors (use the file
 // name or another description of the source). If r reports its remaining
 // length (bytes.Reader, strings.Reader, bytes.Buffer), a data chunk that
@@ -155,37 +134,6 @@ func (c *collected) write(block []float32) { c.samples = append(c.samples, block
 
 func (c *collected) finish() error { return nil }
 
-// mono16k converts to the processing format as it goes.
-type mono16k struct {
-	conv    *Converter
-	samples []float32
-}
-
-func (m *mono16k) start(d *wavDecoder, f Format, frames int64, _ bool) error {
-	if f.Rate < MinInputRate || f.Rate > MaxInputRate {
-		return d.fail(ErrInputLimits, "sample rate %d Hz is outside what speech is recorded at (%d to %d Hz); resample it, e.g. sox IN.wav -r 16000 OUT.wav",
-			f.Rate, MinInputRate, MaxInputRate)
-	}
-	if length := f.Duration(frames); length > MaxInputDuration {
-		return d.fail(ErrInputLimits, "%v of audio is more than the %v taken at once; split it, e.g. sox IN.wav OUT.wav trim 0 %d : newfile : restart",
-			length.Round(time.Second), MaxInputDuration, int(MaxInputDuration.Seconds()))
-	}
-	conv, err := NewConverter(f, Mono16k)
-	if err != nil {
-		return d.fail(nil, "%v", err)
-	}
-	m.conv = conv
-	m.samples = make([]float32, 0, Mono16k.Samples(f.Duration(frames))+1)
-	return nil
-}
-
-func (m *mono16k) write(block []float32) { m.samples = append(m.samples, m.conv.Process(block)...) }
-
-func (m *mono16k) finish() error {
-	m.samples = append(m.samples, m.conv.Flush()...)
-	return nil
-}
-
 // wavDecoder tracks the read offset so truncation errors can say how much
 // of a chunk was actually present.
 type wavDecoder struct {
@@ -220,27 +168,36 @@ func isEOF(err error) bool { return err == io.EOF || err == io.ErrUnexpectedEOF 
 
 func decodeWAVTo(r io.Reader, name string, size int64, to wavTarget) error {
 	d := &wavDecoder{r: r, name: name, size: size}
+	f, dataSize, err := d.readHeader()
+	if err != nil {
+		return err
+	}
+	return d.readData(f, dataSize, to)
+}
 
+// readHeader reads up to the start of the audio: the format and the data
+// chunk's size, checked against what the input holds where that is known.
+func (d *wavDecoder) readHeader() (*wavFmt, int64, error) {
 	var hdr [12]byte
 	if n, err := d.readFull(hdr[:]); err != nil {
 		switch {
 		case n == 0 && err == io.EOF:
-			return d.fail(ErrMalformedWAV, "empty file")
+			return nil, 0, d.fail(ErrMalformedWAV, "empty file")
 		case isEOF(err):
-			return d.fail(ErrMalformedWAV, "not a WAV file (only %d bytes)", n)
+			return nil, 0, d.fail(ErrMalformedWAV, "not a WAV file (only %d bytes)", n)
 		default:
-			return d.ioFail(err, "reading RIFF header")
+			return nil, 0, d.ioFail(err, "reading RIFF header")
 		}
 	}
 	switch string(hdr[0:4]) {
 	case "RIFF":
 	case "RF64", "RIFX":
-		return d.fail(ErrUnsupportedWAV, "unsupported container %q (only little-endian RIFF WAV)", hdr[0:4])
+		return nil, 0, d.fail(ErrUnsupportedWAV, "unsupported container %q (only little-endian RIFF WAV)", hdr[0:4])
 	default:
-		return d.fail(ErrMalformedWAV, "not a WAV file (missing RIFF header)")
+		return nil, 0, d.fail(ErrMalformedWAV, "not a WAV file (missing RIFF header)")
 	}
 	if string(hdr[8:12]) != "WAVE" {
-		return d.fail(ErrMalformedWAV, "not a WAV file (RIFF type %q, want \"WAVE\")", hdr[8:12])
+		return nil, 0, d.fail(ErrMalformedWAV, "not a WAV file (RIFF type %q, want \"WAVE\")", hdr[8:12])
 	}
 	// The RIFF size field is ignored: writers get it wrong often enough
 	// (streamed files, >4 GiB dumps) that the chunk sizes are more
@@ -251,45 +208,48 @@ func decodeWAVTo(r io.Reader, name string, size int64, to wavTarget) error {
 		var ch [8]byte
 		if _, err := d.readFull(ch[:]); err != nil {
 			if !isEOF(err) {
-				return d.ioFail(err, "reading chunk header")
+				return nil, 0, d.ioFail(err, "reading chunk header")
 			}
 			if format == nil {
-				return d.fail(ErrMalformedWAV, "no fmt or data chunk")
+				return nil, 0, d.fail(ErrMalformedWAV, "no fmt or data chunk")
 			}
-			return d.fail(ErrMalformedWAV, "no data chunk")
+			return nil, 0, d.fail(ErrMalformedWAV, "no data chunk")
 		}
 		id := string(ch[0:4])
 		size := int64(binary.LittleEndian.Uint32(ch[4:8]))
 		switch id {
 		case "fmt ":
 			if format != nil {
-				return d.fail(ErrMalformedWAV, "duplicate fmt chunk")
+				return nil, 0, d.fail(ErrMalformedWAV, "duplicate fmt chunk")
 			}
 			f, err := d.readFmt(size)
 			if err != nil {
-				return err
+				return nil, 0, err
 			}
 			format = f
 		case "data":
 			if format == nil {
-				return d.fail(ErrMalformedWAV, "data chunk before fmt chunk")
+				return nil, 0, d.fail(ErrMalformedWAV, "data chunk before fmt chunk")
 			}
 			// Anything after the data chunk (LIST, id3, cue) is metadata
 			// we have no use for, so it is not read at all.
-			return d.readData(format, size, to)
+			if err := d.checkData(format, size); err != nil {
+				return nil, 0, err
+			}
+			return format, size, nil
 		default:
 			if k, err := d.skip(size); err != nil {
 				if isEOF(err) {
-					return d.fail(ErrMalformedWAV, "truncated %q chunk: header says %d bytes, file has %d", id, size, k)
+					return nil, 0, d.fail(ErrMalformedWAV, "truncated %q chunk: header says %d bytes, file has %d", id, size, k)
 				}
-				return d.ioFail(err, "skipping %q chunk", id)
+				return nil, 0, d.ioFail(err, "skipping %q chunk", id)
 			}
 			// RIFF chunks are word aligned: an odd-sized chunk is followed
 			// by a pad byte that is not counted in its size. A missing pad
 			// at EOF just means there is no data chunk, reported above.
 			if size&1 == 1 {
 				if _, err := d.skip(1); err != nil && !isEOF(err) {
-					return d.ioFail(err, "skipping %q chunk", id)
+					return nil, 0, d.ioFail(err, "skipping %q chunk", id)
 				}
 			}
 		}
@@ -414,7 +374,7 @@ func wavTagName(tag int) string {
 	return fmt.Sprintf("format tag 0x%04X", tag)
 }
 
-func (d *wavDecoder) readData(f *wavFmt, size int64, to wavTarget) error {
+func (d *wavDecoder) checkData(f *wavFmt, size int64) error {
 	if size == 0 {
 		return d.fail(ErrMalformedWAV, "zero-length audio (empty data chunk)")
 	}
@@ -426,29 +386,61 @@ func (d *wavDecoder) readData(f *wavFmt, size int64, to wavTarget) error {
 			return d.fail(ErrMalformedWAV, "truncated data chunk: header says %d bytes, file has %d", size, max(left, 0))
 		}
 	}
+	return nil
+}
+
+func (d *wavDecoder) readData(f *wavFmt, size int64, to wavTarget) error {
 	if err := to.start(d, f.format, size/int64(f.blockAlign), d.size >= 0); err != nil {
 		return err
 	}
 
-	block := wavBlockBytes - wavBlockBytes%f.blockAlign
-	buf := make([]byte, min(int64(block), size))
-	samples := make([]float32, 0, len(buf)/f.sampleSize)
-	for read := int64(0); read < size; {
-		want := min(int64(len(buf)), size-read)
-		k, err := d.readFull(buf[:want])
-		read += int64(k)
-		if err != nil {
-			// Partial audio is never returned: a cut-off recording would
-			// silently skew anything measured on it.
-			if isEOF(err) {
-				return d.fail(ErrMalformedWAV, "truncated data chunk: header says %d bytes, file has %d", size, read)
-			}
-			return d.ioFail(err, "reading data chunk")
+	r := newDataReader(d, f, size)
+	for {
+		samples, err := r.next()
+		if err == io.EOF {
+			return to.finish()
 		}
-		samples = decodeSamples(samples[:0], buf[:k], f.kind)
+		if err != nil {
+			return err
+		}
 		to.write(samples)
 	}
-	return to.finish()
+}
+
+// dataReader decodes the data chunk a block at a time.
+type dataReader struct {
+	d          *wavDecoder
+	f          *wavFmt
+	size, read int64
+	buf        []byte
+	samples    []float32
+}
+
+func newDataReader(d *wavDecoder, f *wavFmt, size int64) *dataReader {
+	block := wavBlockBytes - wavBlockBytes%f.blockAlign
+	buf := make([]byte, min(int64(block), size))
+	return &dataReader{d: d, f: f, size: size, buf: buf, samples: make([]float32, 0, len(buf)/f.sampleSize)}
+}
+
+// next returns the next block of samples, valid until the next call, or
+// io.EOF after the last.
+func (r *dataReader) next() ([]float32, error) {
+	if r.read >= r.size {
+		return nil, io.EOF
+	}
+	want := min(int64(len(r.buf)), r.size-r.read)
+	k, err := r.d.readFull(r.buf[:want])
+	r.read += int64(k)
+	if err != nil {
+		// Partial audio is never returned: a cut-off recording would
+		// silently skew anything measured on it.
+		if isEOF(err) {
+			return nil, r.d.fail(ErrMalformedWAV, "truncated data chunk: header says %d bytes, file has %d", r.size, r.read)
+		}
+		return nil, r.d.ioFail(err, "reading data chunk")
+	}
+	r.samples = decodeSamples(r.samples[:0], r.buf[:k], r.f.kind)
+	return r.samples, nil
 }
 
 // decodeSamples appends the samples in b (a whole number of samples of

@@ -6,11 +6,15 @@ package audio
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // Encoding is the sample encoding WriteWAV and WAVWriter produce.
@@ -214,8 +218,12 @@ func encodeWAV(w io.Writer, f Format, samples []float32, enc Encoding) error {
 	return nil
 }
 
-// WriteWAV writes samples to path atomically: readers see either the old
-// file or the complete new one, never a half-written WAV.
+// WriteWAV writes samples to path. A regular file (or a new one) is
+// replaced atomically: readers see either the old file or the complete new
+// one, never a half-written WAV. A symlink is followed and the file it
+// names replaced; a device or FIFO is written through (see NewWAVWriter).
+// Unlike WAVWriter, WriteWAV knows the length up front, so even a stream
+// gets exact sizes in its header.
 func WriteWAV(path string, f Format, samples []float32, enc Encoding) error {
 	if err := checkWrite(f, enc); err != nil {
 		return &wavError{op: "write", name: path, msg: err.Error()}
@@ -223,27 +231,172 @@ func WriteWAV(path string, f Format, samples []float32, enc Encoding) error {
 	if len(samples)%f.Channels != 0 {
 		return &wavError{op: "write", name: path, msg: fmt.Sprintf("%d samples is not a whole number of %d-channel frames", len(samples), f.Channels)}
 	}
-	w, err := NewWAVWriter(path, f, enc)
+	out, err := createWAV(path)
 	if err != nil {
 		return err
 	}
-	if err := w.Write(samples); err != nil {
-		w.abort()
+	bw := bufio.NewWriterSize(out.file, wavBlockBytes)
+	err = encodeWAV(bw, f, samples, enc)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = out.commit()
+	}
+	if err != nil {
+		out.abort()
+		return out.fail(err)
+	}
+	return nil
+}
+
+// wavOutput is an open destination for a WAV file: either a temporary file
+// that commit renames over the target, or (tmp false) the target itself,
+// a device or FIFO, written through because renaming over it would destroy
+// it (replay --out /dev/null run as root once did).
+type wavOutput struct {
+	path   string // as the caller named it, for errors
+	target string // path with symlinks resolved: what commit replaces
+	file   *os.File
+	tmp    bool
+}
+
+// createWAV opens the destination for a WAV file at path. Opening a FIFO
+// blocks until a reader opens the other end, as a shell redirection does.
+func createWAV(path string) (*wavOutput, error) {
+	out := &wavOutput{path: path}
+	target, err := resolveLinks(path)
+	if err != nil {
+		return nil, out.fail(err)
+	}
+	out.target = target
+	st, err := os.Stat(target)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// A new file, created as below.
+	case err != nil:
+		return nil, out.fail(err)
+	case st.IsDir():
+		return nil, out.fail(errors.New("is a directory"))
+	case st.Mode()&fs.ModeSocket != 0:
+		return nil, out.fail(errors.New("is a socket"))
+	case !st.Mode().IsRegular():
+		// Devices and FIFOs: no O_CREATE, so a node removed meanwhile is
+		// an error rather than a regular file appearing in /dev.
+		out.file, err = os.OpenFile(target, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, out.fail(err)
+		}
+		return out, nil
+	}
+	// The temporary file goes beside the target, not beside a link to
+	// it: rename cannot cross file systems.
+	out.file, err = createTemp(filepath.Dir(target), filepath.Base(target))
+	if err != nil {
+		return nil, out.fail(err)
+	}
+	out.tmp = true
+	return out, nil
+}
+
+// maxLinks bounds symlink chains, as the kernel's ELOOP does.
+const maxLinks = 40
+
+// resolveLinks returns the file path names once every symlink is followed,
+// so that the rename replaces that file and the link stays a link. A link
+// may dangle: then the file it names is to be created.
+func resolveLinks(path string) (string, error) {
+	target, err := filepath.EvalSymlinks(path)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return target, err
+	}
+	// Something along the way is missing; follow the links by hand to
+	// the first name that does not exist.
+	for range maxLinks {
+		dest, err := os.Readlink(path)
+		if err != nil {
+			// Not a link (it does not exist, or its directory does not,
+			// which creating the temporary file reports).
+			return path, nil
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(path), dest)
+		}
+		path = dest
+	}
+	return "", errors.New("too many levels of symbolic links")
+}
+
+// createTemp is os.CreateTemp with os.Create's mode, 0666 less the umask:
+// CreateTemp's 0600 would make the finished WAV private, and a chmod
+// afterwards would ignore the umask.
+func createTemp(dir, base string) (*os.File, error) {
+	// Collisions of 64 random bits mean something else is wrong, e.g. a
+	// file system that reports every name as existing.
+	for range 100 {
+		name := filepath.Join(dir, "."+base+".tmp-"+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("no free temporary name in %s: %w", dir, fs.ErrExist)
+}
+
+// fail names the caller's path. The underlying *PathError or *LinkError
+// would name the temporary file, which means nothing to the user and is
+// gone by the time the error is read.
+func (o *wavOutput) fail(err error) error {
+	var pathErr *fs.PathError
+	var linkErr *os.LinkError
+	switch {
+	case errors.As(err, &pathErr):
+		err = pathErr.Err
+	case errors.As(err, &linkErr):
+		err = linkErr.Err
+	}
+	return fmt.Errorf("audio: write %s: %w", o.path, err)
+}
+
+// commit closes the file and, for a temporary file, renames it over the
+// target. The caller flushes its buffers first.
+func (o *wavOutput) commit() error {
+	if !o.tmp {
+		// Devices and FIFOs have nothing to sync (a FIFO even refuses).
+		return o.file.Close()
+	}
+	// Sync before rename so a crash cannot leave a renamed but empty file.
+	if err := o.file.Sync(); err != nil {
 		return err
 	}
-	return w.Close()
+	if err := o.file.Close(); err != nil {
+		return err
+	}
+	return os.Rename(o.file.Name(), o.target)
+}
+
+// abort closes the file and removes it if it is the temporary one; errors
+// are moot because the caller is already returning a more useful one.
+func (o *wavOutput) abort() {
+	_ = o.file.Close()
+	if o.tmp {
+		_ = os.Remove(o.file.Name())
+	}
 }
 
 // WAVWriter streams samples to a WAV file whose length is not known up
-// front (e.g. replay writing playback output as it happens). The audio goes
-// to a temporary file in the same directory that Close finalises and
-// renames into place, so path never holds a WAV with a wrong header.
+// front (e.g. replay writing playback output as it happens). Samples pass
+// through a fixed buffer to the file, so memory does not grow with the
+// length. For a regular file the audio goes to a temporary file beside it
+// that Close finalises and renames into place, so path never holds a WAV
+// with a wrong header. A device or FIFO is written through instead, with
+// both header sizes 0xFFFFFFFF ("unknown length", as sox and ffmpeg write
+// to pipes) since they cannot be patched.
 // A WAVWriter is not safe for concurrent use.
 type WAVWriter struct {
-	path    string
+	out     *wavOutput
 	format  Format
 	enc     Encoding
-	file    *os.File
 	bw      *bufio.Writer
 	scratch []byte
 	data    int64 // payload bytes written
@@ -252,35 +405,38 @@ type WAVWriter struct {
 	closed  bool
 }
 
-// NewWAVWriter starts a WAV file at path in format f.
+// NewWAVWriter starts a WAV file at path in format f. Opening a FIFO blocks
+// until a reader opens the other end, as a shell redirection does.
 func NewWAVWriter(path string, f Format, enc Encoding) (*WAVWriter, error) {
 	if err := checkWrite(f, enc); err != nil {
 		return nil, &wavError{op: "write", name: path, msg: err.Error()}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	out, err := createWAV(path)
 	if err != nil {
-		return nil, fmt.Errorf("audio: write %s: %w", path, err)
+		return nil, err
 	}
 	w := &WAVWriter{
-		path:    path,
+		out:     out,
 		format:  f,
 		enc:     enc,
-		file:    tmp,
-		bw:      bufio.NewWriterSize(tmp, wavBlockBytes),
+		bw:      bufio.NewWriterSize(out.file, wavBlockBytes),
 		scratch: make([]byte, wavBlockBytes),
 		maxData: maxWAVData(f, enc),
 	}
-	// Placeholder sizes; Close rewrites the header, which has the same
-	// length whatever the sizes are.
-	if _, err := w.bw.Write(wavHeader(f, enc, 0, 0)); err != nil {
-		w.abort()
-		return nil, w.ioErr(err)
+	// A temporary file gets placeholder sizes that Close rewrites (the
+	// header has the same length whatever the sizes are). A written-
+	// through target is treated as unseekable even if it could seek (a
+	// block device): /dev/null and ttys accept seeks that mean nothing,
+	// so only never seeking is right for all of them.
+	size := uint32(math.MaxUint32)
+	if out.tmp {
+		size = 0
+	}
+	if _, err := w.bw.Write(wavHeader(f, enc, size, size)); err != nil {
+		out.abort()
+		return nil, out.fail(err)
 	}
 	return w, nil
-}
-
-func (w *WAVWriter) ioErr(err error) error {
-	return fmt.Errorf("audio: write %s: %w", w.path, err)
 }
 
 // Format is the format the writer was created with.
@@ -297,22 +453,22 @@ func (w *WAVWriter) Frames() int64 {
 func (w *WAVWriter) Write(samples []float32) error {
 	switch {
 	case w.closed:
-		return &wavError{op: "write", name: w.path, msg: "write after Close"}
+		return &wavError{op: "write", name: w.out.path, msg: "write after Close"}
 	case w.err != nil:
 		return w.err
 	case len(samples)%w.format.Channels != 0:
-		return &wavError{op: "write", name: w.path, msg: fmt.Sprintf("%d samples is not a whole number of %d-channel frames", len(samples), w.format.Channels)}
+		return &wavError{op: "write", name: w.out.path, msg: fmt.Sprintf("%d samples is not a whole number of %d-channel frames", len(samples), w.format.Channels)}
 	}
 	bps := w.enc.bytesPerSample()
 	if n := int64(len(samples)) * int64(bps); w.data+n > w.maxData {
-		return &wavError{op: "write", name: w.path, msg: "audio would exceed the 4 GiB WAV limit"}
+		return &wavError{op: "write", name: w.out.path, msg: "audio would exceed the 4 GiB WAV limit"}
 	}
 	per := len(w.scratch) / bps
 	for len(samples) > 0 {
 		n := min(per, len(samples))
 		encodeSamples(w.scratch, samples[:n], w.enc)
 		if _, err := w.bw.Write(w.scratch[:n*bps]); err != nil {
-			w.err = w.ioErr(err)
+			w.err = w.out.fail(err)
 			return w.err
 		}
 		w.data += int64(n * bps)
@@ -321,27 +477,30 @@ func (w *WAVWriter) Write(samples []float32) error {
 	return nil
 }
 
-// Close patches the header sizes, syncs and renames the file into place.
-// If a write failed earlier, Close removes the temporary file and returns
-// that error; path is left untouched. Closing twice is a no-op.
+// Close patches the header sizes, syncs and renames the file into place;
+// a written-through target is just flushed and closed. If a write failed
+// earlier, Close removes the temporary file and returns that error; path
+// is left untouched. Closing twice is a no-op.
 func (w *WAVWriter) Close() error {
 	if w.closed {
 		return nil
 	}
+	w.closed = true
 	if w.err != nil {
-		w.abort()
+		w.out.abort()
 		return w.err
 	}
 	if err := w.finish(); err != nil {
-		w.abort()
-		return w.ioErr(err)
+		w.out.abort()
+		return w.out.fail(err)
 	}
-	w.closed = true
 	return nil
 }
 
 func (w *WAVWriter) finish() error {
-	if w.data&1 == 1 {
+	// With an unknown length the data chunk runs to the end of the
+	// stream, where a pad byte would be read as part of a sample.
+	if w.out.tmp && w.data&1 == 1 {
 		if err := w.bw.WriteByte(0); err != nil {
 			return err
 		}
@@ -349,28 +508,11 @@ func (w *WAVWriter) finish() error {
 	if err := w.bw.Flush(); err != nil {
 		return err
 	}
-	frames := w.Frames()
-	if _, err := w.file.WriteAt(wavHeader(w.format, w.enc, uint32(w.data), uint32(frames)), 0); err != nil {
-		return err
+	if w.out.tmp {
+		header := wavHeader(w.format, w.enc, uint32(w.data), uint32(w.Frames()))
+		if _, err := w.out.file.WriteAt(header, 0); err != nil {
+			return err
+		}
 	}
-	// CreateTemp makes the file private; a WAV is ordinary user data.
-	if err := w.file.Chmod(0o644); err != nil {
-		return err
-	}
-	// Sync before rename so a crash cannot leave a renamed but empty file.
-	if err := w.file.Sync(); err != nil {
-		return err
-	}
-	if err := w.file.Close(); err != nil {
-		return err
-	}
-	return os.Rename(w.file.Name(), w.path)
-}
-
-// abort discards the temporary file; errors are moot because the caller is
-// already returning a more useful one.
-func (w *WAVWriter) abort() {
-	w.closed = true
-	_ = w.file.Close()
-	_ = os.Remove(w.file.Name())
+	return w.out.commit()
 }

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -17,6 +18,9 @@ type ReplayResult struct {
 	Format    audio.Format
 	Metrics   []TurnMetrics
 	Underruns uint64
+	// Covered is how much of the input was replayed: all of it unless
+	// the replay was stopped.
+	Covered time.Duration
 }
 
 // Replay runs the pipeline over recorded audio on a virtual clock, as fast
@@ -48,11 +52,16 @@ func Replay(ctx context.Context, clk *clock.Virtual, cfg Config, dev audio.Virtu
 	runErr := p.Run(ctx)
 	// The pipeline may have ended first (a stage error): stop the device.
 	cancel()
-	err = errors.Join(runErr, g.Wait())
+	err = g.Wait()
+	if errors.Is(runErr, err) {
+		err = nil // the pipeline ends with the device's error as its own
+	}
+	err = errors.Join(runErr, err)
 	return &ReplayResult{
 		Recording: vd.Recording(),
 		Format:    vd.Player().Format(),
 		Metrics:   p.Metrics(),
 		Underruns: vd.Player().Underruns(),
+		Covered:   vd.Position(),
 	}, err
 }

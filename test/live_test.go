@@ -2,6 +2,7 @@ package test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -109,7 +110,7 @@ func TestLiveEchoCancellation(t *testing.T) {
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, string(out))
 	question := filepath.Join(t.TempDir(), "q.wav")
-	pcm, err := audio.ReadWAVMono16k("testdata/demo.wav")
+	pcm, err := audio.ReadWAVMono16k(context.Background(), "testdata/demo.wav")
 	require.NoError(t, err)
 	require.NoError(t, audio.WriteWAV(question, audio.Mono16k, pcm[:3*audio.ProcessingRate], audio.PCM16))
 	script := filepath.Join(t.TempDir(), "one.json")

@@ -1,6 +1,7 @@
 package vad
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -286,12 +287,32 @@ type Segment struct {
 // leaves it reset. Because the detector's results do not depend on how the
 // audio is cut into frames, these are exactly the segments a stream of
 // the same audio reports.
-func Segments(d *Detector, pcm []float32) ([]Segment, error) {
-	events, err := Feed(d, pcm, nil)
+func Segments(ctx context.Context, d *Detector, src audio.CaptureSource) ([]Segment, error) {
+	d.Reset()
+	defer d.Reset()
+	// A second at a time: the recording is read as it goes, so an hour
+	// costs no more memory than a minute, and ctx is seen every second.
+	block := make([]float32, audio.Mono16k.Samples(time.Second))
+	var events []Event
+	for pos := int64(0); pos < src.Len(); pos += int64(len(block)) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		frame := block[:min(int64(len(block)), src.Len()-pos)]
+		if err := src.Read(pos, frame); err != nil {
+			return nil, err
+		}
+		res, err := d.Process(audio.Frame{Format: audio.Mono16k, Pos: pos, Samples: frame})
+		if err != nil {
+			return nil, err
+		}
+		events = append(events, res.Events...)
+	}
+	res, err := d.Flush()
 	if err != nil {
 		return nil, err
 	}
-	return pair(events)
+	return pair(append(events, res.Events...))
 }
 
 // Feed runs d over a whole recording cut into frames of the sizes next

@@ -1,6 +1,7 @@
 package vad
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -389,7 +390,7 @@ func TestStreamingEqualsOffline(t *testing.T) {
 		require.NoError(t, err)
 
 		want := offline(t, d, pcm)
-		segs, err := Segments(d, pcm)
+		segs, err := Segments(context.Background(), d, audio.SliceSource(pcm))
 		require.NoError(t, err)
 		require.Len(t, segs, len(want)/2)
 		total += len(segs)
@@ -424,7 +425,7 @@ func TestProcessDoesNotAllocate(t *testing.T) {
 func TestSegmentsEmpty(t *testing.T) {
 	d, err := NewDetector(newScript(nil), DefaultConfig())
 	require.NoError(t, err)
-	segs, err := Segments(d, nil)
+	segs, err := Segments(context.Background(), d, audio.SliceSource(nil))
 	require.NoError(t, err)
 	assert.Empty(t, segs)
 }

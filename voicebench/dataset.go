@@ -8,6 +8,7 @@ package voicebench
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -53,12 +54,12 @@ func (s Sample) Prompt() string {
 
 // PCM decodes the sample's audio as 16 kHz mono, whatever its rate and
 // channel count, within the audio package's input limits.
-func (s Sample) PCM() ([]float32, error) {
+func (s Sample) PCM(ctx context.Context) ([]float32, error) {
 	if s.audioErr != nil {
 		return nil, s.audioErr
 	}
 	if s.audioPath != "" {
-		return audio.ReadWAVMono16k(s.audioPath)
+		return audio.ReadWAVMono16k(ctx, s.audioPath)
 	}
 	pcm, err := audio.DecodeWAVMono16k(bytes.NewReader(s.audio), "from the "+AudioColumn+" column")
 	if codec := otherCodec(s.audio); err != nil && codec != "" {

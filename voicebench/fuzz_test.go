@@ -2,6 +2,7 @@ package voicebench
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -127,7 +128,7 @@ func FuzzParquetRows(f *testing.F) {
 			require.True(t, strings.HasPrefix(s.ID, "test/"), "sample id %q is not the split's", s.ID)
 			require.NotContains(t, s.Fields, AudioColumn, "sample %s keeps its audio column", s.ID)
 			if n == 0 {
-				if pcm, err := s.PCM(); err == nil {
+				if pcm, err := s.PCM(context.Background()); err == nil {
 					require.NotEmpty(t, pcm, "sample %s: no error and no audio", s.ID)
 				}
 			}

@@ -140,7 +140,7 @@ func TestDatasetReadsBothForms(t *testing.T) {
 					}
 				}
 				assert.NotContains(t, s.Fields, voicebench.AudioColumn)
-				pcm, err := s.PCM()
+				pcm, err := s.PCM(context.Background())
 				require.NoError(t, err, s.ID)
 				// One second at whatever rate it was stored, back at 16 kHz.
 				assert.InDelta(t, audio.ProcessingRate, len(pcm), 2, s.ID)

@@ -90,7 +90,7 @@ func newVoiceWorker(s wiring.Stages, computeScale float64) (*voiceWorker, error)
 func (w *voiceWorker) close() error { return w.release() }
 
 func (w *voiceWorker) answer(ctx context.Context, s Sample) (Result, error) {
-	pcm, err := s.PCM()
+	pcm, err := s.PCM(ctx)
 	if err != nil {
 		return Result{}, &InputError{ID: s.ID, Err: err}
 	}

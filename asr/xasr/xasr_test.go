@@ -709,7 +709,7 @@ func TestTinyAudioGolden(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(raw, &g))
 	require.NotEqual(t, g.Tokens, g.TokensNyquist)
-	speech, err := audio.ReadWAVMono16k(filepath.Join("..", "fbank", "testdata", "speech_16k.wav"))
+	speech, err := audio.ReadWAVMono16k(context.Background(), filepath.Join("..", "fbank", "testdata", "speech_16k.wav"))
 	require.NoError(t, err)
 	pcm := append(speech, make([]float32, g.TailPadding)...)
 

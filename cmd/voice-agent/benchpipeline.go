@@ -58,10 +58,13 @@ its stand-in instead (energy VAD, no turn model, tone TTS, and with --script
 the scripted recognizer and LLM), and the report names it.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			input, err := audio.ReadWAVMono16k(args[0])
+			// Streamed, so the peak RSS reported is the pipeline's, not
+			// the recording's.
+			input, err := audio.OpenWAVMono16k(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
+			defer input.Close()
 			stages, swapped := a.cfg.Stages.WithInstalled()
 			clk := clock.NewVirtual()
 			cfg, closeStages, err := wiring.Build(stages, clk)
@@ -70,7 +73,7 @@ the scripted recognizer and LLM), and the report names it.`,
 			}
 			defer closeStages()
 			cfg.ComputeScale = scale
-			res, err := pipeline.Replay(cmd.Context(), clk, cfg, audio.VirtualConfig{Input: input, NoRecording: true}, nil)
+			res, err := pipeline.Replay(cmd.Context(), clk, cfg, audio.VirtualConfig{Source: input, NoRecording: true}, nil)
 			if err != nil {
 				return err
 			}

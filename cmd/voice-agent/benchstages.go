@@ -72,7 +72,7 @@ last 8 s, prefill and decode speed of the LLM (as bench llm), and the TTS's
 real-time factor and time to first audio on --text.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			input, err := audio.ReadWAVMono16k(args[0])
+			input, err := audio.ReadWAVMono16k(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}

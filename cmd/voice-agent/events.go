@@ -3,18 +3,22 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sync"
 
 	"github.com/voiceassistant/voice/pipeline"
 )
 
 // eventPrinter shows events: JSON lines on stdout with --json, otherwise
-// the conversation and milestones through the logger.
+// the conversation and milestones through the logger; and JSON lines to
+// any event files.
 type eventPrinter struct {
-	json *jsonLines
+	json *jsonLines   // stdout, with --json
+	outs []*jsonLines // stdout with --json, and the event files
 	log  *slog.Logger
 }
 
@@ -22,31 +26,47 @@ func newEventPrinter(asJSON bool, stdout io.Writer, log *slog.Logger) *eventPrin
 	p := &eventPrinter{log: log}
 	if asJSON {
 		p.json = newJSONLines(stdout, "stdout")
+		p.outs = append(p.outs, p.json)
 	}
 	return p
+}
+
+// logTo also writes every event to a new file at path; close ends it,
+// reporting a failed write or close. Call it before watch.
+func (p *eventPrinter) logTo(path string) (close func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("events: %w", err)
+	}
+	p.outs = append(p.outs, newJSONLines(f, path))
+	return f.Close, nil
 }
 
 // watch is ctx, cancelled with the error as its cause when an event cannot
 // be written: the run stops rather than go on with a stream that has lost
 // events, which whoever reads it could not tell from a quiet session.
 func (p *eventPrinter) watch(ctx context.Context) (context.Context, context.CancelFunc) {
-	if p.json == nil {
-		return context.WithCancel(ctx)
+	ctx, cancel := context.WithCancelCause(ctx)
+	for _, o := range p.outs {
+		o.watch(cancel)
 	}
-	return p.json.watch(ctx)
+	return ctx, func() { cancel(nil) }
 }
 
-// Err is the first failed write, or nil.
+// Err is the first failed write to each output, or nil.
 func (p *eventPrinter) Err() error {
-	if p.json == nil {
-		return nil
+	var errs []error
+	for _, o := range p.outs {
+		errs = append(errs, o.Err())
 	}
-	return p.json.Err()
+	return errors.Join(errs...)
 }
 
 func (p *eventPrinter) print(e pipeline.Event) {
+	for _, o := range p.outs {
+		o.write(e)
+	}
 	if p.json != nil {
-		p.json.write(e)
 		return
 	}
 	at := slog.Duration("at", e.At)
@@ -89,16 +109,15 @@ func newJSONLines(w io.Writer, name string) *jsonLines {
 	return &jsonLines{enc: json.NewEncoder(w), name: name}
 }
 
-func (l *jsonLines) watch(ctx context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(ctx)
+// watch has stop called with the first failed write.
+func (l *jsonLines) watch(stop context.CancelCauseFunc) {
 	l.mu.Lock()
-	l.stop = cancel
+	l.stop = stop
 	failed := l.err
 	l.mu.Unlock()
 	if failed != nil {
-		cancel(failed)
+		stop(failed)
 	}
-	return ctx, func() { cancel(nil) }
 }
 
 func (l *jsonLines) write(e pipeline.Event) {

@@ -65,15 +65,6 @@ func main() {
 	if err == nil {
 		err = checkLeaks()
 	}
-	// A live session ends on a signal and returns nil; a command with an
-	// end of its own (a replay, a bench, a pull) returns the context's
-	// error, and what it printed is not the whole answer: say so, and exit
-	// as a shell expects of a program stopped by that signal.
-	var sig interrupted
-	if err != nil && errors.As(context.Cause(ctx), &sig) && errors.Is(err, context.Canceled) {
-		fmt.Fprintf(os.Stderr, "voice-agent: interrupted (%v): the results above are incomplete\n", sig.Signal)
-		os.Exit(sig.exitCode())
-	}
 	if err != nil {
 		// Joined errors (several missing models) get a line each; the
 		// detail behind them (where each model was looked for) only when
@@ -92,6 +83,15 @@ func main() {
 			} else {
 				fmt.Fprintln(os.Stderr, "voice-agent: --log-level debug says where each was looked for and how to get it by hand")
 			}
+		}
+		// A live session ends on a signal and returns nil; a command with an
+		// end of its own (a replay, a bench, a pull) returns the context's
+		// error, and what it printed is not the whole answer: say so, and exit
+		// as a shell expects of a program stopped by that signal.
+		var sig interrupted
+		if errors.As(context.Cause(ctx), &sig) && errors.Is(err, context.Canceled) {
+			fmt.Fprintf(os.Stderr, "voice-agent: interrupted (%v): the results above are incomplete\n", sig.Signal)
+			os.Exit(sig.exitCode())
 		}
 		os.Exit(1)
 	}

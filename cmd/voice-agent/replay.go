@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,11 +34,14 @@ input, plus every event as JSON lines. Latencies are in audio time and are the
 same on every run, unless --compute-scale charges the stages' measured compute
 to the replay clock (then each turn's metrics also give every stage's compute).`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			input, err := audio.ReadWAVMono16k(args[0])
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			// The input is read and the output written as the replay goes,
+			// so memory stays the same for a minute or an hour.
+			input, err := audio.OpenWAVMono16k(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
+			defer input.Close()
 			clk := clock.NewVirtual()
 			cfg, closeStages, err := wiring.Build(a.cfg.Stages, clk)
 			if err != nil {
@@ -50,7 +50,7 @@ to the replay clock (then each turn's metrics also give every stage's compute).`
 			defer closeStages()
 			cfg.ComputeScale = compute
 			var fe audio.FrontEnd
-			dev := audio.VirtualConfig{Input: input, Pace: pace, Playback: audio.Format{Rate: rate, Channels: 1}}
+			dev := audio.VirtualConfig{Source: input, Pace: pace, Playback: audio.Format{Rate: rate, Channels: 1}, NoRecording: true}
 			if echoGain > 0 {
 				// Only a simulated echo path puts the assistant's voice in
 				// the microphone, so only then does the front-end matter.
@@ -69,24 +69,48 @@ to the replay clock (then each turn's metrics also give every stage's compute).`
 				}
 			}
 			printer := newEventPrinter(a.json, cmd.OutOrStdout(), a.log)
-			sink, closeSink, err := eventFile(events)
-			if err != nil {
+			if events != "" {
+				closeEvents, openErr := printer.logTo(events)
+				if openErr != nil {
+					return openErr
+				}
+				defer func() { err = errors.Join(err, closeEvents()) }()
+			}
+			if out != "" {
+				w, openErr := audio.NewWAVWriter(out, dev.Playback, audio.PCM16)
+				if openErr != nil {
+					return openErr
+				}
+				// Even an interrupted replay leaves a whole WAV of what
+				// was played up to then.
+				defer func() {
+					// A failed write is the replay's error already.
+					if cerr := w.Close(); !errors.Is(err, cerr) {
+						err = errors.Join(err, cerr)
+					}
+				}()
+				dev.Record = w
+			}
+			ctx, stop := printer.watch(cmd.Context())
+			defer stop()
+			res, err := pipeline.Replay(ctx, clk, cfg, dev, printer.print)
+			if res == nil {
 				return err
 			}
-			res, runErr := pipeline.Replay(cmd.Context(), clk, cfg, dev, func(e pipeline.Event) {
-				printer.print(e)
-				sink(e)
-			})
-			err = errors.Join(runErr, closeSink())
-			if res != nil && out != "" {
-				err = errors.Join(err, audio.WriteWAV(out, res.Format, res.Recording, audio.PCM16))
+			err = errors.Join(err, printer.Err())
+			if err == nil && cmd.Context().Err() != nil {
+				// Interrupted, the replay stops without an error of its own.
+				err = fmt.Errorf("replay: stopped %v into %v of %s: %w", res.Covered.Round(time.Millisecond),
+					audio.Mono16k.Duration(input.Len()).Round(time.Millisecond), args[0], cmd.Context().Err())
 			}
-			if res != nil {
-				sum := pipeline.Summarize(res.Metrics)
-				a.log.Info("replay done", "turns", sum.Turns, "interrupted", sum.Interrupted,
-					"p50_ms", sum.P50["end_to_end"], "p95_ms", sum.P95["end_to_end"], "underruns", res.Underruns,
-					"frontend_restarts", wiring.FrontEndRestarts(fe))
+			sum := pipeline.Summarize(res.Metrics)
+			msg := "replay done"
+			if err != nil {
+				msg = "replay stopped"
 			}
+			a.log.Info(msg, "turns", sum.Turns, "interrupted", sum.Interrupted,
+				"p50_ms", sum.P50["end_to_end"], "p95_ms", sum.P95["end_to_end"], "underruns", res.Underruns,
+				"frontend_restarts", wiring.FrontEndRestarts(fe))
 			return err
 		},
 	}
@@ -99,26 +123,4 @@ to the replay clock (then each turn's metrics also give every stage's compute).`
 	f.Float64Var(&echoGain, "echo-gain", 0, "simulated echo gain (0: no echo path)")
 	f.Float64Var(&compute, "compute-scale", 0, "charge each stage's measured compute to the replay clock, times this (1: this machine; 50: a device 50x slower; 0: compute is free)")
 	return a.stageFlags(cmd, wiring.PipelineFlags)
-}
-
-// eventFile opens a JSON-lines event log, or a no-op sink for "".
-func eventFile(path string) (func(pipeline.Event), func() error, error) {
-	if path == "" {
-		return func(pipeline.Event) {}, func() error { return nil }, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("events: %w", err)
-	}
-	w := bufio.NewWriter(f)
-	enc := json.NewEncoder(w)
-	var werr error
-	sink := func(e pipeline.Event) {
-		if werr == nil {
-			werr = enc.Encode(e)
-		}
-	}
-	return sink, func() error {
-		return errors.Join(werr, w.Flush(), f.Close())
-	}, nil
 }

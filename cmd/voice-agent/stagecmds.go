@@ -21,16 +21,17 @@ func (a *app) vadCmd() *cobra.Command {
 		Short:   "Print the speech segments in a recording (Silero VAD)",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			pcm, err := audio.ReadWAVMono16k(args[0])
+			in, err := audio.OpenWAVMono16k(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
+			defer in.Close()
 			det, closeVAD, err := wiring.NewVAD(a.cfg.Stages)
 			if err != nil {
 				return err
 			}
 			defer func() { err = errors.Join(err, closeVAD()) }()
-			segs, err := vad.Segments(det, pcm)
+			segs, err := vad.Segments(cmd.Context(), det, in)
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
@@ -69,7 +70,7 @@ func (a *app) turnCmd() *cobra.Command {
 		Long:  "Runs Smart Turn on the last 8 s of the recording, as the pipeline does at each pause.",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			pcm, err := audio.ReadWAVMono16k(args[0])
+			pcm, err := audio.ReadWAVMono16k(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -112,10 +113,11 @@ func (a *app) asrCmd() *cobra.Command {
 		Short: "Transcribe a recording with the streaming recognizer (X-ASR)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			pcm, err := audio.ReadWAVMono16k(args[0])
+			in, err := audio.OpenWAVMono16k(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
+			defer in.Close()
 			r, err := wiring.NewRecognizer(a.cfg.Stages)
 			if err != nil {
 				return err
@@ -136,10 +138,16 @@ func (a *app) asrCmd() *cobra.Command {
 				return err
 			}
 			start := time.Now()
-			frame := int(audio.Mono16k.Samples(100 * time.Millisecond))
+			block := make([]float32, audio.Mono16k.Samples(100*time.Millisecond))
 			last := ""
-			for pos := 0; pos < len(pcm); pos += frame {
-				f := audio.Frame{Format: audio.Mono16k, Pos: int64(pos), Samples: pcm[pos:min(pos+frame, len(pcm))]}
+			for pos := int64(0); pos < in.Len(); pos += int64(len(block)) {
+				if err := cmd.Context().Err(); err != nil {
+					return err
+				}
+				f := audio.Frame{Format: audio.Mono16k, Pos: pos, Samples: block[:min(int64(len(block)), in.Len()-pos)]}
+				if err := in.Read(pos, f.Samples); err != nil {
+					return err
+				}
 				partial, err := r.Accept(f)
 				if err != nil {
 					return fmt.Errorf("%s: %w", args[0], err)
@@ -155,7 +163,7 @@ func (a *app) asrCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
-			dur := audio.Mono16k.Duration(int64(len(pcm)))
+			dur := audio.Mono16k.Duration(in.Len())
 			return show(line{Type: "final", AtS: dur.Seconds(), Text: final, RTF: time.Since(start).Seconds() / dur.Seconds()})
 		},
 	}, wiring.ASRFlags)

@@ -91,7 +91,7 @@ func run(ctx context.Context, o options) error {
 	opts := app.Options{Stages: o.stages}
 	opts.Device.Backend, opts.Device.Rate = o.backend, o.rate
 	if o.replay != "" {
-		input, err := audio.ReadWAVMono16k(o.replay)
+		input, err := audio.ReadWAVMono16k(ctx, o.replay)
 		if err != nil {
 			return err
 		}

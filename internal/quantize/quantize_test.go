@@ -38,7 +38,7 @@ func TestInt8SmartTurn(t *testing.T) {
 	int8, err := smartturn.New(path, onnx.Options{})
 	require.NoError(t, err)
 	defer int8.Close()
-	speech, err := audio.ReadWAVMono16k("../../test/testdata/demo.wav")
+	speech, err := audio.ReadWAVMono16k(context.Background(), "../../test/testdata/demo.wav")
 	require.NoError(t, err)
 	ctx := context.Background()
 	for _, seconds := range []int{1, 3, 8} {

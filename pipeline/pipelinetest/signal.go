@@ -13,7 +13,7 @@ import (
 // during each utterance and silence elsewhere.
 func Voice(length time.Duration, utterances ...Utterance) []float32 {
 	pcm := make([]float32, audio.Mono16k.Samples(length))
-	VoiceSource{Length: length, Utterances: utterances}.Read(0, pcm)
+	_ = VoiceSource{Length: length, Utterances: utterances}.Read(0, pcm) // never fails
 	return pcm
 }
 
@@ -26,7 +26,7 @@ type VoiceSource struct {
 
 func (v VoiceSource) Len() int64 { return audio.Mono16k.Samples(v.Length) }
 
-func (v VoiceSource) Read(pos int64, out []float32) {
+func (v VoiceSource) Read(pos int64, out []float32) error {
 	end := min(pos+int64(len(out)), v.Len())
 	first := sort.Search(len(v.Utterances), func(i int) bool { return audio.Mono16k.Samples(v.Utterances[i].End) > pos })
 	for _, u := range v.Utterances[first:] {
@@ -38,6 +38,7 @@ func (v VoiceSource) Read(pos int64, out []float32) {
 			out[i-pos] = voiced(i)
 		}
 	}
+	return nil
 }
 
 // voiced is sample i of the voice signal.

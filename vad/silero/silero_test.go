@@ -1,6 +1,7 @@
 package silero
 
 import (
+	"context"
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
@@ -66,7 +67,7 @@ func splicedSpeech(t *testing.T) spliced {
 func TestSileroFindsSpeech(t *testing.T) {
 	d := newSileroDetector(t)
 	sp := splicedSpeech(t)
-	segs, err := vad.Segments(d, sp.pcm)
+	segs, err := vad.Segments(context.Background(), d, audio.SliceSource(sp.pcm))
 	require.NoError(t, err)
 	require.Len(t, segs, len(sp.spans), "segments %v for utterances %v", segs, sp.spans)
 	const tolerance = 100 * time.Millisecond
@@ -83,7 +84,7 @@ func TestSileroFindsSpeech(t *testing.T) {
 func TestSileroIgnoresSilenceAndNoise(t *testing.T) {
 	d := newSileroDetector(t)
 	silence := make([]float32, 3*audio.ProcessingRate)
-	segs, err := vad.Segments(d, silence)
+	segs, err := vad.Segments(context.Background(), d, audio.SliceSource(silence))
 	require.NoError(t, err)
 	assert.Empty(t, segs, "silence")
 
@@ -94,7 +95,7 @@ func TestSileroIgnoresSilenceAndNoise(t *testing.T) {
 	for i := range noise {
 		noise[i] = float32(a * (2*r.Float64() - 1))
 	}
-	segs, err = vad.Segments(d, noise)
+	segs, err = vad.Segments(context.Background(), d, audio.SliceSource(noise))
 	require.NoError(t, err)
 	assert.Empty(t, segs, "white noise")
 }
