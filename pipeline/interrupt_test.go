@@ -394,11 +394,10 @@ func TestStopKeyKeepsSpeechOverTheReply(t *testing.T) {
 	assert.Equal(t, []string{"tell me a long story", "yeah"}, texts(o.of(pipeline.EvTurnCommit)))
 }
 
-// One session with a thousand interruptions of every kind (confirmed,
-// resumed, at the very end of a reply) ends with no goroutine left and a
-// heap no bigger than after the first hundred.
-func TestThousandBargeIns(t *testing.T) {
-	const cycles = 1000
+// thousandBargeIns is a session with cycles interruptions of every kind
+// (confirmed, resumed, at the very end of a reply), its capture made as
+// it is read.
+func thousandBargeIns(cycles int) (scenario, pipelinetest.VoiceSource) {
 	cycle := 4 * time.Second
 	var user []pipelinetest.Utterance
 	var replies []string
@@ -420,7 +419,7 @@ func TestThousandBargeIns(t *testing.T) {
 		}
 	}
 	s := scenario{
-		length:          cycles * cycle,
+		length:          time.Duration(cycles) * cycle,
 		user:            user,
 		replies:         replies,
 		tokensPerSecond: -1,
@@ -430,6 +429,16 @@ func TestThousandBargeIns(t *testing.T) {
 			c.BargeIn.ResumeAfter = 300 * time.Millisecond
 		},
 	}
+	return s, pipelinetest.VoiceSource{Length: s.length, Utterances: user}
+}
+
+// One session with a thousand interruptions of every kind (confirmed,
+// resumed, at the very end of a reply) ends with no goroutine left and a
+// heap no bigger than after the first hundred.
+func TestThousandBargeIns(t *testing.T) {
+	const cycles = 1000
+	s, src := thousandBargeIns(cycles)
+	replies := s.replies
 	counts := map[pipeline.EventType]int{}
 	var heap [2]uint64
 	var goroutines [2]int
@@ -441,7 +450,6 @@ func TestThousandBargeIns(t *testing.T) {
 	}
 	clk := clock.NewVirtual()
 	cfg, _ := s.config(clk)
-	src := pipelinetest.VoiceSource{Length: s.length, Utterances: user}
 	var last time.Duration
 	disorder := 0
 	_, err := pipeline.Replay(context.Background(), clk, cfg, audio.VirtualConfig{Source: src, NoRecording: true, Stall: 10 * time.Second},
