@@ -80,14 +80,27 @@ func scaled(d time.Duration, scale float64) time.Duration {
 	return time.Duration(float64(d) * scale)
 }
 
-// listened accounts for compute the listening path spent on s since
-// start: to the open turn's figures, and with a compute scale to the
-// clock, by moving the listening path's next decisions later.
-func (p *Pipeline) listened(s stage, start time.Time) {
+// computeClock is what compute is measured on: the wall clock, or in a
+// test, one that only the stages' calls move.
+var computeClock = time.Now
+
+// listening makes a call to a listening-path stage (the VAD, the
+// recognizer, the turn model) and charges its compute. Every such call
+// goes through it, so none is left off the clock.
+func listening[T any](p *Pipeline, s stage, call func() (T, error)) (T, error) {
+	start := computeClock()
+	v, err := call()
+	p.charge(s, computeClock().Sub(start))
+	return v, err
+}
+
+// charge accounts for compute d the listening path spent on s: to the
+// open turn's figures, and with a compute scale to the clock, by moving
+// the listening path's next decisions later.
+func (p *Pipeline) charge(s stage, d time.Duration) {
 	if p.cfg.ComputeScale <= 0 {
 		return
 	}
-	d := time.Since(start)
 	if t := p.turn; t != nil {
 		t.compute.add(s, d)
 	}
@@ -131,14 +144,14 @@ type meter struct {
 const chargeGrain = 5 * time.Millisecond
 
 func (p *Pipeline) newMeter(r *response, s stage) *meter {
-	return &meter{clk: p.clk, scale: p.cfg.ComputeScale, r: r, stage: s, last: time.Now()}
+	return &meter{clk: p.clk, scale: p.cfg.ComputeScale, r: r, stage: s, last: computeClock()}
 }
 
 // handOver is called as the stage hands over a result: it records the
 // compute since the stage started or last got control back, and returns
 // once that much (scaled) has passed on the clock.
 func (m *meter) handOver(ctx context.Context) error {
-	d := time.Since(m.last)
+	d := computeClock().Sub(m.last)
 	m.r.mu.Lock()
 	m.r.compute.add(m.stage, d)
 	m.r.mu.Unlock()
@@ -157,4 +170,4 @@ func (m *meter) handOver(ctx context.Context) error {
 
 // resume marks the stage running again once the pipeline has taken its
 // result.
-func (m *meter) resume() { m.last = time.Now() }
+func (m *meter) resume() { m.last = computeClock() }

@@ -58,12 +58,10 @@ func (p *Pipeline) finalEarly(t *userTurn) error {
 	case t.speaking:
 		t.dropEarlyFinal()
 		return nil
-	case !ok || t.early != nil || t.over:
+	case !ok || t.early != nil || p.barge.pending():
 		return nil
 	}
-	start := time.Now()
-	fork, err := fk.Fork()
-	p.listened(stageASR, start)
+	fork, err := listening(p, stageASR, fk.Fork)
 	if err != nil {
 		return err
 	}
@@ -75,10 +73,14 @@ func (p *Pipeline) finalEarly(t *userTurn) error {
 	p.clk.Hold()
 	go func() {
 		defer stop()
-		start := time.Now()
+		// The copy runs beside the listening path, so its compute is
+		// not the listening path's to wait for: it is charged to the
+		// turn when it is in (earlyFinalIn), having passed on the clock
+		// here first.
+		start := computeClock()
 		e.text, e.err = fork.FinalizeAfter(ctx, quiet)
 		e.err = errors.Join(e.err, fork.Close())
-		e.compute = time.Since(start)
+		e.compute = computeClock().Sub(start)
 		if p.cfg.ComputeScale > 0 {
 			// Its compute passes on the clock before it is in.
 			_ = p.clk.Sleep(p.ctx, scaled(e.compute, p.cfg.ComputeScale))

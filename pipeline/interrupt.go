@@ -119,45 +119,152 @@ func (b BargeIn) Validate() error {
 	return nil
 }
 
-// listener classifies what the user says over a reply.
-type listener struct {
+// The barge-in arbiter decides about speech over a reply. It owns the
+// policy's settings and the one state of the decision; the pipeline acts
+// on its decisions and keeps no barge-in state of its own. Its states and
+// their transitions are docs/ARCHITECTURE.md's barge-in table:
+//
+//	none ─begin→ pending ─decide→ confirmed (cancel the reply)
+//	                     ─decide→ resumed (play on; the sound is no turn)
+//	                     ─settle→ none (the reply ended first)
+//	resumed ─begin→ pending (more speech over the same reply)
+//	none, pending, resumed ─confirm→ confirmed (the stop key)
+//	confirmed, resumed ─replyEnded→ none
+type bargeInState int
+
+const (
+	bargeInNone bargeInState = iota
+	bargeInPending
+	bargeInConfirmed
+	bargeInResumed
+)
+
+var bargeInStateNames = [...]string{"none", "pending", "confirmed", "resumed"}
+
+func (s bargeInState) String() string { return bargeInStateNames[s] }
+
+// decision is what the pipeline does about speech over a reply.
+type decision int
+
+const (
+	// decideWait leaves everything as it is.
+	decideWait decision = iota
+	// decidePause and decideDuck stop or lower playback while deciding.
+	decidePause
+	decideDuck
+	// decideCancel cancels the reply: a barge-in.
+	decideCancel
+	// decideResume plays the reply on: the sound was no interruption.
+	decideResume
+)
+
+// arbiter is the barge-in policy and the state of its decision.
+type arbiter struct {
 	cfg          BargeIn
 	backchannels [][]string // each phrase as words, longest first
+	state        bargeInState
+	machine      machine[bargeInState]
 }
 
-func newListener(cfg BargeIn) listener {
-	l := listener{cfg: cfg}
+func newArbiter(cfg BargeIn, report func(error)) *arbiter {
+	a := &arbiter{cfg: cfg, machine: newMachine("barge-in", bargeInTransitions, report)}
 	for _, b := range cfg.Backchannels {
-		l.backchannels = append(l.backchannels, words(b))
+		a.backchannels = append(a.backchannels, words(b))
 	}
-	slices.SortStableFunc(l.backchannels, func(a, b []string) int { return len(b) - len(a) })
-	return l
+	slices.SortStableFunc(a.backchannels, func(x, y []string) int { return len(y) - len(x) })
+	return a
+}
+
+func (a *arbiter) to(next bargeInState) { a.machine.move(&a.state, next) }
+
+// bargeInTransitions are the legal moves between barge-in states.
+var bargeInTransitions = map[bargeInState][]bargeInState{
+	bargeInNone:      {bargeInPending, bargeInConfirmed},
+	bargeInPending:   {bargeInConfirmed, bargeInResumed, bargeInNone},
+	bargeInConfirmed: {bargeInNone},
+	bargeInResumed:   {bargeInPending, bargeInConfirmed, bargeInNone},
+}
+
+// pending is true while speech overlaps a reply it has not interrupted:
+// it is a turn of its own only once confirmed or once the reply is over.
+func (a *arbiter) pending() bool { return a.state == bargeInPending }
+
+// begin is speech starting over a reply: what to do with playback while
+// deciding (with barge-in off, nothing: the reply plays to its end).
+func (a *arbiter) begin() decision {
+	a.to(bargeInPending)
+	switch a.cfg.Mode {
+	case InterruptOff:
+		return decideWait
+	case InterruptDuck:
+		return decideDuck
+	}
+	return decidePause
+}
+
+// decide, after each frame while pending, whether the speech so far
+// (transcript, lasting speech, sinceEnd after it ended if it has)
+// interrupts the reply, lets it play on, or needs more listening. With
+// barge-in off it is settled when the reply ends.
+func (a *arbiter) decide(transcript string, speech time.Duration, speaking bool, sinceEnd time.Duration) decision {
+	if a.cfg.Mode == InterruptOff {
+		return decideWait
+	}
+	switch {
+	case a.confirms(transcript, speech):
+		a.to(bargeInConfirmed)
+		return decideCancel
+	case !speaking && sinceEnd >= a.cfg.ResumeAfter:
+		a.to(bargeInResumed)
+		return decideResume
+	}
+	return decideWait
+}
+
+// confirm is an interruption that needs no deciding (the stop key).
+func (a *arbiter) confirm() {
+	a.to(bargeInConfirmed)
+}
+
+// replyEnded closes the decision about a reply that is over, once it was
+// made (a pending one is settled instead).
+func (a *arbiter) replyEnded() {
+	if a.state != bargeInNone {
+		a.to(bargeInNone)
+	}
+}
+
+// settle ends a pending decision when the reply ends first, and says
+// whether the speech is a turn of its own: still going on, or with words
+// that are not backchannels (not a cough, not a reaction to the reply).
+func (a *arbiter) settle(transcript string, speaking bool) (keep bool) {
+	a.to(bargeInNone)
+	return speaking || a.keeps(transcript)
 }
 
 // confirms says whether speech with this transcript, having lasted speech,
 // is an interruption.
-func (l listener) confirms(transcript string, speech time.Duration) bool {
-	content, all := l.count(transcript)
-	if l.cfg.MinWords > 0 && content >= l.cfg.MinWords {
+func (a *arbiter) confirms(transcript string, speech time.Duration) bool {
+	content, all := a.count(transcript)
+	if a.cfg.MinWords > 0 && content >= a.cfg.MinWords {
 		return true
 	}
 	onlyBackchannels := all > 0 && content == 0
-	return speech >= l.cfg.MinSpeech && !onlyBackchannels
+	return speech >= a.cfg.MinSpeech && !onlyBackchannels
 }
 
-// keeps says whether speech over a reply that ended without confirming is
-// still a turn of its own: it has words that are not backchannels.
-func (l listener) keeps(transcript string) bool {
-	content, _ := l.count(transcript)
+// keeps says whether the transcript has words that are not backchannels.
+func (a *arbiter) keeps(transcript string) bool {
+	content, _ := a.count(transcript)
 	return content > 0
 }
 
 // count returns the transcript's words that are not part of a backchannel
 // phrase, and all its words.
-func (l listener) count(transcript string) (content, all int) {
+func (a *arbiter) count(transcript string) (content, all int) {
 	w := words(transcript)
 	for i := 0; i < len(w); {
-		n := l.backchannelAt(w[i:])
+		n := a.backchannelAt(w[i:])
 		if n == 0 {
 			content++
 			n = 1
@@ -169,8 +276,8 @@ func (l listener) count(transcript string) (content, all int) {
 
 // backchannelAt is the length of the longest backchannel phrase w starts
 // with, 0 if none.
-func (l listener) backchannelAt(w []string) int {
-	for _, b := range l.backchannels {
+func (a *arbiter) backchannelAt(w []string) int {
+	for _, b := range a.backchannels {
 		if len(b) <= len(w) && slices.Equal(b, w[:len(b)]) {
 			return len(b)
 		}
@@ -210,11 +317,10 @@ func words(text string) []string {
 // response interrupts it: playback pauses (or ducks) at once, while
 // generation and synthesis go on filling the queue.
 func (p *Pipeline) speechOverReply(t *userTurn) {
-	t.over = true
-	switch p.cfg.BargeIn.Mode {
-	case InterruptOff:
+	switch p.barge.begin() {
+	case decideWait:
 		return // the reply plays on; the speech waits for its end
-	case InterruptDuck:
+	case decideDuck:
 		p.player.Duck(duckGain)
 	default:
 		p.player.Pause()
@@ -224,18 +330,14 @@ func (p *Pipeline) speechOverReply(t *userTurn) {
 	p.setState(StateUserSpeaking, at)
 }
 
-// arbitrate decides, frame by frame, about speech over a response: a
-// confirmed interruption cancels the reply; a sound that ended without
-// confirming lets it play on.
+// arbitrate acts, frame by frame, on the arbiter's decision about speech
+// over a response.
 func (p *Pipeline) arbitrate(t *userTurn, now time.Duration) {
-	if p.cfg.BargeIn.Mode == InterruptOff {
-		return // settled when the reply ends (endResponse)
-	}
 	speech := audio.Mono16k.Duration(int64(t.voiced))
-	switch {
-	case p.listen.confirms(t.partial, speech):
+	switch p.barge.decide(t.partial, speech, t.speaking, now-t.speechEnd) {
+	case decideCancel:
 		p.bargeIn(t, "")
-	case !t.speaking && now-t.speechEnd >= p.cfg.BargeIn.ResumeAfter:
+	case decideResume:
 		p.resumeReply(t)
 	}
 }
@@ -258,12 +360,14 @@ func (p *Pipeline) resumeReply(t *userTurn) {
 // bargeIn interrupts the current response: cancel first so no more audio
 // can be queued, then flush so the next device period is silent. The
 // speech that interrupted (t, nil when a stop key did) is a turn of its
-// own from here on, with all it has been heard to say.
+// own from here on, with all it has been heard to say. StateInterrupted
+// is published for the moment of the cut (a display shows it), and the
+// state the user leaves the pipeline in follows at the same time.
 func (p *Pipeline) bargeIn(t *userTurn, reason string) {
 	at := p.clk.Now()
 	r := p.resp
-	if t != nil {
-		t.over = false // the user's turn now, whatever it turns out to hold
+	if reason != "" {
+		p.barge.confirm()
 	}
 	heard := p.cancelResponse()
 	p.emit(Event{Type: EvBargeIn, At: at, Turn: r.turn, Text: heard, Reason: reason})
@@ -279,6 +383,7 @@ func (p *Pipeline) bargeIn(t *userTurn, reason string) {
 // heard of it; it returns that text.
 func (p *Pipeline) cancelResponse() string {
 	r := p.resp
+	r.cast(roleCancelled)
 	r.cancel()
 	pos := p.player.Flush()
 	heard, written := r.heard(pos)

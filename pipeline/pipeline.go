@@ -124,7 +124,7 @@ type Pipeline struct {
 
 	// Everything below is owned by Run's goroutine.
 	ctx     context.Context // the session's; responses derive from it
-	listen  listener
+	barge   *arbiter
 	micOpen time.Duration // half duplex: audio before this is not listened to
 	// playedUntil is when the assistant last went quiet: in half duplex,
 	// capture before it holds the assistant's voice and is no pre-roll.
@@ -132,14 +132,14 @@ type Pipeline struct {
 	// busyUntil is when the listening path is done with the compute it
 	// has been charged (with a compute scale).
 	busyUntil  time.Duration
-	state      State
+	state      State // moved only by setState, as turnStates allows
+	turnStates machine[State]
 	turnNo     int
 	history    recentAudio
 	turn       *userTurn
-	resp       *response // the response being generated or played
-	spec       *response // a speculative response to the open turn
-	speculates bool
-	stopping   int // cancelled responses whose goroutines have not ended
+	resp       *response   // the response being generated or played
+	spec       speculation // a speculative response to the open turn
+	stopping   int         // cancelled responses whose goroutines have not ended
 	done       chan *response
 	finishing  int // early finals being made (early.go)
 	finals     chan *earlyFinal
@@ -169,10 +169,6 @@ type userTurn struct {
 	// stream position waitFrom on, because a copy of it is finalizing.
 	waiting  bool
 	waitFrom int64
-	// over is set while the turn's speech overlaps a response it has not
-	// interrupted: it is a turn of its own only once the barge-in is
-	// confirmed or the response is over. It implies Pipeline.resp != nil.
-	over bool
 }
 
 // transcript is what a reply started now would answer: the early final
@@ -208,18 +204,29 @@ func New(cfg Config) (*Pipeline, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Pipeline{
+	p := &Pipeline{
 		cfg:     cfg,
 		clk:     cfg.Clock,
 		player:  cfg.Device.Player(),
 		events:  newEventQueue(),
-		listen:  newListener(cfg.BargeIn),
 		history: newRecentAudio(cfg.PreRoll + time.Second),
+		done:    make(chan *response, 4),
+		finals:  make(chan *earlyFinal),
+	}
+	p.barge = newArbiter(cfg.BargeIn, p.illegal)
+	p.turnStates = newMachine("turn", stateTransitions, p.illegal)
+	p.spec = speculation{
 		// A speculative reply must leave no trace when it is dropped.
-		speculates: cfg.Speculate && rollsBack(cfg.LLM),
-		done:       make(chan *response, 4),
-		finals:     make(chan *earlyFinal),
-	}, nil
+		enabled: cfg.Speculate && rollsBack(cfg.LLM),
+		machine: newMachine("speculation", specTransitions, p.illegal),
+	}
+	return p, nil
+}
+
+// illegal reports a state transition no table allows, which is a bug: the
+// session goes on, in the state it was in.
+func (p *Pipeline) illegal(err error) {
+	p.emit(Event{Type: EvError, At: p.clk.Now(), Err: err.Error()})
 }
 
 // Events is the session's event stream, closed after Run returns. It must
@@ -278,7 +285,7 @@ func (p *Pipeline) Run(ctx context.Context) (err error) {
 // shutdown cancels whatever is still responding and waits for its
 // goroutines, so Run never returns with stages still running.
 func (p *Pipeline) shutdown() {
-	if p.spec != nil {
+	if p.spec.running() != nil {
 		p.dropSpeculation(missSessionEnd)
 	}
 	if p.resp != nil {
@@ -304,12 +311,10 @@ func (p *Pipeline) frame(ctx context.Context, f audio.Frame) error {
 		// assistant went quiet.)
 		f.Samples = make([]float32, len(f.Samples))
 	}
-	start := time.Now()
-	heard, err := p.cfg.VAD.Process(f)
+	heard, err := listening(p, stageVAD, func() (vad.Result, error) { return p.cfg.VAD.Process(f) })
 	if err != nil {
 		return fmt.Errorf("vad: %w", err)
 	}
-	p.listened(stageVAD, start)
 	for _, ev := range heard.Events {
 		if err := p.vadEvent(ev, f); err != nil {
 			return err
@@ -331,7 +336,7 @@ func (p *Pipeline) frame(ctx context.Context, f audio.Frame) error {
 			return err
 		}
 		t.ep.Transcript(t.partial, f.Stop())
-		if t.over {
+		if p.barge.pending() {
 			p.arbitrate(t, f.Stop())
 		} else {
 			p.speculate(t, heard.Pausing)
@@ -339,7 +344,7 @@ func (p *Pipeline) frame(ctx context.Context, f audio.Frame) error {
 				return fmt.Errorf("asr: %w", err)
 			}
 		}
-		if p.turn == t && !t.over && t.pending == "" {
+		if p.turn == t && !p.barge.pending() && t.pending == "" {
 			if err := p.endpoint(ctx, f.Stop()); err != nil {
 				return err
 			}
@@ -373,12 +378,10 @@ func (p *Pipeline) hearMissed(t *userTurn, until int64) error {
 }
 
 func (p *Pipeline) accept(t *userTurn, f audio.Frame) error {
-	start := time.Now()
-	partial, err := p.cfg.ASR.Accept(f)
+	partial, err := listening(p, stageASR, func() (string, error) { return p.cfg.ASR.Accept(f) })
 	if err != nil {
 		return fmt.Errorf("asr: %w", err)
 	}
-	p.listened(stageASR, start)
 	t.heardUntil = f.Stop()
 	if partial != t.partial {
 		t.partial = partial
@@ -408,7 +411,7 @@ func (p *Pipeline) vadEvent(ev vad.Event, f audio.Frame) error {
 		t := p.turn
 		t.speaking = true
 		t.ep.SpeechStart()
-		if !t.over {
+		if !p.barge.pending() {
 			p.setState(StateUserSpeaking, now)
 		}
 	case vad.SpeechEnd:
@@ -420,7 +423,7 @@ func (p *Pipeline) vadEvent(ev vad.Event, f audio.Frame) error {
 		t.speaking = false
 		t.speechEnd = at
 		t.ep.SpeechEnd(at)
-		if !t.over {
+		if !p.barge.pending() {
 			p.setState(StateListening, now)
 		}
 	}
@@ -455,7 +458,7 @@ func (p *Pipeline) openTurn(start, at int64) error {
 		// More room noise there changes the window's normalization.
 		skip := min(max(start-audio.Mono16k.Samples(turnPreSpeech)-pre.Pos, 0), int64(pre.Len()))
 		t.keepAudio(pre.Samples[skip:], int(audio.Mono16k.Samples(p.cfg.TurnWindow)))
-		partial, err := p.cfg.ASR.Accept(pre)
+		partial, err := listening(p, stageASR, func() (string, error) { return p.cfg.ASR.Accept(pre) })
 		if err != nil {
 			return fmt.Errorf("asr: %w", err)
 		}
@@ -485,12 +488,10 @@ func (p *Pipeline) endpoint(ctx context.Context, now time.Duration) error {
 	decision, reason := t.ep.Update(now)
 	if decision == turn.Predict {
 		window := t.audio[max(0, len(t.audio)-int(audio.Mono16k.Samples(p.cfg.TurnWindow))):]
-		start := time.Now()
-		prob, err := p.cfg.Turn.Predict(ctx, window)
+		prob, err := listening(p, stageTurn, func() (float64, error) { return p.cfg.Turn.Predict(ctx, window) })
 		if err != nil {
 			return fmt.Errorf("turn detector: %w", err)
 		}
-		p.listened(stageTurn, start)
 		t.ep.Predicted(prob)
 		decision, reason = t.ep.Update(now)
 	}
@@ -512,22 +513,14 @@ func (p *Pipeline) commit(reason turn.Reason) error {
 		return nil
 	}
 	commitAt := t.commitAt
-	start := time.Now()
 	text, err := p.finalTranscript(t)
 	if err != nil {
 		return fmt.Errorf("asr: %w", err)
 	}
-	p.listened(stageASR, start)
 	finalAt := p.now()
 	p.closeTurn()
-	if s := p.spec; s != nil {
-		switch {
-		case !answers(s.transcript, text):
-			p.dropSpeculation(missTranscript)
-		case s.failed():
-			// The turn's own response may yet succeed.
-			p.dropSpeculation(missFailed)
-		}
+	if reason := p.spec.missAtCommit(text); reason != "" {
+		p.dropSpeculation(reason)
 	}
 	if text == "" {
 		// Speech without words (noise, a cough): nothing to answer.
@@ -543,8 +536,8 @@ func (p *Pipeline) commit(reason turn.Reason) error {
 	// without the final's closing punctuation: the history records what
 	// the LLM was given, which its KV cache holds for the next turn.
 	asked := text
-	if p.spec != nil {
-		asked = p.spec.transcript
+	if s := p.spec.running(); s != nil {
+		asked = s.transcript
 	}
 	p.cfg.History.AddUser(asked)
 	p.setState(StateThinking, finalAt)
@@ -553,7 +546,7 @@ func (p *Pipeline) commit(reason turn.Reason) error {
 		listening := t.compute
 		m.Compute = &listening
 	}
-	if p.spec != nil {
+	if p.spec.running() != nil {
 		p.adoptSpeculation(m)
 		return nil
 	}
@@ -575,9 +568,9 @@ func (p *Pipeline) finalTranscript(t *userTurn) (string, error) {
 	quiet := t.quiet()
 	if qf, ok := p.cfg.ASR.(QuietFinalizer); ok && quiet > 0 {
 		// The turn's own transcript: never given up half made.
-		return qf.FinalizeAfter(context.Background(), quiet)
+		return listening(p, stageASR, func() (string, error) { return qf.FinalizeAfter(context.Background(), quiet) })
 	}
-	return p.cfg.ASR.Finalize()
+	return listening(p, stageASR, p.cfg.ASR.Finalize)
 }
 
 // endResponse forgets the current response once it is over (played out,
@@ -591,12 +584,12 @@ func (p *Pipeline) endResponse(quietAt time.Duration) {
 	// samples went in the fade, or it had none): the next one must not
 	// start that way.
 	p.player.Resume()
-	t := p.turn
-	if t == nil || !t.over {
+	if !p.barge.pending() {
+		p.barge.replyEnded()
 		return
 	}
-	t.over = false
-	if t.speaking || p.listen.keeps(t.partial) {
+	t := p.turn
+	if p.barge.settle(t.partial, t.speaking) {
 		return
 	}
 	p.emit(Event{Type: EvSpeechIgnored, At: max(p.clk.Now(), quietAt), Text: t.partial})
@@ -606,10 +599,11 @@ func (p *Pipeline) endResponse(quietAt time.Duration) {
 // responseEnded handles a response whose goroutines have all returned.
 func (p *Pipeline) responseEnded(r *response) {
 	r.ended = true
-	if r == p.spec {
+	role := r.roleNow()
+	switch role {
+	case roleSpeculative:
 		return // finished before its turn was committed; adopted or dropped then
-	}
-	if r.stillSpeculative() {
+	case roleDropped:
 		p.stopping--
 		return // a miss: nothing of it is published
 	}
@@ -618,7 +612,7 @@ func (p *Pipeline) responseEnded(r *response) {
 	}
 	stats := r.stats
 	p.emit(Event{Type: EvLLMDone, At: p.clk.Now(), Turn: r.turn, Text: r.text(), Stats: &stats})
-	if r != p.resp {
+	if role == roleCancelled {
 		p.stopping--
 		return
 	}
@@ -690,11 +684,24 @@ func (p *Pipeline) finishTurn(r *response, at time.Duration) {
 	p.emit(Event{Type: EvTurnMetrics, At: at, Turn: r.turn, Metrics: &m})
 }
 
+// stateTransitions are the legal moves of the state a user sees
+// (docs/ARCHITECTURE.md, the turn's table); "" is before the session.
+var stateTransitions = map[State][]State{
+	"":                {StateListening},
+	StateListening:    {StateUserSpeaking, StateThinking},
+	StateUserSpeaking: {StateListening, StateThinking, StateSpeaking, StateInterrupted},
+	StateThinking:     {StateListening, StateUserSpeaking, StateSpeaking, StateInterrupted},
+	StateSpeaking:     {StateListening, StateUserSpeaking, StateInterrupted},
+	StateInterrupted:  {StateListening, StateUserSpeaking},
+}
+
 func (p *Pipeline) setState(s State, at time.Duration) {
 	if s == p.state {
 		return
 	}
-	p.state = s
+	if !p.turnStates.move(&p.state, s) {
+		return
+	}
 	p.emit(Event{Type: EvState, At: at, State: s})
 }
 

@@ -14,6 +14,24 @@ import (
 	"github.com/voiceassistant/voice/llm"
 )
 
+// role is what a response is to the pipeline.
+type role int
+
+const (
+	// roleSpeculative answers a turn not yet committed: its events are
+	// held and its audio waits (speculate.go).
+	roleSpeculative role = iota + 1
+	// roleCurrent is the response to the last committed turn, published
+	// and played.
+	roleCurrent
+	// roleCancelled was current and was cut (a barge-in, the session's
+	// end): it is winding down, and its end is still published.
+	roleCancelled
+	// roleDropped was speculative and missed: it is winding down, and
+	// nothing of it is published.
+	roleDropped
+)
+
 // response is one assistant turn: generation feeding synthesis feeding the
 // player, all under one context that barge-in cancels.
 type response struct {
@@ -35,15 +53,17 @@ type response struct {
 	// gone.
 	ended bool
 
+	// role is under mu: the response's goroutines read it to hold or
+	// publish their events.
+	role role
 	// A speculative response (see speculate.go) answers transcript before
-	// its turn is committed: until then (speculative, under mu) its events
-	// are held and its audio waits for gate, which openGate ends.
-	transcript  string
-	speculative bool
-	committed   time.Duration // when its turn was committed (under mu)
-	held        []Event
-	gate        context.Context
-	openGate    context.CancelFunc
+	// its turn is committed: until then its events are held and its audio
+	// waits for gate, which openGate ends.
+	transcript string
+	committed  time.Duration // when its turn was committed (under mu)
+	held       []Event
+	gate       context.Context
+	openGate   context.CancelFunc
 }
 
 // spokenChunk is a chunk of reply text and where its audio sits in the
@@ -59,8 +79,9 @@ type spokenChunk struct {
 func (p *Pipeline) startResponse(m TurnMetrics, conv []llm.Message, turn int, transcript string) *response {
 	ctx, cancel := context.WithCancel(p.ctx)
 	m.LLMStart = p.now()
-	r := &response{turn: turn, cancel: cancel, metrics: &m, transcript: transcript, speculative: transcript != ""}
-	if r.speculative {
+	r := &response{turn: turn, cancel: cancel, metrics: &m, transcript: transcript, role: roleCurrent}
+	if transcript != "" {
+		r.role = roleSpeculative
 		r.gate, r.openGate = context.WithCancel(ctx)
 	}
 	chunks := newChunkQueue(p.clk)
@@ -291,11 +312,18 @@ func (r *response) failed() bool {
 	return r.err != nil && !errors.Is(r.err, context.Canceled)
 }
 
-// stillSpeculative is true for a speculative response never adopted.
-func (r *response) stillSpeculative() bool {
+// roleNow is the response's role.
+func (r *response) roleNow() role {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.speculative
+	return r.role
+}
+
+// cast changes the response's role.
+func (r *response) cast(to role) {
+	r.mu.Lock()
+	r.role = to
+	r.mu.Unlock()
 }
 
 func (r *response) text() string {

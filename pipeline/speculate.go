@@ -42,42 +42,126 @@ func answers(spoken, final string) bool {
 	return trim(spoken) == trim(final)
 }
 
-// Reasons for a miss.
+// speculation is the pipeline's speculative reply: whether there is one,
+// and the one list of reasons it is dropped. Its states and transitions
+// are docs/ARCHITECTURE.md's speculation table:
+//
+//	idle, adopted, dropped ─start→ running ─adopt→ adopted
+//	                                       ─drop→ dropped
+type speculation struct {
+	enabled bool // Config.Speculate, with a generator that rolls back
+	state   specState
+	r       *response // while running
+	machine machine[specState]
+}
+
+type specState int
+
 const (
-	missSpeechResumed = "speech_resumed"
-	missTranscript    = "transcript_changed"
-	missSessionEnd    = "session_end"
-	missFailed        = "failed"
+	specIdle specState = iota
+	specRunning
+	specAdopted
+	specDropped
 )
+
+var specStateNames = [...]string{"idle", "running", "adopted", "dropped"}
+
+func (s specState) String() string { return specStateNames[s] }
+
+var specTransitions = map[specState][]specState{
+	specIdle:    {specRunning},
+	specRunning: {specAdopted, specDropped},
+	specAdopted: {specRunning},
+	specDropped: {specRunning},
+}
+
+// Reasons for a miss: every way a speculation is dropped.
+const (
+	// missSpeechResumed: the user went on speaking after the pause.
+	missSpeechResumed = "speech_resumed"
+	// missTranscript: the transcript the reply answers changed (a later
+	// partial, the early final, the final at the commit).
+	missTranscript = "transcript_changed"
+	// missFailed: the reply failed before its turn was committed; the
+	// turn's own response may yet succeed.
+	missFailed = "failed"
+	// missSessionEnd: the session ended first.
+	missSessionEnd = "session_end"
+)
+
+// running is the speculative reply, or nil.
+func (s *speculation) running() *response {
+	if s.state != specRunning {
+		return nil
+	}
+	return s.r
+}
+
+func (s *speculation) start(r *response) {
+	if s.machine.move(&s.state, specRunning) {
+		s.r = r
+	}
+}
+
+// end moves to adopted or dropped and returns the reply.
+func (s *speculation) end(to specState) *response {
+	r := s.r
+	if s.machine.move(&s.state, to) {
+		s.r = nil
+	}
+	return r
+}
+
+// missAfterFrame is why the running reply no longer answers the open turn
+// after a capture frame ("" if it still does): transcript is what a reply
+// started now would answer.
+func (s *speculation) missAfterFrame(transcript string, speaking, pausing bool) string {
+	switch r := s.running(); {
+	case r == nil:
+		return ""
+	case !answers(r.transcript, transcript):
+		return missTranscript
+	case speaking && !pausing:
+		return missSpeechResumed
+	}
+	return ""
+}
+
+// missAtCommit is why the running reply cannot be the committed turn's
+// response, whose final transcript is final ("" if it can).
+func (s *speculation) missAtCommit(final string) string {
+	switch r := s.running(); {
+	case r == nil:
+		return ""
+	case !answers(r.transcript, final):
+		return missTranscript
+	case r.failed():
+		return missFailed
+	}
+	return ""
+}
 
 // speculate starts, keeps or drops the speculative reply after a capture
 // frame of the open turn t, given whether the VAD hears a pause.
 func (p *Pipeline) speculate(t *userTurn, pausing bool) {
-	if s := p.spec; s != nil {
-		switch {
-		case !answers(s.transcript, t.transcript()):
-			p.dropSpeculation(missTranscript)
-		case t.speaking && !pausing:
-			p.dropSpeculation(missSpeechResumed)
-		default:
-			return
-		}
+	text := t.transcript()
+	if reason := p.spec.missAfterFrame(text, t.speaking, pausing); reason != "" {
+		p.dropSpeculation(reason)
 	}
 	quiet := pausing || !t.speaking
-	text := t.transcript()
-	if !p.speculates || !quiet || t.over || p.resp != nil || text == "" {
+	if !p.spec.enabled || p.spec.running() != nil || !quiet || p.barge.pending() || p.resp != nil || text == "" {
 		return
 	}
 	at := p.now()
 	r := p.startResponse(TurnMetrics{}, p.cfg.History.WithUser(text), p.turnNo+1, text)
-	p.spec = r
+	p.spec.start(r)
 	p.emit(Event{Type: EvSpeculationStart, At: at, Text: r.transcript})
 }
 
 // dropSpeculation cancels the speculative reply: a miss.
 func (p *Pipeline) dropSpeculation(reason string) {
-	s := p.spec
-	p.spec = nil
+	s := p.spec.end(specDropped)
+	s.cast(roleDropped)
 	s.cancel()
 	if !s.ended {
 		p.stopping++
@@ -95,8 +179,7 @@ func (p *Pipeline) dropSpeculation(reason string) {
 // just committed with the transcript it answered: a hit. Its held events
 // go out now, and its audio may play.
 func (p *Pipeline) adoptSpeculation(m TurnMetrics) {
-	r := p.spec
-	p.spec = nil
+	r := p.spec.end(specAdopted)
 	p.resp = r
 	p.emit(Event{Type: EvSpeculationHit, At: m.ASRFinal, Turn: r.turn, Text: r.transcript})
 	r.mu.Lock()
@@ -105,7 +188,7 @@ func (p *Pipeline) adoptSpeculation(m TurnMetrics) {
 	r.metrics.Compute = m.Compute
 	r.committed = m.Commit
 	held := r.held
-	r.held, r.speculative = nil, false
+	r.held, r.role = nil, roleCurrent
 	// Under r.mu, so that the response's own events cannot overtake the
 	// ones it held back. They are published now, and stamped so, to keep
 	// the stream in time order (the turn's metrics keep when the first
@@ -127,11 +210,14 @@ func (p *Pipeline) adoptSpeculation(m TurnMetrics) {
 func (p *Pipeline) respond(r *response, e Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.speculative {
+	switch r.role {
+	case roleSpeculative:
 		r.held = append(r.held, e)
-		return
+	case roleDropped:
+		// A miss: nothing of it is published.
+	default:
+		p.emit(e)
 	}
-	p.emit(e)
 }
 
 // awaitCommit blocks a speculative response's audio until its turn is

@@ -115,18 +115,20 @@ type FrontEnd struct {
 	HalfDuplexTail time.Duration `yaml:"half_duplex_tail"`
 }
 
-// DefaultStages are the real models.
+// DefaultStages are the real models. The pipeline's settings take the
+// pipeline's own defaults, which are set there alone.
 func DefaultStages() Stages {
+	p := pipeline.DefaultConfig()
 	return Stages{
 		VAD: VADSilero, ASR: ASRXASR, Turn: TurnSmart, LLM: LLMMNN, TTS: TTSMoss,
 		SystemPrompt: "You are a helpful voice assistant. Answer briefly, in plain spoken language.",
 		HistoryChars: 4000,
-		BargeIn:      pipeline.DefaultBargeIn(),
-		Speculate:    true,
+		BargeIn:      p.BargeIn,
+		Speculate:    p.Speculate,
 		Chunk:        chunk.DefaultConfig(),
-		Endpoint:     turn.DefaultConfig(),
+		Endpoint:     p.Endpoint,
 		VADTuning:    vad.DefaultConfig(),
-		FrontEnd:     FrontEnd{AEC: true, NS: true, HalfDuplexTail: 300 * time.Millisecond},
+		FrontEnd:     FrontEnd{AEC: true, NS: true, HalfDuplexTail: p.HalfDuplex.Tail},
 	}
 }
 

@@ -1,0 +1,90 @@
+package pipeline
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// docTransitions reads the table under heading in docs/ARCHITECTURE.md
+// as from → to pairs.
+func docTransitions(t *testing.T, heading string) [][2]string {
+	t.Helper()
+	b, err := os.ReadFile("../docs/ARCHITECTURE.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(b), "\n"+heading+"\n")
+	require.True(t, ok, "docs/ARCHITECTURE.md has no %q", heading)
+	var pairs [][2]string
+	for _, line := range strings.Split(section, "\n") {
+		if strings.HasPrefix(line, "#") {
+			break
+		}
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 || strings.TrimSpace(cells[1]) == "from" || strings.HasPrefix(strings.TrimSpace(cells[1]), "---") {
+			continue
+		}
+		pairs = append(pairs, [2]string{strings.TrimSpace(cells[1]), strings.TrimSpace(cells[2])})
+	}
+	require.NotEmpty(t, pairs, heading)
+	return pairs
+}
+
+// checkMachine checks that the code's table is the doc's, then drives
+// every transition between the states: the legal ones move, the others
+// panic in a test and, in production, are reported and leave the state
+// as it was.
+func checkMachine[S comparable](t *testing.T, heading string, legal map[S][]S, states []S, name func(S) string) {
+	var code [][2]string
+	for from, tos := range legal {
+		for _, to := range tos {
+			code = append(code, [2]string{name(from), name(to)})
+		}
+	}
+	assert.ElementsMatch(t, docTransitions(t, heading), code, "docs/ARCHITECTURE.md %q against the code", heading)
+	for _, from := range states {
+		for _, to := range states {
+			t.Run(fmt.Sprintf("%s to %s", name(from), name(to)), func(t *testing.T) {
+				ok := slices.Contains(legal[from], to)
+				strict := newMachine(heading, legal, func(err error) { t.Errorf("a strict machine reported %v", err) })
+				state := from
+				if ok {
+					assert.True(t, strict.move(&state, to))
+					assert.Equal(t, to, state)
+					return
+				}
+				assert.Panics(t, func() { strict.move(&state, to) })
+				var reported error
+				lenient := strict
+				lenient.strict, lenient.report = false, func(err error) { reported = err }
+				assert.False(t, lenient.move(&state, to))
+				assert.Equal(t, from, state, "an illegal transition leaves the state as it was")
+				assert.ErrorContains(t, reported, "no transition from")
+			})
+		}
+	}
+}
+
+func TestTurnStates(t *testing.T) {
+	states := []State{"", StateListening, StateUserSpeaking, StateThinking, StateSpeaking, StateInterrupted}
+	checkMachine(t, "### Turn states", stateTransitions, states, func(s State) string {
+		if s == "" {
+			return "(start)"
+		}
+		return string(s)
+	})
+}
+
+func TestBargeInStates(t *testing.T) {
+	states := []bargeInState{bargeInNone, bargeInPending, bargeInConfirmed, bargeInResumed}
+	checkMachine(t, "### Barge-in states", bargeInTransitions, states, bargeInState.String)
+}
+
+func TestSpeculationStates(t *testing.T) {
+	states := []specState{specIdle, specRunning, specAdopted, specDropped}
+	checkMachine(t, "### Speculation states", specTransitions, states, specState.String)
+}
