@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -97,6 +98,11 @@ type Model struct {
 	// held is whether a reply was sounding when the user's voice paused
 	// it, so resuming it sounds again.
 	held bool
+	// continued is the turn the user went on from (turn_continued), whose
+	// entry the next commit extends; dropped are the turns whose replies
+	// were dropped for it, whose late pieces are not shown.
+	continued int
+	dropped   map[int]bool
 }
 
 // DownloadProgress is the state of a running download.
@@ -119,10 +125,24 @@ func (m *Model) Apply(e pipeline.Event) {
 	case pipeline.EvPartial:
 		m.Partial = e.Text
 	case pipeline.EvTurnCommit:
-		m.Entries = append(m.Entries, Entry{Role: User, Turn: e.Turn, At: e.At, Text: e.Text})
+		m.commit(e)
 		m.Partial = ""
+	case pipeline.EvTurnContinued:
+		// The user went on: the reply is dropped, unheard, and the next
+		// commit ends the same sentence.
+		m.AssistantVoice, m.held = false, false
+		if i := m.replyIndex(e.Turn); i >= 0 {
+			m.Entries = slices.Delete(m.Entries, i, i+1)
+		}
+		if m.dropped == nil {
+			m.dropped = map[int]bool{}
+		}
+		m.dropped[e.Turn], m.continued = true, e.Turn
 	case pipeline.EvLLMPiece:
 		// Pieces still in flight when the user interrupted were not heard.
+		if m.dropped[e.Turn] {
+			return
+		}
 		if r := m.reply(e.Turn, e.At); !r.Interrupted {
 			r.Text += e.Text
 		}
@@ -155,6 +175,22 @@ func (m *Model) Apply(e pipeline.Event) {
 	}
 }
 
+// commit shows a committed user turn: a new entry, or the end of the
+// sentence of the turn it continues.
+func (m *Model) commit(e pipeline.Event) {
+	if m.continued != 0 {
+		for i := len(m.Entries) - 1; i >= 0; i-- {
+			if u := &m.Entries[i]; u.Role == User && u.Turn == m.continued {
+				u.Text, u.Turn = pipeline.JoinWords(u.Text, e.Text), e.Turn
+				m.continued = 0
+				return
+			}
+		}
+		m.continued = 0
+	}
+	m.Entries = append(m.Entries, Entry{Role: User, Turn: e.Turn, At: e.At, Text: e.Text})
+}
+
 // reply returns the assistant entry of turn, creating it (streaming, as
 // of at) if it does not exist yet.
 func (m *Model) reply(turn int, at time.Duration) *Entry {
@@ -167,12 +203,20 @@ func (m *Model) reply(turn int, at time.Duration) *Entry {
 
 // existingReply returns the assistant entry of turn, nil if there is none.
 func (m *Model) existingReply(turn int) *Entry {
-	for i := len(m.Entries) - 1; i >= 0; i-- {
-		if e := &m.Entries[i]; e.Role == Assistant && e.Turn == turn {
-			return e
-		}
+	if i := m.replyIndex(turn); i >= 0 {
+		return &m.Entries[i]
 	}
 	return nil
+}
+
+// replyIndex is the index of the assistant entry of turn, -1 if none.
+func (m *Model) replyIndex(turn int) int {
+	for i := len(m.Entries) - 1; i >= 0; i-- {
+		if e := &m.Entries[i]; e.Role == Assistant && e.Turn == turn {
+			return i
+		}
+	}
+	return -1
 }
 
 // Started resets what belongs to one session when a new one starts.

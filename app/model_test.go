@@ -131,6 +131,35 @@ func TestModelLateDoneKeepsInterruption(t *testing.T) {
 	assert.Equal(t, "You: hi\nAssistant: Hello [interrupted]\n", m.Transcript())
 }
 
+// A turn the user went on from (turn_continued) is one sentence on screen,
+// English or Chinese, and its dropped reply is not shown, late pieces
+// included.
+func TestModelContinuedTurn(t *testing.T) {
+	for _, tc := range []struct {
+		first, rest, whole string
+	}{
+		{"can you tell me", "about the weather", "can you tell me about the weather"},
+		{"请告诉我", "明天的天气", "请告诉我明天的天气"},
+	} {
+		var m Model
+		for _, e := range []pipeline.Event{
+			{Type: pipeline.EvTurnCommit, Turn: 1, Text: tc.first},
+			{Type: pipeline.EvLLMPiece, Turn: 1, Text: "Let"},
+			{Type: pipeline.EvPlaybackStart, Turn: 1},
+			{Type: pipeline.EvBargeInPending, Turn: 1},
+			{Type: pipeline.EvTurnContinued, Turn: 1, Text: tc.first},
+			{Type: pipeline.EvLLMPiece, Turn: 1, Text: " me"},
+			{Type: pipeline.EvLLMDone, Turn: 1, Text: "Let me"},
+			{Type: pipeline.EvTurnCommit, Turn: 2, Text: tc.rest},
+			{Type: pipeline.EvLLMPiece, Turn: 2, Text: "Sure."},
+		} {
+			m.Apply(e)
+		}
+		assert.Equal(t, "You: "+tc.whole+"\nAssistant: Sure. …\n", m.Transcript(), "the reply still streaming")
+		assert.False(t, m.AssistantVoice)
+	}
+}
+
 func TestModelSummary(t *testing.T) {
 	tests := []struct {
 		name  string

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"unicode/utf8"
 )
@@ -47,6 +48,28 @@ func withUser(msgs []Message, text string) []Message {
 		return msgs
 	}
 	return append(msgs, Message{Role: User, Content: text})
+}
+
+// TakeBackUser removes text from the end of the conversation, where
+// AddUser put it (a message of its own, or the end of one it joined), and
+// says whether it was there: the user went on after the turn was
+// committed, and the whole sentence is added once it ends.
+func (h *History) TakeBackUser(text string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := len(h.msgs)
+	if n == 0 || h.msgs[n-1].Role != User {
+		return false
+	}
+	switch last := &h.msgs[n-1]; {
+	case last.Content == text:
+		h.msgs = h.msgs[:n-1]
+	case strings.HasSuffix(last.Content, "\n"+text):
+		last.Content = strings.TrimSuffix(last.Content, "\n"+text)
+	default:
+		return false
+	}
+	return true
 }
 
 // AddAssistant appends a reply. An interrupted reply holds only what was

@@ -244,6 +244,30 @@ func (c *checker) check(t *testing.T, h *llm.History, all []llm.Message) {
 	c.start = start
 }
 
+// A committed turn the user went on from is taken back from the end of
+// the conversation, whether it was a message of its own or the end of one
+// it joined; anything else is left alone.
+func TestHistoryTakeBackUser(t *testing.T) {
+	h := llm.NewHistory("sys", 0)
+	h.AddUser("hi")
+	h.AddAssistant("Hello.", false)
+	h.AddUser("can you tell me")
+	require.True(t, h.TakeBackUser("can you tell me"))
+	h.AddUser("can you tell me about the weather")
+	assert.Equal(t, []llm.Message{{Role: llm.System, Content: "sys"}, {Role: llm.User, Content: "hi"}, {Role: llm.Assistant, Content: "Hello."},
+		{Role: llm.User, Content: "can you tell me about the weather"}}, h.Messages())
+
+	// Joined to a question never answered, only its own part goes.
+	h.AddUser("and tomorrow")
+	require.True(t, h.TakeBackUser("and tomorrow"))
+	assert.Equal(t, "can you tell me about the weather", h.Messages()[3].Content)
+
+	assert.False(t, h.TakeBackUser("something else"))
+	h.AddAssistant("Sunny.", false)
+	assert.False(t, h.TakeBackUser("can you tell me about the weather"), "answered: not the end of the conversation")
+	assert.Len(t, h.Messages(), 5)
+}
+
 func TestHistoryClear(t *testing.T) {
 	h := llm.NewHistory("sys", 100)
 	add(h, user("hi"), assistant("hello"))

@@ -24,7 +24,13 @@ import (
 //     pipeline runs meanwhile, so a user can interrupt a reply that is
 //     still being generated, as on a device.
 //
-// The measured figures are reported per turn (TurnMetrics.Compute).
+// Compute is charged in one way per path: every listening-path stage call
+// goes through listening; generation and synthesis through a meter; the
+// early final's copy of the recognizer, which runs beside the listening
+// path, passes its own compute on the clock and is charged to the turn
+// when it is in (early.go). catchUp charges nothing: it waits for what
+// was charged. The measured figures are reported per turn
+// (TurnMetrics.Compute).
 
 // StageCompute is what a turn cost each stage, in milliseconds of this
 // machine's time (unscaled). LLM is the wall time generation took between

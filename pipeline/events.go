@@ -47,6 +47,11 @@ const (
 	// EvSpeechIgnored: a sound over a reply that ended without words that
 	// make it a turn (barge-in off, or a reply that ended meanwhile).
 	EvSpeechIgnored EventType = "speech_ignored"
+	// EvTurnContinued: the user went on right after turn Turn was
+	// committed (Text), before its reply had been heard for long: the
+	// reply is dropped and the speech continues that turn, whose next
+	// commit has the new words only (Config.Continue).
+	EvTurnContinued EventType = "turn_continued"
 	// EvSpeculationStart: a reply to Text (the transcript so far) started
 	// at the user's pause, before the turn is committed; its events are
 	// held back until then.

@@ -185,6 +185,9 @@ var bargeInTransitions = map[bargeInState][]bargeInState{
 	bargeInResumed:   {bargeInPending, bargeInConfirmed, bargeInNone},
 }
 
+// interrupts is false with barge-in off: every reply plays to its end.
+func (a *arbiter) interrupts() bool { return a.cfg.Mode != InterruptOff }
+
 // pending is true while speech overlaps a reply it has not interrupted:
 // it is a turn of its own only once confirmed or once the reply is over.
 func (a *arbiter) pending() bool { return a.state == bargeInPending }
@@ -285,6 +288,12 @@ func (a *arbiter) backchannelAt(w []string) int {
 	return 0
 }
 
+// unspaced is true of the scripts written without spaces between words:
+// each character is a word of its own.
+func unspaced(r rune) bool {
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+}
+
 // words splits text into lower-case words without punctuation or hyphens; each Han,
 // kana or Hangul character is a word of its own, since those scripts are
 // written without spaces.
@@ -299,7 +308,7 @@ func words(text string) []string {
 	}
 	for _, r := range strings.ToLower(text) {
 		switch {
-		case unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul):
+		case unspaced(r):
 			flush()
 			out = append(out, string(r))
 		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'':
@@ -336,6 +345,10 @@ func (p *Pipeline) arbitrate(t *userTurn, now time.Duration) {
 	speech := audio.Mono16k.Duration(int64(t.voiced))
 	switch p.barge.decide(t.partial, speech, t.speaking, now-t.speechEnd) {
 	case decideCancel:
+		if t.continues != nil {
+			p.continueTurn(t)
+			return
+		}
 		p.bargeIn(t, "")
 	case decideResume:
 		p.resumeReply(t)
@@ -382,17 +395,23 @@ func (p *Pipeline) bargeIn(t *userTurn, reason string) {
 // cancelResponse stops the current response and remembers what the user
 // heard of it; it returns that text.
 func (p *Pipeline) cancelResponse() string {
+	heard, written := p.cutResponse()
+	p.cfg.History.AddAssistant(written, true)
+	return heard
+}
+
+// cutResponse stops the current response and returns what the user heard
+// of it, as spoken and as written (see response.heard).
+func (p *Pipeline) cutResponse() (heard, written string) {
 	r := p.resp
 	r.cast(roleCancelled)
 	r.cancel()
-	pos := p.player.Flush()
-	heard, written := r.heard(pos)
-	p.cfg.History.AddAssistant(written, true)
+	heard, written = r.heard(p.player.Flush())
 	r.metrics.Interrupted = true
 	p.finishTurn(r, p.clk.Now())
 	if !r.ended {
 		p.stopping++
 	}
 	p.endResponse(p.clk.Now())
-	return heard
+	return heard, written
 }

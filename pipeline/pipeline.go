@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,10 +56,35 @@ type Config struct {
 	// each send (clock.Clock.Hold) and the pipeline releases it once it
 	// has acted, so on a virtual clock the stop lands at one audio time.
 	Interrupt <-chan struct{}
+	// Continue is when speech right after a commit continues that turn.
+	Continue Continuation
 	// ComputeScale puts each stage's measured compute, times this, on the
 	// clock (see compute.go); 0 leaves compute free, for replays whose
 	// figures are the same on every run.
 	ComputeScale float64
+}
+
+// Continuation lets the user go on after the end of their turn was called
+// too early ("wait" — a pause — "I meant the other one"): speech that
+// starts within Window of a commit, while the reply to it has played for
+// less than MaxHeard, and is confirmed over it as a barge-in would be,
+// continues the committed turn. The reply is dropped as a speculation
+// miss is, and the history's user message becomes the whole sentence,
+// once. A Window of 0 turns it off.
+type Continuation struct {
+	Window   time.Duration `yaml:"window"`
+	MaxHeard time.Duration `yaml:"max_heard"`
+}
+
+// Validate names the first setting that makes no sense, by its config key.
+func (c Continuation) Validate() error {
+	switch {
+	case c.Window < 0 || c.Window > time.Minute:
+		return fmt.Errorf("continue.window: %v is not between 0 (never) and 1m", c.Window)
+	case c.MaxHeard < 0 || c.MaxHeard > time.Minute:
+		return fmt.Errorf("continue.max_heard: %v is not between 0 and 1m", c.MaxHeard)
+	}
+	return nil
 }
 
 // HalfDuplex configures microphone gating.
@@ -76,6 +102,7 @@ func DefaultConfig() Config {
 		PreRoll:    700 * time.Millisecond,
 		TurnWindow: 8 * time.Second,
 		Speculate:  true,
+		Continue:   Continuation{Window: 1500 * time.Millisecond, MaxHeard: 300 * time.Millisecond},
 	}
 }
 
@@ -98,6 +125,9 @@ func (c Config) validate() error {
 		return fmt.Errorf("pipeline: %w", err)
 	}
 	if err := c.BargeIn.Validate(); err != nil {
+		return fmt.Errorf("pipeline: %w", err)
+	}
+	if err := c.Continue.Validate(); err != nil {
 		return fmt.Errorf("pipeline: %w", err)
 	}
 	if c.ComputeScale < 0 || c.ComputeScale > 1e4 {
@@ -131,7 +161,14 @@ type Pipeline struct {
 	playedUntil time.Duration
 	// busyUntil is when the listening path is done with the compute it
 	// has been charged (with a compute scale).
-	busyUntil  time.Duration
+	busyUntil time.Duration
+	// committedUntil is the end of the audio the last commit took: no
+	// later turn's pre-roll reaches back before it, so no word is
+	// recognized twice.
+	committedUntil int64
+	// lastCommit is the turn committed last while its reply may still
+	// be continued over (Config.Continue).
+	lastCommit *committed
 	state      State // moved only by setState, as turnStates allows
 	turnStates machine[State]
 	turnNo     int
@@ -148,8 +185,24 @@ type Pipeline struct {
 	metrics []TurnMetrics
 }
 
+// committed is a turn as committed, kept while the user may continue it.
+type committed struct {
+	turn     int
+	text     string // the commit's own words
+	sentence string // the user message the history holds for it
+	at       time.Duration
+	audio    []float32 // what the turn model heard
+	resp     *response // the reply to it
+}
+
 // userTurn is the user's turn being listened to.
 type userTurn struct {
+	// continues is the turn just committed that this one goes on from,
+	// if its speech is confirmed over the reply (continueTurn); prefix
+	// is that turn's sentence once the history took it back: what the
+	// user says now is its end.
+	continues   *committed
+	prefix      string
 	ep          *turn.Endpointer
 	audio       []float32 // the latest turn audio, for the turn model
 	speechStart int64     // VAD start of the speech that opened the turn
@@ -171,7 +224,11 @@ type userTurn struct {
 	waitFrom int64
 }
 
-// transcript is what a reply started now would answer: the early final
+// sentence is the user message for words said in this turn: with the
+// sentence it continues, if any, before them.
+func (t *userTurn) sentence(words string) string { return JoinWords(t.prefix, words) }
+
+// transcript is what the recognizer has of this turn: the early final
 // once it is in, else the partial.
 func (t *userTurn) transcript() string {
 	if t.early != nil && t.early.ready {
@@ -401,7 +458,7 @@ func (p *Pipeline) vadEvent(ev vad.Event, f audio.Frame) error {
 	case vad.SpeechStart:
 		p.emit(Event{Type: EvSpeechStart, At: now, Pos: ev.Pos})
 		if p.turn == nil {
-			if err := p.openTurn(ev.Pos, f.Pos); err != nil {
+			if err := p.openTurn(ev.Pos, f.Pos, p.continuing(ev.Pos)); err != nil {
 				return err
 			}
 			if p.resp != nil {
@@ -439,18 +496,21 @@ const turnPreSpeech = 500 * time.Millisecond
 
 // openTurn starts listening to a user turn whose speech began at start,
 // giving the recognizer the pre-roll and everything up to the current
-// frame (at), which frame() then feeds.
-func (p *Pipeline) openTurn(start, at int64) error {
-	from := max(start-audio.Mono16k.Samples(p.cfg.PreRoll), p.preRollFloor())
+// frame (at), which frame() then feeds. continues is the turn just
+// committed that it may go on from (nil if none).
+func (p *Pipeline) openTurn(start, at int64, continues *committed) error {
+	from := max(start-audio.Mono16k.Samples(p.cfg.PreRoll), p.preRollFloor(), p.committedUntil)
 	p.cfg.ASR.Reset()
 	t := &userTurn{
 		ep:          turn.NewEndpointer(p.cfg.Endpoint, p.cfg.Turn != nil),
 		speechStart: start,
 		// The VAD confirms speech some time after it began; that much has
 		// been spoken already.
-		voiced: int(max(at-start, 0)),
+		voiced:    int(max(at-start, 0)),
+		continues: continues,
 	}
 	p.turn = t
+	p.lastCommit = nil
 	if pre := p.history.since(from, at); pre.Len() > 0 {
 		// The turn model hears less of the time before the speech than
 		// the recognizer: what Smart Turn is given in pipecat, whose
@@ -519,23 +579,28 @@ func (p *Pipeline) commit(reason turn.Reason) error {
 	}
 	finalAt := p.now()
 	p.closeTurn()
-	if reason := p.spec.missAtCommit(text); reason != "" {
+	p.committedUntil = p.history.end
+	sentence := t.sentence(text)
+	if reason := p.spec.missAtCommit(sentence); reason != "" {
 		p.dropSpeculation(reason)
 	}
-	if text == "" {
+	if sentence == "" {
 		// Speech without words (noise, a cough): nothing to answer.
 		p.emit(Event{Type: EvFinal, At: finalAt})
 		return nil
 	}
 	p.turnNo++
+	// A continuation that brought no words commits the sentence it
+	// continued once more: its reply was dropped.
+	said := cmp.Or(text, sentence)
 	// Both published once the final transcript is in (which, with compute
 	// on the clock, is after the decision to commit: the metrics keep both).
-	p.emit(Event{Type: EvFinal, At: finalAt, Turn: p.turnNo, Text: text})
-	p.emit(Event{Type: EvTurnCommit, At: finalAt, Turn: p.turnNo, Text: text, Reason: string(reason)})
+	p.emit(Event{Type: EvFinal, At: finalAt, Turn: p.turnNo, Text: said})
+	p.emit(Event{Type: EvTurnCommit, At: finalAt, Turn: p.turnNo, Text: said, Reason: string(reason)})
 	// A speculated reply answers the words as the partial had them,
 	// without the final's closing punctuation: the history records what
 	// the LLM was given, which its KV cache holds for the next turn.
-	asked := text
+	asked := sentence
 	if s := p.spec.running(); s != nil {
 		asked = s.transcript
 	}
@@ -548,10 +613,57 @@ func (p *Pipeline) commit(reason turn.Reason) error {
 	}
 	if p.spec.running() != nil {
 		p.adoptSpeculation(m)
+	} else {
+		p.resp = p.startResponse(m, p.cfg.History.Messages(), p.turnNo, "")
+	}
+	p.lastCommit = &committed{turn: p.turnNo, text: said, sentence: asked, at: finalAt, audio: t.audio, resp: p.resp}
+	return nil
+}
+
+// continuing is the committed turn that speech starting at stream
+// position start may continue, or nil: it starts within Config.Continue's
+// window of the commit, while the reply to it is still the one going on
+// and has been heard for less than MaxHeard when the speech began. The
+// speech over the reply is decided on as any is (a cough, or the reply's
+// own echo, lets it play on); once confirmed it continues the turn
+// instead of interrupting it. With barge-in off no reply is cut, so no
+// turn is continued.
+func (p *Pipeline) continuing(start int64) *committed {
+	c, cfg := p.lastCommit, p.cfg.Continue
+	if c == nil || cfg.Window <= 0 || p.resp == nil || p.resp != c.resp || !p.barge.interrupts() {
 		return nil
 	}
-	p.resp = p.startResponse(m, p.cfg.History.Messages(), p.turnNo, "")
-	return nil
+	at := audio.Mono16k.Duration(start)
+	if at-c.at > cfg.Window {
+		return nil
+	}
+	if played := p.resp.metrics.PlaybackStart; played > 0 && at-played >= cfg.MaxHeard {
+		return nil
+	}
+	return c
+}
+
+// continueTurn drops the reply to the turn t goes on from, once t's
+// speech over it is confirmed, as a speculation miss is: the history
+// keeps nothing of it (at most Continue.MaxHeard of it was heard, a word
+// or two begun), and takes that turn's sentence back, to hold the whole
+// sentence once, as one message, when t is committed.
+func (p *Pipeline) continueTurn(t *userTurn) {
+	c := t.continues
+	t.continues = nil
+	at := p.clk.Now()
+	p.cutResponse()
+	p.emit(Event{Type: EvTurnContinued, At: at, Turn: c.turn, Text: c.text})
+	if p.cfg.History.TakeBackUser(c.sentence) {
+		t.prefix = c.sentence
+	}
+	// The turn model judges the whole sentence, not its last words.
+	window := int(audio.Mono16k.Samples(p.cfg.TurnWindow))
+	t.audio = append(slices.Clone(c.audio), t.audio...)
+	t.keepAudio(nil, window)
+	if !t.speaking {
+		p.setState(StateListening, at)
+	}
 }
 
 // finalTranscript ends the turn's utterance: its early final, if one is

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Speculation: the reply to a turn starts at the user's first pause, from
@@ -73,6 +74,21 @@ var specTransitions = map[specState][]specState{
 	specRunning: {specAdopted, specDropped},
 	specAdopted: {specRunning},
 	specDropped: {specRunning},
+}
+
+// JoinWords joins two stretches of one sentence (a turn and the words
+// that continue it): with a space, unless the join falls next to a script
+// written without spaces (Chinese).
+func JoinWords(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	last, _ := utf8.DecodeLastRuneInString(a)
+	first, _ := utf8.DecodeRuneInString(b)
+	if unspaced(last) || unspaced(first) {
+		return a + b
+	}
+	return a + " " + b
 }
 
 // Reasons for a miss: every way a speculation is dropped.
@@ -144,12 +160,13 @@ func (s *speculation) missAtCommit(final string) string {
 // speculate starts, keeps or drops the speculative reply after a capture
 // frame of the open turn t, given whether the VAD hears a pause.
 func (p *Pipeline) speculate(t *userTurn, pausing bool) {
-	text := t.transcript()
+	words := t.transcript()
+	text := t.sentence(words)
 	if reason := p.spec.missAfterFrame(text, t.speaking, pausing); reason != "" {
 		p.dropSpeculation(reason)
 	}
 	quiet := pausing || !t.speaking
-	if !p.spec.enabled || p.spec.running() != nil || !quiet || p.barge.pending() || p.resp != nil || text == "" {
+	if !p.spec.enabled || p.spec.running() != nil || !quiet || p.barge.pending() || p.resp != nil || words == "" {
 		return
 	}
 	at := p.now()

@@ -64,6 +64,7 @@ func TestConfigValuesAreChecked(t *testing.T) {
 		err        string
 	}{
 		{"negative min speech", "stages:\n  barge_in:\n    min_speech: -1s\n", nil, "stages.barge_in.min_speech: -1s"},
+		{"negative continuation window", "stages:\n  continue:\n    window: -1s\n", nil, "stages.continue.window: -1s"},
 		{"negative fallback", "stages:\n  endpoint:\n    fallback_silence: -1s\n", nil, "stages.endpoint.fallback_silence: -1s"},
 		{"unknown mode", "stages:\n  barge_in:\n    mode: sometimes\n", nil, `"sometimes" is not a barge-in mode`},
 		{"flag", "", []string{"--barge-in-resume-after", "-2s"}, "stages.barge_in.resume_after: -2s"},

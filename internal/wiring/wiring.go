@@ -87,6 +87,9 @@ type Stages struct {
 	// turn is committed, where the LLM can take it back (see
 	// pipeline.Config.Speculate).
 	Speculate bool `yaml:"speculate"`
+	// Continue is when speech right after a commit continues that turn
+	// (see pipeline.Continuation).
+	Continue pipeline.Continuation `yaml:"continue"`
 	// Chunk is how the reply is cut for synthesis: a short first chunk
 	// gets the first audio out sooner.
 	Chunk chunk.Config `yaml:"chunk"`
@@ -125,6 +128,7 @@ func DefaultStages() Stages {
 		HistoryChars: 4000,
 		BargeIn:      p.BargeIn,
 		Speculate:    p.Speculate,
+		Continue:     p.Continue,
 		Chunk:        chunk.DefaultConfig(),
 		Endpoint:     p.Endpoint,
 		VADTuning:    vad.DefaultConfig(),
@@ -184,6 +188,9 @@ func (s Stages) Validate() error {
 	if err := s.BargeIn.Validate(); err != nil {
 		return fmt.Errorf("config: stages.%w", err)
 	}
+	if err := s.Continue.Validate(); err != nil {
+		return fmt.Errorf("config: stages.%w", err)
+	}
 	if err := s.Endpoint.Validate(); err != nil {
 		return fmt.Errorf("config: stages.%w", err)
 	}
@@ -215,6 +222,7 @@ func build(s Stages, clk clock.Clock, closers *closeAll) (pipeline.Config, error
 	}
 	cfg.BargeIn = s.BargeIn
 	cfg.Speculate = s.Speculate
+	cfg.Continue = s.Continue
 	cfg.Endpoint = s.Endpoint
 	cfg.HalfDuplex = pipeline.HalfDuplex{Enabled: s.FrontEnd.HalfDuplex, Tail: s.FrontEnd.HalfDuplexTail}
 	cfg.History = llm.NewHistory(s.SystemPrompt, s.HistoryChars)

@@ -384,7 +384,9 @@ func (d *ScriptedTurn) Predict(_ context.Context, pcm []float32) (float64, error
 // TimedTurn is a turn-detector double that answers from a script: asked
 // at audio time t (its Clock's), it says the TurnComplete of the latest
 // utterance that ended by t, so a replay goes through the turn model's
-// path without the model. Before any utterance has ended it says 0.
+// path without the model. Before any utterance has ended it says 0, and
+// so it does in a pause inside an utterance (between its words), as a
+// semantic detector hears a sentence that is not finished.
 type TimedTurn struct {
 	Clock  clock.Clock
 	Script []Utterance
@@ -394,6 +396,9 @@ func (d *TimedTurn) Predict(context.Context, []float32) (float64, error) {
 	now := d.Clock.Now()
 	var latest *Utterance
 	for i, u := range d.Script {
+		if u.Start <= now && now < u.End {
+			return 0, nil
+		}
 		if u.End <= now && (latest == nil || u.End > latest.End) {
 			latest = &d.Script[i]
 		}

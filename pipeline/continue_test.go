@@ -1,0 +1,163 @@
+package pipeline_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/voiceassistant/voice/llm"
+	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+)
+
+// sentence is one sentence said in pieces, with pauses between them, and
+// joined as the user message should hold it.
+type sentence struct {
+	lang   string
+	pieces []string
+	whole  string
+}
+
+var pausedSentences = []sentence{
+	{"en", []string{"can you tell me", "about the weather", "in paris tomorrow"}, "can you tell me about the weather in paris tomorrow"},
+	// The recognizer writes Chinese without spaces: each piece is one
+	// word to the scripted recognizer.
+	{"zh", []string{"请告诉我", "明天巴黎", "的天气"}, "请告诉我明天巴黎的天气"},
+}
+
+// said is the pieces as utterances from start, each 1 s long and 400 ms
+// apart: pauses long enough for the VAD to end the speech and the turn
+// detector to be asked, and shorter than the pre-roll, which would give
+// the recognizer the piece before again.
+func (s sentence) said(start time.Duration) []pipelinetest.Utterance {
+	var out []pipelinetest.Utterance
+	for i, p := range s.pieces {
+		at := start + time.Duration(i)*1400*time.Millisecond
+		out = append(out, pipelinetest.Utterance{Start: at, End: at + time.Second, Text: p})
+	}
+	return out
+}
+
+// userMessages is the history's user messages.
+func userMessages(h *llm.History) []string {
+	var out []string
+	for _, m := range h.Messages() {
+		if m.Role == llm.User {
+			out = append(out, m.Content)
+		}
+	}
+	return out
+}
+
+// A turn detector that says "complete" at every pause inside a sentence
+// (bug: one eight-word sentence became three commits, A / A B C /
+// C D E F G H, and the history held three user messages and two cut
+// replies): the user goes on within the continuation window, before the
+// reply was heard or after its first word, so every word is committed
+// once, in order, and the history holds the sentence once, as one
+// message, which the last reply answers.
+func TestContinuationJoinsTheTurn(t *testing.T) {
+	for _, sn := range pausedSentences {
+		for _, tc := range []struct {
+			name       string
+			firstToken time.Duration
+		}{
+			{"nothing heard", 600 * time.Millisecond},
+			// Speculated at the pause, the reply plays from the commit,
+			// and 290 ms of it are out when the user goes on.
+			{"a word heard", 100 * time.Millisecond},
+		} {
+			t.Run(sn.lang+" "+tc.name, func(t *testing.T) {
+				var history *llm.History
+				s := scenario{
+					length:  8 * time.Second,
+					user:    sn.said(500 * time.Millisecond),
+					replies: []string{"Let me look that up for you."},
+					tune: func(c *pipeline.Config) {
+						c.Turn = &pipelinetest.ScriptedTurn{Probs: []float64{0.9}}
+						c.LLM.(*pipelinetest.ScriptedLLM).FirstToken = tc.firstToken
+						history = c.History
+					},
+				}
+				o := s.run(t)
+				var committed []string
+				for _, e := range o.of(pipeline.EvTurnCommit) {
+					committed = append(committed, e.Text)
+				}
+				assert.Equal(t, strings.Fields(strings.Join(sn.pieces, " ")), strings.Fields(strings.Join(committed, " ")),
+					"every word committed once, in order (commits %q)", committed)
+				assert.Len(t, o.of(pipeline.EvTurnContinued), len(sn.pieces)-1, "each early commit continued")
+				assert.Empty(t, o.of(pipeline.EvBargeIn))
+				assert.Equal(t, []string{sn.whole}, userMessages(history), "the sentence once, whole")
+				convs := o.llm.Conversations()
+				require.NotEmpty(t, convs)
+				last := convs[len(convs)-1]
+				assert.Equal(t, sn.whole, last[len(last)-1].Content, "the last reply answers the whole sentence")
+				for _, m := range history.Messages() {
+					assert.False(t, m.Role == llm.Assistant && m.Interrupted, "no dropped reply remembered")
+				}
+			})
+		}
+	}
+}
+
+// Without continuation the same sentence is answered piece by piece; what
+// the test above checks would fail.
+func TestContinuationOffCommitsEachPiece(t *testing.T) {
+	sn := pausedSentences[0]
+	s := scenario{
+		length:  8 * time.Second,
+		user:    sn.said(500 * time.Millisecond),
+		replies: []string{"Let me look that up for you."},
+		tune: func(c *pipeline.Config) {
+			c.Turn = &pipelinetest.ScriptedTurn{Probs: []float64{0.9}}
+			c.Continue.Window = 0
+		},
+	}
+	o := s.run(t)
+	assert.Empty(t, o.of(pipeline.EvTurnContinued))
+	var committed []string
+	for _, e := range o.of(pipeline.EvTurnCommit) {
+		committed = append(committed, e.Text)
+	}
+	// Even so, no word is recognized twice: a turn's pre-roll stops at
+	// the audio the commit before it took.
+	assert.Equal(t, sn.pieces, committed)
+}
+
+// A question asked 2 s after the reply to the last one ended, or said
+// over a reply heard for a second, is not a continuation.
+func TestNewSpeechAfterTheReplyIsItsOwnTurn(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		second  time.Duration // when the second question starts
+		bargeIn bool
+	}{
+		// The first question is committed at 2.2 s, and its reply plays
+		// from 2.21 s to 4.92 s.
+		{"2 s after the reply", 7000 * time.Millisecond, false},
+		{"over a reply heard for 1 s, within the window", 3200 * time.Millisecond, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var history *llm.History
+			s := scenario{
+				length: 10 * time.Second,
+				user: []pipelinetest.Utterance{
+					{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: "what time is it"},
+					{Start: tc.second, End: tc.second + time.Second, Text: "and in tokyo"},
+				},
+				replies: []string{"It is noon here, in the middle of the day.", "It is night there."},
+				tune:    func(c *pipeline.Config) { history = c.History },
+			}
+			o := s.run(t)
+			require.NotEmpty(t, o.of(pipeline.EvPlaybackStop))
+			assert.Empty(t, o.of(pipeline.EvTurnContinued))
+			assert.Len(t, o.of(pipeline.EvBargeIn), map[bool]int{true: 1}[tc.bargeIn])
+			users := userMessages(history)
+			assert.Equal(t, []string{"what time is it", "and in tokyo"}, users)
+		})
+	}
+}
