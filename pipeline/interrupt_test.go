@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -68,6 +69,9 @@ func TestSoundsOverAReplyDoNotInterrupt(t *testing.T) {
 		{"uh-huh", pipelinetest.Utterance{Start: 3 * time.Second, End: 3500 * time.Millisecond, Text: "uh-huh"}, ""},
 		{"嗯", pipelinetest.Utterance{Start: 3 * time.Second, End: 3400 * time.Millisecond, Text: "嗯"}, ""},
 		{"好的", pipelinetest.Utterance{Start: 3 * time.Second, End: 3400 * time.Millisecond, Text: "好的"}, ""},
+		{"哦", pipelinetest.Utterance{Start: 3 * time.Second, End: 3300 * time.Millisecond, Text: "哦"}, ""},
+		{"对", pipelinetest.Utterance{Start: 3 * time.Second, End: 3300 * time.Millisecond, Text: "对"}, ""},
+		{"嗯嗯 对对", pipelinetest.Utterance{Start: 3 * time.Second, End: 4 * time.Second, Text: "嗯嗯 对对"}, ""},
 		// Longer than min_speech, but only backchannels.
 		{"yeah yeah right okay", pipelinetest.Utterance{Start: 3 * time.Second, End: 5 * time.Second, Text: "yeah yeah right okay"}, ""},
 		{"ducked yeah", pipelinetest.Utterance{Start: 3 * time.Second, End: 3400 * time.Millisecond, Text: "yeah"}, pipeline.InterruptDuck},
@@ -304,6 +308,39 @@ func TestMinWordsConfirmWithWordsThatAreNotBackchannels(t *testing.T) {
 		require.Len(t, barge, 1, "min_words %d", tc.minWords)
 		assert.Equal(t, speech.Start+tc.at, barge[0].At, "min_words %d", tc.minWords)
 		assert.Equal(t, []string{"tell me a story", speech.Text}, texts(o.of(pipeline.EvTurnCommit)))
+	}
+}
+
+// Chinese over a reply, heard a character at a time as X-ASR emits it
+// (one per 200 ms here): the first character that is not a backchannel
+// confirms (不对, 停一下), where 对 alone would not.
+func TestChineseInterruptionsConfirm(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		at   time.Duration // after the speech starts: the confirming character heard
+	}{
+		{"不对", 200 * time.Millisecond},
+		{"停一下", 200 * time.Millisecond},
+		{"对不对", 400 * time.Millisecond}, // 对 is a backchannel; 不 is not
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			n := utf8.RuneCountInString(tc.text)
+			speech := pipelinetest.Utterance{Start: 3 * time.Second, End: 3*time.Second + time.Duration(n)*200*time.Millisecond, Text: tc.text}
+			s := scenario{
+				length: 14 * time.Second,
+				user: []pipelinetest.Utterance{
+					{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: "给我讲个故事"},
+					speech,
+				},
+				replies: []string{story, "好的。"},
+			}
+			o := s.run(t)
+			barge := o.of(pipeline.EvBargeIn)
+			require.Len(t, barge, 1)
+			assert.Equal(t, speech.Start+tc.at, barge[0].At)
+			assert.Empty(t, o.of(pipeline.EvBargeInResumed))
+			assert.Equal(t, []string{"给我讲个故事", tc.text}, texts(o.of(pipeline.EvTurnCommit)))
+		})
 	}
 }
 

@@ -4,6 +4,7 @@
 package testspeech
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"os/exec"
@@ -23,16 +24,20 @@ func Available() error {
 	return nil
 }
 
-// Say speaks text with espeak-ng and returns it as 16 kHz mono, trimmed
-// to where the voice starts and stops, so splice points are exact.
-func Say(text string) ([]float32, error) {
+// Say speaks text with espeak-ng's American English voice (see SayIn).
+func Say(text string) ([]float32, error) { return SayIn("en-us", text) }
+
+// SayIn speaks text with an espeak-ng voice ("en-us", "cmn" for Mandarin)
+// and returns it as 16 kHz mono, trimmed to where the voice starts and
+// stops, so splice points are exact.
+func SayIn(voice, text string) ([]float32, error) {
 	dir, err := os.MkdirTemp("", "testspeech")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "say.wav")
-	if out, err := exec.Command("espeak-ng", "-v", "en-us", "-s", "150", "-w", path, text).CombinedOutput(); err != nil {
+	if out, err := exec.Command("espeak-ng", "-v", voice, "-s", "150", "-w", path, text).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("espeak-ng: %v: %s", err, out)
 	}
 	format, pcm, err := audio.ReadWAV(path)
@@ -62,6 +67,7 @@ func trim(pcm []float32, threshold float32) []float32 {
 // Part is a piece of a spliced recording: speech or silence.
 type Part struct {
 	Text    string        // spoken if not empty
+	Voice   string        // espeak-ng's voice for it (default en-us)
 	Silence time.Duration // otherwise this much silence
 }
 
@@ -81,7 +87,7 @@ func Splice(parts ...Part) ([]float32, []Span, error) {
 			pcm = append(pcm, make([]float32, audio.Mono16k.Samples(p.Silence))...)
 			continue
 		}
-		speech, err := Say(p.Text)
+		speech, err := SayIn(cmp.Or(p.Voice, "en-us"), p.Text)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -103,6 +103,7 @@ func (s *Stages) addConversationFlags(f *pflag.FlagSet) {
 	f.StringSliceVar(&s.BargeIn.Backchannels, "backchannels", s.BargeIn.Backchannels, "words and phrases that never interrupt (comma-separated)")
 	f.BoolVar(&s.Speculate, "speculate", s.Speculate, "start the reply at the user's first pause, before the turn is committed (with an LLM that can take it back)")
 	f.IntVar(&s.Chunk.FirstWords, "first-chunk-words", s.Chunk.FirstWords, "end the first chunk for synthesis after this many words (0: at a clause or sentence)")
+	f.IntVar(&s.Chunk.FirstChars, "first-chunk-chars", s.Chunk.FirstChars, "end a Chinese first chunk for synthesis at a natural break after half this many characters, and at this many at the latest (0: at a clause or sentence)")
 	f.BoolVar(&s.FrontEnd.AEC, "aec", s.FrontEnd.AEC, "echo cancellation (with a build with -tags webrtcapm)")
 	f.BoolVar(&s.FrontEnd.NS, "ns", s.FrontEnd.NS, "noise suppression")
 	f.BoolVar(&s.FrontEnd.AGC, "agc", s.FrontEnd.AGC, "automatic gain control")

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/clock"
@@ -95,12 +97,13 @@ type Word struct {
 	Start, End time.Duration
 }
 
-// timedWords are u's words with their spans.
+// timedWords are u's words with their spans. Chinese is heard a character
+// at a time, as X-ASR emits it (each character a word).
 func (u Utterance) timedWords() []Word {
 	if len(u.Words) > 0 {
 		return u.Words
 	}
-	fields := strings.Fields(u.Text)
+	fields := heardWords(u.Text)
 	out := make([]Word, len(fields))
 	step := (u.End - u.Start) / time.Duration(max(len(fields), 1))
 	for i, w := range fields {
@@ -190,7 +193,7 @@ func (a *ScriptedASR) text(lag time.Duration) string {
 			}
 		}
 	}
-	return strings.Join(out, " ")
+	return joinHeard(out)
 }
 
 // ForkingASR is a ScriptedASR that forks (pipeline.Forker), as X-ASR
@@ -273,10 +276,9 @@ func (l *ScriptedLLM) Generate(ctx context.Context, conv []llm.Message, emit fun
 	for _, m := range conv {
 		stats.PromptTokens += len(strings.Fields(m.Content))
 	}
-	for i, word := range strings.Fields(reply) {
+	for i, word := range replyTokens(reply) {
 		wait := l.FirstToken
 		if i > 0 {
-			word = " " + word
 			if l.TokensPerSecond > 0 { // otherwise all at once
 				wait = time.Duration(float64(time.Second) / l.TokensPerSecond)
 			} else {
@@ -296,6 +298,74 @@ func (l *ScriptedLLM) Generate(ctx context.Context, conv []llm.Message, emit fun
 	}
 	return stats, nil
 }
+
+// replyTokens cuts a reply as an LLM streams it: English a word at a
+// time with the space before it (none before the first), Chinese one or
+// two characters a token by turns, as a Chinese LLM's vocabulary holds
+// both, and each Chinese punctuation mark a token of its own.
+func replyTokens(reply string) []string {
+	var out []string
+	lead, two := "", true
+	for _, field := range strings.Fields(reply) {
+		rs := []rune(field)
+		for i := 0; i < len(rs); {
+			n := 1
+			switch {
+			case cjk(rs[i]):
+				if two && i+1 < len(rs) && cjk(rs[i+1]) {
+					n = 2
+				}
+				two = !two
+			case cjkPunct(rs[i]):
+			default:
+				for i+n < len(rs) && !cjk(rs[i+n]) && !cjkPunct(rs[i+n]) {
+					n++
+				}
+			}
+			out = append(out, lead+string(rs[i:i+n]))
+			lead, i = "", i+n
+		}
+		lead = " "
+	}
+	return out
+}
+
+// heardWords cuts a transcript into the words a recognizer emits one by
+// one: at spaces, and Chinese a character at a time, as X-ASR does.
+func heardWords(text string) []string {
+	var out []string
+	for _, field := range strings.Fields(text) {
+		start := 0
+		for i, r := range field {
+			if cjk(r) {
+				if start < i {
+					out = append(out, field[start:i])
+				}
+				out = append(out, string(r))
+				start = i + utf8.RuneLen(r)
+			}
+		}
+		if start < len(field) {
+			out = append(out, field[start:])
+		}
+	}
+	return out
+}
+
+// joinHeard joins heard words back into a transcript: no space next to a
+// Chinese character.
+func joinHeard(words []string) string {
+	text := ""
+	for _, w := range words {
+		text = pipeline.JoinWords(text, w)
+	}
+	return text
+}
+
+func cjk(r rune) bool { return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana) }
+
+// cjkPunct: the full-width marks Chinese is written with (，。！？、：；…).
+func cjkPunct(r rune) bool { return unicode.IsPunct(r) && r >= 0x2000 }
 
 func lastUser(conv []llm.Message) string {
 	for i := len(conv) - 1; i >= 0; i-- {

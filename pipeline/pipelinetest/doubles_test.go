@@ -41,3 +41,30 @@ func TestTimedTurn(t *testing.T) {
 		assert.Equal(t, tc.want, p, "at %v", tc.at)
 	}
 }
+
+// The scripted LLM streams as a tokenizer does: English a word a token,
+// Chinese one or two characters, punctuation of its own (bug: a Chinese
+// reply came as one token, whole, so its replayed latency meant nothing).
+func TestReplyTokens(t *testing.T) {
+	for _, tc := range []struct {
+		reply string
+		want  []string
+	}{
+		{"It is sunny, today.", []string{"It", " is", " sunny,", " today."}},
+		{"今天天气很好，适合散步。", []string{"今天", "天", "气很", "好", "，", "适合", "散", "步", "。"}},
+		{"好的。", []string{"好的", "。"}},
+		{"这是iPhone 15，很好用。", []string{"这是", "iPhone", " 15", "，", "很", "好用", "。"}},
+	} {
+		assert.Equal(t, tc.want, replyTokens(tc.reply), tc.reply)
+	}
+}
+
+// The scripted recognizer hears Chinese a character at a time, as X-ASR
+// emits it, and writes it without spaces.
+func TestHeardWords(t *testing.T) {
+	assert.Equal(t, []string{"不", "对"}, heardWords("不对"))
+	assert.Equal(t, []string{"what", "time", "is", "it"}, heardWords("what time is it"))
+	assert.Equal(t, []string{"用", "iPhone", "拍"}, heardWords("用iPhone拍"))
+	assert.Equal(t, "用iPhone拍", joinHeard(heardWords("用iPhone拍")))
+	assert.Equal(t, "what time is it", joinHeard(heardWords("what time is it")))
+}

@@ -76,20 +76,31 @@ func (c *Chunker) splitStep(final bool) bool {
 	c.scan, c.runes = end, c.runes+1
 	if kind == clause {
 		c.clauseAt = end
-		if c.over || c.emitted < c.clauseChunks() && c.runes >= c.cfg.FirstMin {
+		if c.over || c.emitted < c.clauseChunks() && c.runes >= c.cfg.FirstMin || c.firstChars(isCJKClause(r)) {
 			c.cut(end, end)
 			return true
 		}
 	}
 	if next >= 0 && isSeam(r, next) {
 		c.seamAt = end
-		if c.over {
+		if c.over || c.firstChars(breaksAfter(r) || breaksBefore(next)) {
 			c.cut(end, end)
 			return true
 		}
 	}
 	c.checkMax(final)
 	return true
+}
+
+// firstChars reports whether the first chunk, so far without spaces (a
+// Chinese one), ends here: at a natural break once it is half FirstChars
+// long, or at any seam once it is FirstChars long.
+func (c *Chunker) firstChars(natural bool) bool {
+	n := c.cfg.FirstChars
+	if n <= 0 || c.emitted > 0 || c.spaces > 0 {
+		return false
+	}
+	return c.runes >= n || natural && 2*c.runes >= n
 }
 
 // clauseChunks is how many chunks at the start of a reply may end at a

@@ -55,6 +55,13 @@
 //   - for the first chunk only, at a space (one that may end a chunk, as
 //     below) once the chunk holds Config.FirstWords words, so synthesis
 //     can start after a few words rather than a whole sentence;
+//   - for the first chunk of text written without spaces (Chinese), at a
+//     natural break once it holds half Config.FirstChars characters (after
+//     a particle such as 的 了 吗 呢 吧 or a verb a predicate starts with,
+//     such as 是 有 会; before a conjunction, preposition or adverb such as
+//     和 在 就 不 很; at a clause mark), and at any seam between two
+//     characters once it holds FirstChars, so synthesis starts after a
+//     few characters as it does after a few English words;
 //   - for the first chunk, and the second after a first chunk cut short by
 //     FirstWords (so it is ready before those few words have been spoken),
 //     also after a clause mark (, : followed by a space or CJK, or ，、：)
@@ -80,6 +87,11 @@ type Config struct {
 	// (0: only at a clause or sentence end). Text without spaces (Chinese)
 	// is not affected.
 	FirstWords int `yaml:"first_words"`
+	// FirstChars ends the first chunk of text without spaces (Chinese) at
+	// a natural break once it holds half this many characters, and
+	// wherever it can once it holds this many (0: only at a clause or
+	// sentence end, as FirstMin and Max allow).
+	FirstChars int `yaml:"first_chars"`
 	// Max forces a split at the best boundary so synthesis never waits on
 	// a run-on sentence. Zero means no limit.
 	Max int `yaml:"max"`
@@ -90,7 +102,7 @@ func (c Config) Validate() error {
 	for _, v := range []struct {
 		key string
 		n   int
-	}{{"first_min", c.FirstMin}, {"first_words", c.FirstWords}, {"max", c.Max}} {
+	}{{"first_min", c.FirstMin}, {"first_words", c.FirstWords}, {"first_chars", c.FirstChars}, {"max", c.Max}} {
 		if v.n < 0 || v.n > 100000 {
 			return fmt.Errorf("%s: %d is not between 0 and 100000", v.key, v.n)
 		}
@@ -103,8 +115,14 @@ func (c Config) Validate() error {
 // token (a whole first sentence takes over half a second), later chunks up
 // to a long sentence. The first two words are synthesized on their own,
 // which a listener may hear as a slight seam after them; FirstWords 0
-// trades that for latency.
-func DefaultConfig() Config { return Config{FirstMin: 12, FirstWords: 2, Max: 200} }
+// trades that for latency. A Chinese reply's first chunk is 3 to 5
+// characters (an LLM writes one or two a token, so two or three tokens,
+// as two English words are), ended at a particle or where a predicate
+// starts if it has one; its seam falls inside the sentence's intonation,
+// as the English one does, and at 5 characters with no natural break it
+// may fall inside a word (天气|预报), which a listener hears as a short
+// hesitation.
+func DefaultConfig() Config { return Config{FirstMin: 12, FirstWords: 2, FirstChars: 5, Max: 200} }
 
 // Chunker turns the pieces of one streamed reply into chunks of speakable
 // text. It works in two stages: the markdown stage turns raw input into

@@ -110,11 +110,12 @@ type chunkCase struct {
 
 func chunkCases() []chunkCase {
 	// Most cases are about where a chunk may end at all, so their first
-	// chunk is not cut short by a word count; FirstWords has cases of its
-	// own.
+	// chunk is not cut short by a word or character count; FirstWords and
+	// FirstChars have cases of their own.
 	def := chunk.DefaultConfig()
-	def.FirstWords = 0
+	def.FirstWords, def.FirstChars = 0, 0
 	words := chunk.Config{FirstMin: 12, FirstWords: 3, Max: 200}
+	chars := chunk.DefaultConfig()
 	noFirst := chunk.Config{FirstMin: 1000, Max: 200}
 	return []chunkCase{
 		{
@@ -141,6 +142,41 @@ func chunkCases() []chunkCase {
 			name: "FirstWords leaves text without spaces alone", cfg: words,
 			text: "今天天气很好，我们去公园吧。好的",
 			want: []string{"今天天气很好，我们去公园吧。", "好的"},
+		},
+		{
+			name: "a Chinese first chunk ends after a particle once half FirstChars long", cfg: chars,
+			text: "今天的天气很好，适合出去散步。明天会下雨。",
+			want: []string{"今天的", "天气很好，适合出去散步。", "明天会下雨。"},
+		},
+		{
+			name: "a Chinese first chunk ends at a particle; the second at a clause once FirstMin long", cfg: chars,
+			text: "北京明天是晴天，最高气温十五度，最低三度。",
+			want: []string{"北京明天是", "晴天，最高气温十五度，最低三度。"},
+		},
+		{
+			name: "a Chinese first chunk ends before a preposition", cfg: chars,
+			text: "我们明天在公园见面吧。",
+			want: []string{"我们明天", "在公园见面吧。"},
+		},
+		{
+			name: "a Chinese first chunk without a natural break ends at FirstChars, inside a word if it must", cfg: chars,
+			text: "北京天气预报显示明天晴朗。",
+			want: []string{"北京天气预", "报显示明天晴朗。"},
+		},
+		{
+			name: "a Chinese first chunk ends where the predicate starts", cfg: chars,
+			text: "明天会下一整天的雨。天气很冷。",
+			want: []string{"明天会", "下一整天的雨。", "天气很冷。"},
+		},
+		{
+			name: "a short Chinese sentence is one chunk", cfg: chars,
+			text: "好的。我来查一下。",
+			want: []string{"好的。", "我来查一下。"},
+		},
+		{
+			name: "FirstChars leaves text with spaces to FirstWords", cfg: chars,
+			text: "It is sunny today, so go out.",
+			want: []string{"It is", "sunny today,", "so go out."},
 		},
 		// The basics.
 		{name: "empty", cfg: def, text: "", want: nil},
@@ -926,7 +962,7 @@ func TestChunkerProperties(t *testing.T) {
 	for seed := range uint64(600) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		text := randomReply(rng)
-		cfg := chunk.Config{FirstMin: firstMins[rng.IntN(len(firstMins))], Max: maxes[rng.IntN(len(maxes))]}
+		cfg := chunk.Config{FirstMin: firstMins[rng.IntN(len(firstMins))], FirstChars: []int{0, 1, 4}[rng.IntN(3)], Max: maxes[rng.IntN(len(maxes))]}
 		want := whole(cfg, text)
 		fail := func(msg string, args ...any) {
 			t.Helper()

@@ -57,7 +57,8 @@ func FuzzChunker(f *testing.F) {
 	f.Add(benchmarkReply, []byte{4, 4, 1, 2, 3}, uint16(12), uint16(200))
 
 	f.Fuzz(func(t *testing.T, text string, sizes []byte, firstMin, max uint16) {
-		cfg := chunk.Config{FirstMin: int(firstMin), Max: int(max)}
+		// FirstChars follows FirstMin, so the corpus's entries stay valid.
+		cfg := chunk.Config{FirstMin: int(firstMin), FirstChars: int(firstMin % 6), Max: int(max)}
 		want := whole(cfg, text)
 		pieces := fuzzPieces(text, sizes)
 		got := streamed(cfg, pieces)

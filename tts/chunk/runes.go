@@ -40,6 +40,19 @@ func isCJKClause(r rune) bool {
 	return false
 }
 
+// breaksAfter: Chinese particles a phrase ends on (的 了 吗 呢 吧 …), and
+// the verbs of being and having and the modal verbs a predicate starts
+// with (是 有 会 要 能), after which a speaker may pause without breaking
+// a word.
+func breaksAfter(r rune) bool { return strings.ContainsRune("的了吗呢吧啊呀哦着过是有会要能", r) }
+
+// breaksBefore: conjunctions and prepositions that open a phrase (和 但
+// 在 从 …), and the adverbs and negations a predicate starts with (就 都
+// 也 还 不 没 很 …), where a subject ends: a speaker may pause before them.
+func breaksBefore(r rune) bool {
+	return strings.ContainsRune("和跟与但而或所因如在从到对把被给为向就都也还才又已正将不没很最更太", r)
+}
+
 // isCloser: closing quotes and brackets stay with the sentence they close.
 func isCloser(r rune) bool {
 	switch r {
