@@ -44,7 +44,9 @@ func isCJKClause(r rune) bool {
 // the verbs of being and having and the modal verbs a predicate starts
 // with (是 有 会 要 能), after which a speaker may pause without breaking
 // a word.
-func breaksAfter(r rune) bool { return strings.ContainsRune("的了吗呢吧啊呀哦着过是有会要能", r) }
+func breaksAfter(r rune) bool {
+	return strings.ContainsRune("的了吗呢吧啊呀哦着过是有会要能", r)
+}
 
 // breaksBefore: conjunctions and prepositions that open a phrase (和 但
 // 在 从 …), and the adverbs and negations a predicate starts with (就 都
