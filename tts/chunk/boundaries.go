@@ -76,7 +76,7 @@ func (c *Chunker) splitStep(final bool) bool {
 	c.scan, c.runes = end, c.runes+1
 	if kind == clause {
 		c.clauseAt = end
-		if c.over || c.emitted < c.clauseChunks() && c.runes >= c.cfg.FirstMin || c.firstChars(isCJKClause(r)) {
+		if c.over || c.emitted < c.clauseChunks() && c.runes >= c.cfg.FirstMin || isCJKClause(r) && c.firstChars(true) {
 			c.cut(end, end)
 			return true
 		}

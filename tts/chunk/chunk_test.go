@@ -174,6 +174,11 @@ func chunkCases() []chunkCase {
 			want: []string{"好的。", "我来查一下。"},
 		},
 		{
+			name: "FirstChars leaves a first English word to FirstWords", cfg: chars,
+			text: "Sure, here is my answer.",
+			want: []string{"Sure, here", "is my answer."},
+		},
+		{
 			name: "FirstChars leaves text with spaces to FirstWords", cfg: chars,
 			text: "It is sunny today, so go out.",
 			want: []string{"It is", "sunny today,", "so go out."},
