@@ -266,7 +266,7 @@ func (n *norm) clockOut(start, end, h, mm, ss int, ap byte) int {
 		if h == 2 {
 			n.tmp = append(n.tmp, "两"...)
 		} else {
-			n.tmp = appendZhInt(n.tmp, uint64(h), true)
+			n.tmp = appendZhInt(n.tmp, uint64(h), zhLabel)
 		}
 		n.tmp = append(n.tmp, "点"...)
 		if mm > 0 || ss > 0 {
@@ -274,12 +274,12 @@ func (n *norm) clockOut(start, end, h, mm, ss int, ap byte) int {
 				n.tmp = append(n.tmp, "零"...)
 			}
 			if mm > 0 {
-				n.tmp = appendZhInt(n.tmp, uint64(mm), true)
+				n.tmp = appendZhInt(n.tmp, uint64(mm), zhLabel)
 			}
 			n.tmp = append(n.tmp, "分"...)
 		}
 		if ss > 0 {
-			n.tmp = appendZhInt(n.tmp, uint64(ss), true)
+			n.tmp = appendZhInt(n.tmp, uint64(ss), zhLabel)
 			n.tmp = append(n.tmp, "秒"...)
 		}
 		return n.emit(start, end)
@@ -417,9 +417,9 @@ func (n *norm) dateOut(start, end, y, mo, d int) int {
 		}
 		n.tmp = appendZhDigits(n.tmp, string(yd[:]), false)
 		n.tmp = append(n.tmp, "年"...)
-		n.tmp = appendZhInt(n.tmp, uint64(mo), true)
+		n.tmp = appendZhInt(n.tmp, uint64(mo), zhLabel)
 		n.tmp = append(n.tmp, "月"...)
-		n.tmp = appendZhInt(n.tmp, uint64(d), true)
+		n.tmp = appendZhInt(n.tmp, uint64(d), zhLabel)
 		n.tmp = append(n.tmp, "日"...)
 		return n.emit(start, end)
 	}

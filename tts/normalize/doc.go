@@ -33,10 +33,14 @@
 //   - English uses no "and" ("one hundred one"). Chinese places 零 per the
 //     usual rules ("1005" 一千零五, "10010" 一万零一十, "100010000"
 //     一亿零一万) and drops the 一 of 一十 only at the start ("12" 十二,
-//     "112" 一百一十二, "150000" 十五万). 2 is read 两 before a few measure
-//     words (个 位 次 件 天 年 点 元 块 小时 分钟 千 万 ...), not after 第 and
-//     not in 年级, and before units other than degrees (两千克), in money
-//     (两元) and as an hour (两点); otherwise 二.
+//     "112" 一百一十二, "150000" 十五万). 2 is read 两 before a measure
+//     word (个 人 次 天 年 点 元 块 小时 秒 米 公里 斤 千 万 ...) or a unit
+//     other than degrees (两千克), in money (两元) and as an hour (两点), but
+//     not after 第 nor in 年级; otherwise 二 (二级, 二楼, 二月).
+//     A quantity led by 2 before 千, 万 or 亿 is read 两 as well ("2000"
+//     两千, "20000" 两万, "200000000" 两亿), but not before 百 ("200" 二百,
+//     the more usual reading), not inside a number ("12000" 一万二千) and
+//     not in a rank or label ("第2000" 第二千, "#2000" 二千号).
 //   - Signs: "-5"/"−5" minus five / 负五, "+5" plus five / 正五, when the sign
 //     does not follow a letter or digit. "~5" about five / 约五.
 //   - Decimals: "3.14" three point one four / 三点一四; ".5" point five /
@@ -47,11 +51,15 @@
 //     quarters, "2/3" two thirds; 二分之一. Other a/b keep the slash.
 //   - Ranges: "3-5", "3~5", "3 - 5" between two numbers read "to" / 到,
 //     unless "=" follows the right operand ("5-3=2"), which makes it minus /
-//     减. "1999-2005" after a year keeps reading years.
+//     减. "1999-2005" after a year keeps reading years. In Chinese the word
+//     after a range's far end ("-", "~", "～", 到, 至) also decides how its
+//     near end reads, as a speaker carries it back: "2-3天" 两到三天,
+//     "-3~5℃" 零下三到五摄氏度, "2025-2026年" 二零二五到二零二六年.
 //   - Ratios: "3:2", "16:9" (not a valid clock time) three to two / 三比二.
 //   - Digits glued after Latin letters ("mp3", "H2O", "A4", "COVID19") are
-//     read as a cardinal when at most 4 digits, else digit by digit; "V8"
-//     is "V eight". Hex literals "0x1F" are left alone. English words
+//     read as a cardinal when at most 4 digits, else digit by digit, with
+//     their decimals ("PM2.5" PM two point five / PM二点五) or dotted parts
+//     ("Python3.11.2" as a version); "V8" is "V eight". Hex literals "0x1F" are left alone. English words
 //     replacing text glued to a letter or digit get a separating space
 //     ("3D" three D, "R&D" R and D).
 //   - Only ASCII digits are read; full-width digits (０１２) are left as is.
@@ -108,7 +116,11 @@
 //     seconds; with am/pm ("3pm", "3 p.m.", "10:30 AM") three p m, ten
 //     thirty a m (a sentence-final "p.m." keeps its period). Chinese:
 //     十点三十分, 十点零五分, 十点 (on the hour), 两点 for 2, 下午三点 with
-//     上午/下午/晚上/中午/凌晨 for am/pm.
+//     上午/下午/晚上/中午/凌晨 for am/pm. Minutes are always counted
+//     ("3:30" 三点三十分, not 三点半) and a 24-hour time stays on the
+//     24-hour clock ("15:30" 十五点三十分, not 下午三点半), the way times
+//     are announced: one reading per written time, with nothing added that
+//     could clash with a 下午 the reply already says.
 //
 // # Phone numbers
 //
@@ -119,7 +131,10 @@
 // space-only groups need three or more groups with a first group of at most
 // three digits and not a thousands layout ("10 000 000"); dots only as
 // 3.3.4. A bare 11-digit number 1[3-9]xxxxxxxxx (a Chinese mobile) is also
-// read digit by digit.
+// read digit by digit, and so, in Chinese, is a number of three or more
+// digits right after 电话, 拨打, 致电, 热线, 号码, 尾号 or 呼叫 (optionally
+// with 是, 为 or a colon between) and before no measure word: "拨打12345"
+// 拨打幺二三四五, "急救电话是120" 急救电话是幺二零.
 //
 // # Currency, percent, units
 //

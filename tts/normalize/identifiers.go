@@ -128,6 +128,28 @@ func parsePhone(s string, i int) (phone, bool) {
 	return p, true
 }
 
+// cuedPhone reports a number s[start:e] that a word such as 拨打 or 电话是
+// introduces and no measure word follows, so that short numbers such as
+// 110 and 12345 are read as numbers to dial.
+func cuedPhone(s string, start, e int) bool {
+	if e-start < 3 || liangNext(s, e) {
+		return false
+	}
+	before := s[:start]
+	for _, sep := range [...]string{"是", "为", "：", ":", " "} {
+		if strings.HasSuffix(before, sep) {
+			before = before[:len(before)-len(sep)]
+			break
+		}
+	}
+	for _, c := range phoneCues {
+		if strings.HasSuffix(before, c) {
+			return true
+		}
+	}
+	return false
+}
+
 func (n *norm) phoneOut(start int, p phone) int {
 	zh := n.lang(start, p.end) == langZH
 	n.tmp = n.tmp[:0]
@@ -208,7 +230,7 @@ func (n *norm) dotted(start, i int, prefixed bool) int {
 			if ip {
 				n.tmp = appendZhDigits(n.tmp, d, false)
 			} else {
-				n.tmp = appendZhNum(n.tmp, d)
+				n.tmp = appendZhNum(n.tmp, d, zhLabel)
 			}
 		case ip:
 			if k > 0 {

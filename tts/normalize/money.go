@@ -22,9 +22,7 @@ func (n *norm) currency(start, i int, c *currency, sign byte) int {
 func (n *norm) money(start int, m num, c *currency, sign byte, mag string, exp, end int) int {
 	n.tmp = n.tmp[:0]
 	if n.lang(start, end) == langZH {
-		if sign == '-' {
-			n.tmp = append(n.tmp, "负"...)
-		}
+		n.tmp = appendZhSign(n.tmp, sign, false)
 		ip, fp := m.intd, m.frac
 		if exp > 0 {
 			ip, fp = shiftPoint(ip, fp, exp)
@@ -33,7 +31,7 @@ func (n *norm) money(start int, m num, c *currency, sign byte, mag string, exp, 
 		if ip == "2" && fp == "" {
 			n.tmp = append(n.tmp, "两"...)
 		} else {
-			n.tmp = appendZhDecimal(n.tmp, ip, fp)
+			n.tmp = appendZhDecimal(n.tmp, ip, fp, zhCount)
 		}
 		n.tmp = append(n.tmp, c.zh...)
 		return n.emit(start, end)
@@ -105,20 +103,11 @@ func shiftPoint(ip, fp string, exp int) (string, string) {
 func (n *norm) unit(start int, m num, u *unit, sign byte, end int) int {
 	n.tmp = n.tmp[:0]
 	if n.lang(start, end) == langZH {
-		switch {
-		case sign == '-' && u.temp:
-			n.tmp = append(n.tmp, "零下"...)
-		case sign == '-':
-			n.tmp = append(n.tmp, "负"...)
-		case sign == '+' && u.temp:
-			n.tmp = append(n.tmp, "零上"...)
-		case sign == '+':
-			n.tmp = append(n.tmp, "正"...)
-		}
+		n.tmp = appendZhSign(n.tmp, sign, u.temp)
 		if u.liang && m.intd == "2" && m.frac == "" {
 			n.tmp = append(n.tmp, "两"...)
 		} else {
-			n.tmp = appendZhDecimal(n.tmp, m.intd, m.frac)
+			n.tmp = appendZhDecimal(n.tmp, m.intd, m.frac, zhCount)
 		}
 		n.tmp = append(n.tmp, u.zh...)
 		return n.emit(start, end)

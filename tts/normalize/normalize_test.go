@@ -53,6 +53,7 @@ func TestCardinalEnglish(t *testing.T) {
 		{"won 3:2", "won three to two"},
 		{"16:9 screen", "sixteen to nine screen"},
 		{"mp3 and H2O", "mp three and H two O"},
+		{"PM2.5 is 75", "PM two point five is seventy-five"},
 		{"COVID-19", "COVID-nineteen"},
 	})
 }
@@ -419,6 +420,7 @@ func TestVersionsEnglish(t *testing.T) {
 		{"a V8 engine", "a V eight engine"},
 		{"1.2.3", "one point two point three"},
 		{"Python 3.11.2", "Python three point eleven point two"},
+		{"Python3.11.2", "Python three point eleven point two"},
 		{"192.168.1.1", "one nine two dot one six eight dot one dot one"},
 		{"0x1F", "0x1F"},
 		{"Version v2.1", "Version two point one"},
@@ -454,7 +456,100 @@ func TestMixed(t *testing.T) {
 		{"In 2026, 我们去了3次", "In twenty twenty-six, 我们去了三次"},
 		{"iPhone 15 发布", "iPhone 十五 发布"}, // a Han/Latin tie goes to Chinese
 		{"3.14", "three point one four"},
+		{"明天15℃，wind 3 km/h", "明天十五摄氏度，wind three kilometers per hour"},
+		{"Tomorrow 15℃, 多云", "Tomorrow fifteen degrees Celsius, 多云"},
 	})
+}
+
+// TestSpokenMandarin holds what an assistant's weather, time and price
+// replies say, each read as a Mandarin speaker reads it aloud. Chinese and
+// Text must agree on them: every case is Chinese text.
+func TestSpokenMandarin(t *testing.T) {
+	cases := []tcase{
+		// Weather.
+		{"今天15℃", "今天十五摄氏度"},
+		{"最低-3℃", "最低零下三摄氏度"},
+		{"气温15到20度", "气温十五到二十度"},
+		{"气温15-20度", "气温十五到二十度"},
+		{"气温15~20℃", "气温十五到二十摄氏度"},
+		{"气温15～20℃", "气温十五到二十摄氏度"},
+		{"气温15℃~20℃", "气温十五摄氏度到二十摄氏度"},
+		{"气温-3~5℃", "气温零下三到五摄氏度"},
+		{"气温-3到5℃", "气温零下三到五摄氏度"},
+		{"气温-8~-2℃", "气温零下八到零下二摄氏度"},
+		{"气温-3 ~ 5℃", "气温零下三 到 五摄氏度"},
+		{"气温-3至5℃", "气温零下三至五摄氏度"},
+		{"湿度50%", "湿度百分之五十"},
+		{"3级风", "三级风"},
+		{"风力3-4级", "风力三到四级"},
+		{"东南风2级", "东南风二级"},
+		{"PM2.5指数75", "PM二点五指数七十五"},
+		{"风速3m/s", "风速三米每秒"},
+		// Clock times: 点 and 分 on a 24-hour clock, as announced.
+		{"下午3:30见", "下午三点三十分见"},
+		{"3:05出发", "三点零五分出发"},
+		{"15:30开会", "十五点三十分开会"},
+		{"2:00开始", "两点开始"},
+		{"明天2点", "明天两点"},
+		{"22:00关门", "二十二点关门"},
+		{"0:30睡觉", "零点三十分睡觉"},
+		{"营业时间9:00-17:00", "营业时间九点到十七点"},
+		{"14:00~16:00有雨", "十四点到十六点有雨"},
+		// Dates.
+		{"2026年12月2日", "二零二六年十二月二日"},
+		{"12月2日", "十二月二日"},
+		{"12月2号周三", "十二月二号周三"},
+		{"会议定在2026-12-02举行", "会议定在二零二六年十二月二日举行"},
+		{"2025-2026年", "二零二五到二零二六年"},
+		{"2025~2026年度", "二零二五到二零二六年度"},
+		// Prices.
+		{"票价¥35.5", "票价三十五点五元"},
+		{"35.5元", "三十五点五元"},
+		{"共￥1,200", "共一千二百元"},
+		{"只要¥2", "只要两元"},
+		{"花了2000元", "花了两千元"},
+		{"¥0.50一个", "零点五元一个"},
+		{"2块钱", "两块钱"},
+		{"打8折", "打八折"},
+		// Phone numbers: digit by digit, 1 as 幺, 2 as 二.
+		{"手机13812345678", "手机幺三八幺二三四五六七八"},
+		{"手机138-1234-5678", "手机幺三八，幺二三四，五六七八"},
+		{"电话010-12345678", "电话零幺零，幺二三四五六七八"},
+		{"号码13822222222", "号码幺三八二二二二二二二二"},
+		{"请拨打12345", "请拨打幺二三四五"},
+		{"急救电话是120", "急救电话是幺二零"},
+		{"热线：95588", "热线：九五五八八"},
+		{"电话费200元", "电话费二百元"},
+		{"拨打100次", "拨打一百次"},
+		{"拨打2个电话", "拨打两个电话"},
+		// Numbers and measure words.
+		{"浓度0.5", "浓度零点五"},
+		{"共100人", "共一百人"},
+		{"1001个座位", "一千零一个座位"},
+		{"走了20000步", "走了两万步"},
+		{"走了2000米", "走了两千米"},
+		{"2000万人", "两千万人"},
+		{"200000000元", "两亿元"},
+		{"22000人", "两万二千人"},
+		{"12000人", "一万二千人"},
+		{"200人", "二百人"},
+		{"第2000位", "第二千位"},
+		{"2个人", "两个人"},
+		{"2人", "两人"},
+		{"2秒", "两秒"},
+		{"2公里", "两公里"},
+		{"2-3天", "两到三天"},
+		{"重2-3kg", "重两到三千克"},
+		{"2.50~3.50元", "二点五到三点五元"},
+		{"1-2个", "一到两个"},
+		{"2楼", "二楼"},
+		{"2两", "二两"},
+		{"下降了-2.5", "下降了负二点五"},
+		{"第3", "第三"},
+	}
+	for name, fn := range map[string]func(string) string{"Text": normalize.Text, "Chinese": normalize.Chinese} {
+		t.Run(name, func(t *testing.T) { check(t, fn, cases) })
+	}
 }
 
 func TestUntouched(t *testing.T) {
@@ -510,6 +605,7 @@ func FuzzText(f *testing.F) {
 		"1/2", "3:2", "a & b", "#1", "'80s", "¥12.5", "第3", "20°C",
 		"9999999999999999999999", "1.2.3.4.5.6.7.8.9.10.11.12.13.14.15.16.17",
 		"https://x.com/1", "\xff1", "1-2-3-4-5-6-7-8-9",
+		"气温-3~-5℃", "2-3天", "2025-2026年", "拨打12345", "PM2.5", "20000步",
 	} {
 		f.Add(s)
 	}

@@ -11,27 +11,32 @@ func (n *norm) plain(start int, m num, sign byte, e int, yearRange bool) int {
 	simple := sign == 0 && m.frac == "" && !m.commas && m.intd != ""
 	n.tmp = n.tmp[:0]
 	if l == langZH {
-		switch sign {
-		case '-':
-			n.tmp = append(n.tmp, "负"...)
-		case '+':
-			n.tmp = append(n.tmp, "正"...)
+		// In a range ("-3~5℃", "2-3个", "2025-2026年") the word after its
+		// far end decides how this end reads too.
+		tail := e
+		if k := rangeEnd(s, e); k > 0 {
+			tail = k
 		}
+		u, _ := unitAt(s, tail)
+		n.tmp = appendZhSign(n.tmp, sign, u != nil && u.temp)
+		rank := strings.HasSuffix(s[:start], "第")
 		switch {
 		case m.frac != "" || m.intd == "":
 			fp := m.frac
-			if strings.HasPrefix(s[e:], "元") || strings.HasPrefix(s[e:], "块") {
+			if strings.HasPrefix(s[tail:], "元") || strings.HasPrefix(s[tail:], "块") {
 				fp = strings.TrimRight(fp, "0")
 			}
-			n.tmp = appendZhDecimal(n.tmp, m.intd, fp)
-		case simple && len(m.intd) == 4 && strings.HasPrefix(s[e:], "年"):
+			n.tmp = appendZhDecimal(n.tmp, m.intd, fp, zhCount)
+		case simple && len(m.intd) == 4 && strings.HasPrefix(s[tail:], "年"):
 			n.tmp = appendZhDigits(n.tmp, m.intd, false)
-		case simple && m.intd == "2" && liangNext(s, e) && !strings.HasSuffix(s[:start], "第"):
+		case simple && m.intd == "2" && !rank && (liangNext(s, tail) || u != nil && u.liang):
 			n.tmp = append(n.tmp, "两"...)
-		case simple && isMobile(m.intd):
+		case simple && (isMobile(m.intd) || cuedPhone(s, start, e)):
 			n.tmp = appendZhDigits(n.tmp, m.intd, true)
+		case rank:
+			n.tmp = appendZhNum(n.tmp, m.intd, zhLabel)
 		default:
-			n.tmp = appendZhNum(n.tmp, m.intd)
+			n.tmp = appendZhNum(n.tmp, m.intd, zhCount)
 		}
 		return n.emit(start, e)
 	}
@@ -78,23 +83,30 @@ func (n *norm) plain(start int, m num, sign byte, e int, yearRange bool) int {
 	return n.emit(start, e)
 }
 
-// glued reads a digit run right after a Latin letter ("mp3", "H2O").
+// glued reads a digit run right after a Latin letter ("mp3", "H2O"), with
+// its decimals ("PM2.5") or dotted parts ("Python3.11.2").
 func (n *norm) glued(i int) int {
-	k := digitsEnd(n.s, i)
-	d := n.s[i:k]
+	s := n.s
+	if e := n.dotted(i, i, false); e > 0 {
+		return e
+	}
+	k := digitsEnd(s, i)
+	d, frac := s[i:k], ""
+	if len(d) <= 4 && k+1 < len(s) && s[k] == '.' && isDigit(s[k+1]) {
+		e := digitsEnd(s, k+1)
+		frac, k = s[k+1:e], e
+	}
 	n.tmp = n.tmp[:0]
-	if n.lang(i, k) == langZH {
-		if len(d) <= 4 {
-			n.tmp = appendZhNum(n.tmp, d)
-		} else {
-			n.tmp = appendZhDigits(n.tmp, d, false)
-		}
-	} else {
-		if len(d) <= 4 {
-			n.tmp = appendEnNum(n.tmp, d)
-		} else {
-			n.tmp = appendEnDigits(n.tmp, d)
-		}
+	zh := n.lang(i, k) == langZH
+	switch {
+	case len(d) > 4 && zh:
+		n.tmp = appendZhDigits(n.tmp, d, false)
+	case len(d) > 4:
+		n.tmp = appendEnDigits(n.tmp, d)
+	case zh:
+		n.tmp = appendZhDecimal(n.tmp, d, frac, zhLabel)
+	default:
+		n.tmp = appendEnDecimal(n.tmp, d, frac)
 	}
 	return n.emit(i, k)
 }
@@ -110,6 +122,39 @@ func liangNext(s string, e int) bool {
 		}
 	}
 	return false
+}
+
+// rangeEnd returns the end of the number that closes a range opened at e
+// ("~5", "-5", " - 5", "到-2"), or 0 when no range follows.
+func rangeEnd(s string, e int) int {
+	k := e
+	if k < len(s) && s[k] == ' ' {
+		k++
+	}
+	mark := 0
+	for _, r := range rangeMarks {
+		if strings.HasPrefix(s[k:], r) {
+			mark = len(r)
+			break
+		}
+	}
+	if mark == 0 {
+		return 0
+	}
+	k += mark
+	if k < len(s) && s[k] == ' ' {
+		k++
+	}
+	switch {
+	case strings.HasPrefix(s[k:], "-"):
+		k++
+	case strings.HasPrefix(s[k:], "−"):
+		k += len("−")
+	}
+	if !startsNumber(s, k) {
+		return 0
+	}
+	return parseNum(s, k).end
 }
 
 // isMobile reports a bare Chinese mobile number, 1[3-9] and nine digits.
@@ -134,17 +179,12 @@ func percentEnd(s string, e int) int {
 func (n *norm) percent(start int, m num, sign byte, end int) int {
 	n.tmp = n.tmp[:0]
 	if n.lang(start, end) == langZH {
-		switch sign {
-		case '-':
-			n.tmp = append(n.tmp, "负"...)
-		case '+':
-			n.tmp = append(n.tmp, "正"...)
-		}
+		n.tmp = appendZhSign(n.tmp, sign, false)
 		n.tmp = append(n.tmp, "百分之"...)
 		if m.intd == "100" && m.frac == "" {
 			n.tmp = append(n.tmp, "百"...)
 		} else {
-			n.tmp = appendZhDecimal(n.tmp, m.intd, m.frac)
+			n.tmp = appendZhDecimal(n.tmp, m.intd, m.frac, zhCount)
 		}
 		return n.emit(start, end)
 	}
@@ -171,7 +211,7 @@ func (n *norm) ordinal(start int, d string, end int) int {
 		if !strings.HasSuffix(n.s[:start], "第") {
 			n.tmp = append(n.tmp, "第"...)
 		}
-		n.tmp = appendZhNum(n.tmp, d)
+		n.tmp = appendZhNum(n.tmp, d, zhLabel)
 		return n.emit(start, end)
 	}
 	if k := n.monthDay(start, d, end); k > 0 {
@@ -210,7 +250,7 @@ func (n *norm) decade(start int, d string, end int) int {
 		if len(d) == 4 {
 			n.tmp = appendZhDigits(n.tmp, d, false)
 		} else {
-			n.tmp = appendZhInt(n.tmp, uint64(v), true)
+			n.tmp = appendZhInt(n.tmp, uint64(v), zhLabel)
 		}
 		n.tmp = append(n.tmp, "年代"...)
 		return n.emit(start, end)
@@ -253,9 +293,9 @@ func (n *norm) fraction(start int, a string, e int) int {
 	}
 	n.tmp = n.tmp[:0]
 	if n.lang(start, k) == langZH {
-		n.tmp = appendZhInt(n.tmp, uint64(bv), true)
+		n.tmp = appendZhInt(n.tmp, uint64(bv), zhCount)
 		n.tmp = append(n.tmp, "分之"...)
-		n.tmp = appendZhInt(n.tmp, uint64(av), true)
+		n.tmp = appendZhInt(n.tmp, uint64(av), zhCount)
 		return n.emit(start, k)
 	}
 	n.tmp = appendEnInt(n.tmp, uint64(av))
@@ -292,9 +332,9 @@ func (n *norm) ratio(start int, a string, e int) int {
 	}
 	n.tmp = n.tmp[:0]
 	if n.lang(start, k) == langZH {
-		n.tmp = appendZhNum(n.tmp, a)
+		n.tmp = appendZhNum(n.tmp, a, zhCount)
 		n.tmp = append(n.tmp, "比"...)
-		n.tmp = appendZhNum(n.tmp, s[e+1:k])
+		n.tmp = appendZhNum(n.tmp, s[e+1:k], zhCount)
 	} else {
 		n.tmp = appendEnNum(n.tmp, a)
 		n.tmp = append(n.tmp, " to "...)

@@ -61,11 +61,12 @@ func (n *norm) between(i, j int) int {
 func (n *norm) tilde(i, size int) int {
 	s := n.s
 	j := i + size
+	spaced := i > 0 && s[i-1] == ' ' && n.lastEnd == i-1 && j < len(s) && s[j] == ' '
+	if (n.lastEnd == i || spaced) && rangeEnd(s, i) > 0 {
+		return n.between(i, j)
+	}
 	if j >= len(s) || !isDigit(s[j]) {
 		return j
-	}
-	if n.lastEnd == i {
-		return n.between(i, j)
 	}
 	if n.signOK(i) {
 		zh := "约"
@@ -220,7 +221,7 @@ func (n *norm) hash(i int) int {
 	if k+1 < len(s) && (s[k] == '.' || s[k] == ',') && isDigit(s[k+1]) {
 		return j
 	}
-	n.tmp = appendZhNum(n.tmp[:0], s[j:k])
+	n.tmp = appendZhNum(n.tmp[:0], s[j:k], zhLabel)
 	n.tmp = append(n.tmp, "号"...)
 	return n.emit(i, k)
 }

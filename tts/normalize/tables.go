@@ -224,10 +224,19 @@ var yearLinks = []string{"to", "and", "through", "or", "till", "until"}
 
 var eras = []string{"B.C.E.", "A.D.", "B.C.", "BCE", "AD", "BC", "CE"}
 
-// liangWords are the measure words before which 2 reads 两.
+// liangWords are the measure words and units before which 2 reads 两.
 var liangWords = []string{"个", "位", "次", "件", "天", "本", "张", "条", "只", "岁", "种",
 	"倍", "周", "辆", "台", "杯", "瓶", "点", "项", "名", "元", "块", "小时", "分钟",
-	"千", "万", "亿", "百", "年"}
+	"千", "万", "亿", "百", "年", "人", "份", "家", "双", "遍", "趟", "场", "套", "间",
+	"首", "部", "篇", "句", "把", "颗", "片", "根", "支", "棵", "碗", "盒", "包", "袋",
+	"箱", "秒", "星期", "毛", "角", "斤", "公斤", "公里", "公顷", "米", "厘米", "毫", "克",
+	"吨", "升", "平方", "立方"}
+
+// rangeMarks join the two ends of a range.
+var rangeMarks = []string{"-", "−", "–", "~", "～", "到", "至"}
+
+// phoneCues introduce a phone number.
+var phoneCues = []string{"电话", "拨打", "致电", "热线", "号码", "尾号", "呼叫"}
 
 var ampmTokens = []string{"a.m.", "p.m.", "A.M.", "P.M.", "a.m", "p.m", "A.M", "P.M",
 	"am", "pm", "AM", "PM"}

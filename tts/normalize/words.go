@@ -190,9 +190,19 @@ var zhDigit = [10]string{"零", "一", "二", "三", "四", "五", "六", "七",
 
 var zhPlace = [4]string{"千", "百", "十", ""}
 
-// appendZh4 writes 0 < g < 10000. leading drops the 一 of 一十 at the
-// start of a number.
-func appendZh4(b []byte, g int, leading bool) []byte {
+// zhHead says how the head of a Chinese number is read.
+type zhHead uint8
+
+const (
+	zhInner zhHead = iota // inside a number: 一十, 二千
+	zhLabel               // starts a rank, label or time: 十二, 二千
+	zhCount               // starts a quantity: 十二, 两千
+)
+
+// appendZh4 writes 0 < g < 10000. At the head of a number the 一 of 一十
+// is dropped, and a quantity reads 2000 as 两千, as speakers do before
+// 千, 万 and 亿 (二百 stays: before 百 二 is the more usual).
+func appendZh4(b []byte, g int, head zhHead) []byte {
 	div := 1000
 	started, zero := false, false
 	for p := 0; p < 4; p++ {
@@ -208,9 +218,12 @@ func appendZh4(b []byte, g int, leading bool) []byte {
 			b = append(b, "零"...)
 			zero = false
 		}
-		if p == 2 && d == 1 && !started && leading {
+		switch {
+		case p == 2 && d == 1 && !started && head != zhInner:
 			b = append(b, "十"...)
-		} else {
+		case p == 0 && d == 2 && head == zhCount:
+			b = append(b, "两千"...)
+		default:
 			b = append(b, zhDigit[d]...)
 			b = append(b, zhPlace[p]...)
 		}
@@ -220,13 +233,13 @@ func appendZh4(b []byte, g int, leading bool) []byte {
 }
 
 // appendZhInt writes v < 10^16 with 万/亿 grouping and 零 placement.
-func appendZhInt(b []byte, v uint64, leading bool) []byte {
+func appendZhInt(b []byte, v uint64, head zhHead) []byte {
 	const wan, yi = 10000, 100000000
 	switch {
 	case v == 0:
 		return append(b, "零"...)
 	case v >= yi:
-		b = appendZhInt(b, v/yi, leading)
+		b = appendZhHigh(b, v/yi, head)
 		b = append(b, "亿"...)
 		lo := v % yi
 		if lo == 0 {
@@ -235,9 +248,9 @@ func appendZhInt(b []byte, v uint64, leading bool) []byte {
 		if lo < yi/10 {
 			b = append(b, "零"...)
 		}
-		return appendZhInt(b, lo, false)
+		return appendZhInt(b, lo, zhInner)
 	case v >= wan:
-		b = appendZh4(b, int(v/wan), leading)
+		b = appendZhHigh(b, v/wan, head)
 		b = append(b, "万"...)
 		lo := v % wan
 		if lo == 0 {
@@ -246,9 +259,17 @@ func appendZhInt(b []byte, v uint64, leading bool) []byte {
 		if lo < 1000 {
 			b = append(b, "零"...)
 		}
-		return appendZh4(b, int(lo), false)
+		return appendZh4(b, int(lo), zhInner)
 	}
-	return appendZh4(b, int(v), leading)
+	return appendZh4(b, int(v), head)
+}
+
+// appendZhHigh writes the count of 万 or 亿: 两万, not 二万, in a quantity.
+func appendZhHigh(b []byte, v uint64, head zhHead) []byte {
+	if v == 2 && head == zhCount {
+		return append(b, "两"...)
+	}
+	return appendZhInt(b, v, head)
 }
 
 // appendZhDigits reads digits one by one; yao reads 1 as 幺 (phone numbers).
@@ -265,7 +286,7 @@ func appendZhDigits(b []byte, d string, yao bool) []byte {
 
 // appendZhNum writes a digit string as a cardinal, or digit by digit when
 // it has a leading zero or is too long.
-func appendZhNum(b []byte, d string) []byte {
+func appendZhNum(b []byte, d string, head zhHead) []byte {
 	if d == "" {
 		return b
 	}
@@ -276,18 +297,34 @@ func appendZhNum(b []byte, d string) []byte {
 	if err != nil {
 		return appendZhDigits(b, d, false)
 	}
-	return appendZhInt(b, v, true)
+	return appendZhInt(b, v, head)
 }
 
-func appendZhDecimal(b []byte, ip, fp string) []byte {
+func appendZhDecimal(b []byte, ip, fp string, head zhHead) []byte {
 	if ip == "" {
 		b = append(b, "零"...)
 	} else {
-		b = appendZhNum(b, ip)
+		b = appendZhNum(b, ip, head)
 	}
 	if fp != "" {
 		b = append(b, "点"...)
 		b = appendZhDigits(b, fp, false)
+	}
+	return b
+}
+
+// appendZhSign reads a sign: 零下 and 零上 for a temperature, else 负 and
+// 正.
+func appendZhSign(b []byte, sign byte, temp bool) []byte {
+	switch {
+	case sign == '-' && temp:
+		return append(b, "零下"...)
+	case sign == '-':
+		return append(b, "负"...)
+	case sign == '+' && temp:
+		return append(b, "零上"...)
+	case sign == '+':
+		return append(b, "正"...)
 	}
 	return b
 }
