@@ -34,6 +34,9 @@ type Options struct {
 	// inside the update that ended it: it may read the window (Dump) but
 	// not start or stop sessions.
 	OnSessionEnd func(*UI)
+	// CJKFont finds the font for Chinese text (cjkfont.go); nil means
+	// FontconfigCJK.
+	CJKFont func() (FontFile, error)
 }
 
 var statusColors = map[Status]color.NRGBA{
@@ -105,6 +108,11 @@ func New(a fyne.App, opts Options) *UI {
 	u := &UI{app: a, opts: opts, settings: LoadSettings(a.Preferences())}
 	u.ctl = NewController(func(f func(*Model)) { fyne.Do(func() { u.update(f) }) })
 	u.ctl.Puller = opts.Puller
+	findCJK := opts.CJKFont
+	if findCJK == nil {
+		findCJK = FontconfigCJK
+	}
+	a.Settings().SetTheme(withCJK(a.Settings().Theme(), findCJK))
 	u.win = a.NewWindow("Voice assistant")
 	u.win.SetContent(u.build())
 	u.win.Resize(fyne.NewSize(880, 660))
