@@ -44,6 +44,37 @@ type TurnMetrics struct {
 	// pause, before the commit: their first token and audio can come
 	// before it, so the stage figures overlap the endpointing wait.
 	Speculated bool `json:"speculated,omitempty"`
+	// Path is EndToEndMS part by part as it fell after the speech ended
+	// (nil for a turn whose reply never played).
+	Path *PathMS `json:"path_ms,omitempty"`
+}
+
+// PathMS splits voice to voice into what each stage still had to do after
+// the stage before it was done: the parts add up to EndToEndMS. The stage
+// figures above are each stage's own time, from its own start; a
+// speculated reply's first token and audio come during the endpointing
+// wait, so on the path their parts are shorter, or nothing.
+type PathMS struct {
+	Endpointing float64 `json:"endpointing"`
+	ASR         float64 `json:"asr"`
+	FirstToken  float64 `json:"first_token"`
+	FirstAudio  float64 `json:"first_audio"`
+	Playback    float64 `json:"playback"`
+}
+
+// Parts are the path's parts in order, named as Summarize names them.
+func (p *PathMS) Parts() []PathPart {
+	if p == nil {
+		return nil
+	}
+	return []PathPart{{"endpointing", p.Endpointing}, {"asr", p.ASR}, {"first_token", p.FirstToken},
+		{"first_audio", p.FirstAudio}, {"playback", p.Playback}}
+}
+
+// PathPart is one part of voice to voice on the path.
+type PathPart struct {
+	Name string
+	MS   float64
 }
 
 func (m *TurnMetrics) derive() {
@@ -66,6 +97,17 @@ func (m *TurnMetrics) derive() {
 		m.EndToEndMS = span(m.SpeechEnd, m.PlaybackStart)
 		m.PolicyMS = m.EndpointingMS
 		m.ComputeMS = m.EndToEndMS - m.PolicyMS
+		at := m.SpeechEnd
+		onPath := func(done time.Duration) float64 {
+			if done <= at {
+				return 0 // done before the stage before it: off the path
+			}
+			d := ms(done - at)
+			at = done
+			return d
+		}
+		m.Path = &PathMS{Endpointing: onPath(m.Commit), ASR: onPath(m.ASRFinal), FirstToken: onPath(m.FirstToken),
+			FirstAudio: onPath(m.FirstAudio), Playback: onPath(m.PlaybackStart)}
 	}
 }
 

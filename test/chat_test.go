@@ -121,12 +121,20 @@ func TestBenchPipelineWritesJSON(t *testing.T) {
 		Answered     int                                   `json:"answered"`
 		VoiceToVoice struct{ P50, P95 float64 }            `json:"voice_to_voice_ms"`
 		Parts        map[string]struct{ P50, P95 float64 } `json:"voice_to_voice_parts_ms"`
+		Path         map[string]float64                    `json:"voice_to_voice_path_mean_ms"`
+		Mean         float64                               `json:"voice_to_voice_mean_ms"`
 		Compute      map[string]struct{ P50, P95 float64 } `json:"stage_compute_ms"`
 		PeakRSSBytes int64                                 `json:"peak_rss_bytes"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(stdout), &res))
 	assert.ElementsMatch(t, []string{"endpointing", "asr", "first_token", "first_audio", "playback"}, slices.Collect(maps.Keys(res.Parts)))
 	assert.Positive(t, res.Parts["endpointing"].P50, "the endpointing wait")
+	sum := 0.0
+	for _, v := range res.Path {
+		sum += v
+	}
+	assert.Len(t, res.Path, 5)
+	assert.InDelta(t, res.Mean, sum, 0.01, "the parts on the path add up to voice to voice (%v)", res.Path)
 	assert.Equal(t, 2, res.Turns)
 	assert.Equal(t, 2, res.Answered)
 	assert.Equal(t, "silero", res.Stages["vad"])

@@ -24,12 +24,18 @@ type pipelineBench struct {
 	Turns        int               `json:"turns"`
 	Answered     int               `json:"answered"`
 	VoiceToVoice percentiles       `json:"voice_to_voice_ms"`
-	// VoiceToVoiceParts splits the answered turns' latency into its parts
-	// (pipeline.TurnMetrics): endpointing, asr, first_token, first_audio
-	// and playback.
+	// VoiceToVoiceParts are each stage's own latency over the answered
+	// turns (pipeline.TurnMetrics): endpointing, asr, first_token,
+	// first_audio and playback. A speculated reply's first token and audio
+	// come during the endpointing wait, so these overlap and do not add up
+	// to voice to voice; VoiceToVoicePath does.
 	VoiceToVoiceParts map[string]percentiles `json:"voice_to_voice_parts_ms"`
-	Compute           map[string]percentiles `json:"stage_compute_ms"`
-	Speculated        int                    `json:"speculated"`
+	// VoiceToVoicePath is the mean of each part as it fell on the path
+	// (pipeline.PathMS); the parts add up to VoiceToVoiceMean.
+	VoiceToVoicePath map[string]float64     `json:"voice_to_voice_path_mean_ms"`
+	VoiceToVoiceMean float64                `json:"voice_to_voice_mean_ms"`
+	Compute          map[string]percentiles `json:"stage_compute_ms"`
+	Speculated       int                    `json:"speculated"`
 	// PeakRSSBytes is the whole assistant's peak memory over the replay;
 	// MemoryEnd its memory once the replay is over, every model loaded.
 	PeakRSSBytes int64  `json:"peak_rss_bytes"`
@@ -98,7 +104,8 @@ the scripted recognizer and LLM), and the report names it.`,
 }
 
 func summarizeBench(turns []pipeline.TurnMetrics) pipelineBench {
-	b := pipelineBench{Turns: len(turns), Compute: map[string]percentiles{}, VoiceToVoiceParts: map[string]percentiles{}}
+	b := pipelineBench{Turns: len(turns), Compute: map[string]percentiles{}, VoiceToVoiceParts: map[string]percentiles{},
+		VoiceToVoicePath: map[string]float64{}}
 	var e2e []float64
 	per := map[string][]float64{}
 	for _, m := range turns {
@@ -108,6 +115,10 @@ func summarizeBench(turns []pipeline.TurnMetrics) pipelineBench {
 		if m.PlaybackStart > 0 {
 			b.Answered++
 			e2e = append(e2e, m.EndToEndMS)
+			b.VoiceToVoiceMean += m.EndToEndMS
+			for _, part := range m.Path.Parts() {
+				b.VoiceToVoicePath[part.Name] += part.MS
+			}
 		}
 		if c := m.Compute; c != nil {
 			for name, v := range map[string]float64{"vad": c.VAD, "asr": c.ASR, "turn": c.Turn, "llm": c.LLM,
@@ -117,6 +128,14 @@ func summarizeBench(turns []pipeline.TurnMetrics) pipelineBench {
 		}
 	}
 	b.VoiceToVoice = percentiles{P50: pipeline.Percentile(e2e, 50), P95: pipeline.Percentile(e2e, 95)}
+	// Means, not percentiles: only means of the parts add up to the mean
+	// of their sums.
+	if b.Answered > 0 {
+		b.VoiceToVoiceMean /= float64(b.Answered)
+		for name := range b.VoiceToVoicePath {
+			b.VoiceToVoicePath[name] /= float64(b.Answered)
+		}
+	}
 	for name, v := range per {
 		b.Compute[name] = percentiles{P50: pipeline.Percentile(v, 50), P95: pipeline.Percentile(v, 95)}
 	}
@@ -138,7 +157,11 @@ func printBench(w io.Writer, b pipelineBench) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "voice to voice: p50 %.0f ms, p95 %.0f ms; peak RSS %.1f MiB; at the end %s\n", b.VoiceToVoice.P50, b.VoiceToVoice.P95, float64(b.PeakRSSBytes)/(1<<20), b.MemoryEnd)
-	fmt.Fprintln(w, "voice to voice, in parts (ms): p50 p95")
+	fmt.Fprintf(w, "voice to voice on the path (mean ms, adding up to the mean, %.0f ms):\n", b.VoiceToVoiceMean)
+	for _, name := range voiceToVoiceParts {
+		fmt.Fprintf(w, "  %-12s %10.1f\n", name, b.VoiceToVoicePath[name])
+	}
+	fmt.Fprintln(w, "each stage's own latency (ms, overlapping the endpointing wait when speculated): p50 p95")
 	for _, name := range voiceToVoiceParts {
 		p := b.VoiceToVoiceParts[name]
 		fmt.Fprintf(w, "  %-12s %10.1f %8.1f\n", name, p.P50, p.P95)

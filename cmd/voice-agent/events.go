@@ -82,9 +82,15 @@ func (p *eventPrinter) print(e pipeline.Event) {
 	case pipeline.EvBargeInResumed:
 		p.log.Info("resumed: not an interruption", at, "turn", e.Turn, "heard", e.Text)
 	case pipeline.EvTurnMetrics:
+		// The parts as they fell on the path, which add up to the total:
+		// a speculated reply's own first-token and first-audio times
+		// overlap the endpointing wait.
 		m := e.Metrics
-		p.log.Info("latency", "turn", e.Turn, "end_to_end_ms", m.EndToEndMS, "endpointing_ms", m.EndpointingMS,
-			"first_token_ms", m.FirstTokenMS, "first_audio_ms", m.FirstAudioMS, "interrupted", m.Interrupted)
+		args := []any{"turn", e.Turn, "end_to_end_ms", m.EndToEndMS}
+		for _, part := range m.Path.Parts() { // nil Path: no parts
+			args = append(args, part.Name+"_ms", part.MS)
+		}
+		p.log.Info("latency", append(args, "speculated", m.Speculated, "interrupted", m.Interrupted)...)
 	case pipeline.EvError:
 		p.log.Error("pipeline", at, "error", e.Err)
 	case pipeline.EvState:
