@@ -245,20 +245,52 @@ func (m *Model) Clear() {
 }
 
 // StageNames are the latency panel's stages, in LastTurn's order.
-var StageNames = []string{"endpointing", "ASR final", "first token", "first audio"}
+var StageNames = []string{"endpointing", "ASR final", "first token", "first audio", "playback"}
 
-// LastTurn is the latency panel's bar: the last turn's stages, in order.
+// LastTurn is the latency panel's bar: the voice to voice of the last turn
+// whose reply played, part by part as it fell after the speech ended
+// (pipeline.PathMS), so the parts add up to it. A reply speculated at the
+// user's pause has its first token and audio ready during the endpointing
+// wait: those parts are then short, or nothing.
 func (m *Model) LastTurn() []Stage {
-	if len(m.Turns) == 0 {
+	t := m.lastPlayed()
+	if t == nil {
 		return nil
 	}
-	t := m.Turns[len(m.Turns)-1]
-	ms := []float64{t.EndpointingMS, t.ASRMS, t.FirstTokenMS, t.FirstAudioMS}
+	parts := t.Path.Parts()
 	stages := make([]Stage, len(StageNames))
 	for i, name := range StageNames {
-		stages[i] = Stage{name, ms[i]}
+		stages[i] = Stage{name, parts[i].MS}
 	}
 	return stages
+}
+
+// LastTurnText is the line under the bar: the parts, their sum, and
+// whether the reply was speculated.
+func (m *Model) LastTurnText() string {
+	t := m.lastPlayed()
+	if t == nil {
+		return "Last turn: none yet"
+	}
+	var parts []string
+	for _, s := range m.LastTurn() {
+		parts = append(parts, fmt.Sprintf("%s %.0f", s.Name, s.MS))
+	}
+	text := fmt.Sprintf("Last turn: %.0f ms = %s", t.EndToEndMS, strings.Join(parts, " + "))
+	if t.Speculated {
+		text += " (speculated: its first words were ready by the end of the turn)"
+	}
+	return text
+}
+
+// lastPlayed is the last turn whose reply played, or nil.
+func (m *Model) lastPlayed() *pipeline.TurnMetrics {
+	for i := len(m.Turns) - 1; i >= 0; i-- {
+		if m.Turns[i].Path != nil {
+			return &m.Turns[i]
+		}
+	}
+	return nil
 }
 
 // Summary is the session's latency distribution.

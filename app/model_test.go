@@ -39,7 +39,8 @@ var demoEvents = []pipeline.Event{
 	{Type: pipeline.EvLLMDone, Turn: 1, Text: "It is sunny and warm today."},
 	{Type: pipeline.EvSpeechStart},
 	{Type: pipeline.EvPartial, Text: "and"},
-	metrics(1, pipeline.TurnMetrics{EndpointingMS: 700, ASRMS: 0, FirstTokenMS: 120, FirstAudioMS: 240, EndToEndMS: 1060, Interrupted: true}),
+	metrics(1, pipeline.TurnMetrics{EndpointingMS: 700, ASRMS: 0, FirstTokenMS: 120, FirstAudioMS: 240, EndToEndMS: 1060, Interrupted: true,
+		Path: &pipeline.PathMS{Endpointing: 700, FirstToken: 120, FirstAudio: 240}}),
 	{Type: pipeline.EvBargeIn, Turn: 1, Text: "It is sunny"},
 	state(pipeline.StateInterrupted), // 21 events
 	state(pipeline.StateUserSpeaking),
@@ -50,7 +51,8 @@ var demoEvents = []pipeline.Event{
 	{Type: pipeline.EvPlaybackStart, Turn: 2},
 	{Type: pipeline.EvLLMDone, Turn: 2, Text: "Rain."},
 	{Type: pipeline.EvPlaybackStop, Turn: 2},
-	metrics(2, pipeline.TurnMetrics{EndpointingMS: 700, FirstTokenMS: 100, FirstAudioMS: 160, PlaybackStart: 1, EndToEndMS: 980}),
+	metrics(2, pipeline.TurnMetrics{EndpointingMS: 700, FirstTokenMS: 100, FirstAudioMS: 160, PlaybackStart: 1, EndToEndMS: 980,
+		Path: &pipeline.PathMS{Endpointing: 700, FirstToken: 100, FirstAudio: 160, Playback: 20}}),
 	state(pipeline.StateListening), // 31 events
 }
 
@@ -73,10 +75,10 @@ func TestModelApply(t *testing.T) {
 			Speaking, "You: what is the weather like today\nAssistant: It is sunny and warm today.\n", "", false, true, nil},
 		{"barge-in cuts the reply to what was heard", 21, Interrupted,
 			"You: what is the weather like today\nAssistant: It is sunny [interrupted]\n", "and", true, false,
-			[]Stage{{"endpointing", 700}, {"ASR final", 0}, {"first token", 120}, {"first audio", 240}}},
+			[]Stage{{"endpointing", 700}, {"ASR final", 0}, {"first token", 120}, {"first audio", 240}, {"playback", 0}}},
 		{"whole conversation", len(demoEvents), Listening,
 			"You: what is the weather like today\nAssistant: It is sunny [interrupted]\nYou: and tomorrow\nAssistant: Rain.\n", "", false, false,
-			[]Stage{{"endpointing", 700}, {"ASR final", 0}, {"first token", 100}, {"first audio", 160}}},
+			[]Stage{{"endpointing", 700}, {"ASR final", 0}, {"first token", 100}, {"first audio", 160}, {"playback", 20}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

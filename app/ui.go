@@ -52,6 +52,7 @@ var statusColors = map[Status]color.NRGBA{
 // screenshot test looks for them).
 var StageColors = []color.NRGBA{
 	{0x90, 0xa4, 0xae, 0xff}, {0x42, 0xa5, 0xf5, 0xff}, {0xff, 0xa7, 0x26, 0xff}, {0xab, 0x47, 0xbc, 0xff},
+	{0x26, 0xa6, 0x9a, 0xff},
 }
 
 // UI is the assistant's window: a thin view of a Model that a Controller
@@ -259,20 +260,13 @@ func (u *UI) refresh() {
 		u.stopReply.Disable()
 	}
 
-	stages := m.LastTurn()
 	bar := u.latencyBar.Layout.(*barLayout)
 	bar.weights = bar.weights[:0]
-	var parts []string
-	for _, s := range stages {
+	for _, s := range m.LastTurn() {
 		bar.weights = append(bar.weights, s.MS)
-		parts = append(parts, fmt.Sprintf("%s %.0f ms", s.Name, s.MS))
 	}
 	u.latencyBar.Refresh()
-	if len(parts) == 0 {
-		u.latencyText.SetText("Last turn: none yet")
-	} else {
-		u.latencyText.SetText("Last turn: " + strings.Join(parts, " | "))
-	}
+	u.latencyText.SetText(m.LastTurnText())
 	u.summary.SetText("Session: " + m.SummaryText())
 	// Figures only once there are some: at first the room is the models'.
 	show(u.latency, len(m.Turns) > 0 || m.Status != Idle)

@@ -68,8 +68,8 @@ func TestUIScriptedConversation(t *testing.T) {
 	assert.Equal(t, "[Assistant · 0:00 · interrupted] It is sunny", u.bubbles[1].line())
 	assert.Equal(t, widget.WarningImportance, u.bubbles[1].head.Importance, "interrupted replies stand out")
 	assert.Equal(t, widget.HighImportance, u.bubbles[0].head.Importance, "the user's turns stand out from the replies")
-	assert.Equal(t, "Last turn: endpointing 700 ms | ASR final 0 ms | first token 120 ms | first audio 240 ms", u.latencyText.Text)
-	assert.Equal(t, []float64{700, 0, 120, 240}, u.latencyBar.Layout.(*barLayout).weights)
+	assert.Equal(t, "Last turn: 1060 ms = endpointing 700 + ASR final 0 + first token 120 + first audio 240 + playback 0", u.latencyText.Text)
+	assert.Equal(t, []float64{700, 0, 120, 240, 0}, u.latencyBar.Layout.(*barLayout).weights)
 
 	u.feed(demoEvents[21:]...)
 	assert.Equal(t, "Listening", u.status.Text)

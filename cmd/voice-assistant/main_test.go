@@ -82,17 +82,17 @@ func TestAppUnderXvfb(t *testing.T) {
 	// An empty X screen is one colour; a window with text has hundreds
 	// (anti-aliasing).
 	assert.Greater(t, len(counts), 50, "distinct colours")
-	// The latency bar is drawn in solid colours, as wide as each stage's
-	// share, and its legend has a swatch of each: the last turn has
-	// endpointing, first token and first audio but no ASR time, so the
-	// ASR colour is the legend's swatch alone.
+	// The latency bar is drawn in solid colours, as wide as each part of
+	// voice to voice on the path, and its legend has a swatch of each: the
+	// last reply was speculated, so the path is the endpointing wait and
+	// a period of playback queueing, and the ASR, first-token and
+	// first-audio colours are their legend swatches alone.
 	legend := counts[color.RGBA(app.StageColors[1])]
 	assert.Positive(t, legend, "the legend names every stage's colour")
-	for i, c := range app.StageColors {
-		if i != 1 {
-			assert.Greater(t, counts[color.RGBA(c)], legend+100, "latency bar segment %d", i)
-		}
+	for _, i := range []int{2, 3} {
+		assert.Equal(t, legend, counts[color.RGBA(app.StageColors[i])], "off the path: legend only (segment %d)", i)
 	}
+	assert.Greater(t, counts[color.RGBA(app.StageColors[0])], 50*legend, "the endpointing wait fills the bar")
 }
 
 // colorCounts counts an image's pixels by colour.
