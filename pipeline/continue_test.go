@@ -83,10 +83,7 @@ func TestContinuationJoinsTheTurn(t *testing.T) {
 					},
 				}
 				o := s.run(t)
-				var committed []string
-				for _, e := range o.of(pipeline.EvTurnCommit) {
-					committed = append(committed, e.Text)
-				}
+				committed := texts(o.of(pipeline.EvTurnCommit))
 				assert.Equal(t, strings.Fields(strings.Join(sn.pieces, " ")), strings.Fields(strings.Join(committed, " ")),
 					"every word committed once, in order (commits %q)", committed)
 				assert.Len(t, o.of(pipeline.EvTurnContinued), len(sn.pieces)-1, "each early commit continued")
@@ -119,10 +116,7 @@ func TestContinuationOffCommitsEachPiece(t *testing.T) {
 	}
 	o := s.run(t)
 	assert.Empty(t, o.of(pipeline.EvTurnContinued))
-	var committed []string
-	for _, e := range o.of(pipeline.EvTurnCommit) {
-		committed = append(committed, e.Text)
-	}
+	committed := texts(o.of(pipeline.EvTurnCommit))
 	// Even so, no word is recognized twice: a turn's pre-roll stops at
 	// the audio the commit before it took.
 	assert.Equal(t, sn.pieces, committed)

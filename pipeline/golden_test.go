@@ -58,13 +58,7 @@ func TestEventStreams(t *testing.T) {
 		got[name] = fmt.Sprintf("%d events %s", len(events), hex.EncodeToString(h.Sum(nil)[:12]))
 	}
 	for _, speculate := range []bool{true, false} {
-		s := scenario{
-			length:  9 * time.Second,
-			user:    weatherQuestions,
-			replies: []string{"It is sunny today.", "Tomorrow it will rain, so take an umbrella."},
-			tune:    func(c *pipeline.Config) { c.Speculate = speculate },
-		}
-		record(fmt.Sprintf("two turns, speculate=%v", speculate), s.run(t).events)
+		record(fmt.Sprintf("two turns, speculate=%v", speculate), twoTurns(speculate).run(t).events)
 	}
 	s, src := thousandBargeIns(1000)
 	clk := clock.NewVirtual()

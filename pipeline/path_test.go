@@ -2,12 +2,9 @@ package pipeline_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/voiceassistant/voice/pipeline"
 )
 
 // Voice to voice in parts adds up (bug: the log said end_to_end_ms=214
@@ -17,13 +14,7 @@ import (
 // a speculated reply's first token is off the path.
 func TestVoiceToVoicePathAddsUp(t *testing.T) {
 	for _, speculate := range []bool{true, false} {
-		s := scenario{
-			length:  9 * time.Second,
-			user:    weatherQuestions,
-			replies: []string{"It is sunny today.", "Tomorrow it will rain, so take an umbrella."},
-			tune:    func(c *pipeline.Config) { c.Speculate = speculate },
-		}
-		o := s.run(t)
+		o := twoTurns(speculate).run(t)
 		require.Len(t, o.result.Metrics, 2)
 		for _, m := range o.result.Metrics {
 			require.NotNil(t, m.Path)

@@ -166,13 +166,18 @@ var weatherQuestions = []pipelinetest.Utterance{
 	{Start: 6 * time.Second, End: 7500 * time.Millisecond, Text: "and tomorrow"},
 }
 
-func testTwoTurnConversation(t *testing.T, speculate bool) {
-	s := scenario{
+// twoTurns is the weather conversation: two questions, each answered.
+func twoTurns(speculate bool) scenario {
+	return scenario{
 		length:  9 * time.Second,
 		user:    weatherQuestions,
 		replies: []string{"It is sunny today.", "Tomorrow it will rain, so take an umbrella."},
 		tune:    func(c *pipeline.Config) { c.Speculate = speculate },
 	}
+}
+
+func testTwoTurnConversation(t *testing.T, speculate bool) {
+	s := twoTurns(speculate)
 	o := s.run(t)
 	hits := 0
 	if speculate {

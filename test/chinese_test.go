@@ -2,7 +2,6 @@ package test
 
 import (
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/testenv"
 	"github.com/voiceassistant/voice/internal/testspeech"
 	"github.com/voiceassistant/voice/pipeline"
@@ -56,48 +54,22 @@ var talks = []talk{
 // turn detector calls every pause after one complete).
 func (c talk) record(t *testing.T) (wav, script string) {
 	t.Helper()
-	if err := testspeech.Available(); err != nil {
-		testenv.Missing(t, err.Error())
-	}
 	say := func(text string) testspeech.Part { return testspeech.Part{Text: text, Voice: c.voice} }
 	quiet := func(d time.Duration) testspeech.Part { return testspeech.Part{Silence: d} }
-	pcm, spans, err := testspeech.Splice(
+	return spoken(t, c.lang, c.replies, 150, 30,
 		quiet(500*time.Millisecond), say(c.question),
 		quiet(time.Second), say(c.backchannel), // over the first reply
 		quiet(9*time.Second), say(c.second),
 		quiet(1500*time.Millisecond), say(c.interrupt), // over the second reply
 		quiet(6*time.Second),
 	)
-	require.NoError(t, err)
-	dir := t.TempDir()
-	wav = filepath.Join(dir, c.lang+".wav")
-	require.NoError(t, audio.WriteWAV(wav, audio.Mono16k, pcm, audio.PCM16))
-	type user struct {
-		StartMS float64 `json:"start_ms"`
-		EndMS   float64 `json:"end_ms"`
-		Text    string  `json:"text"`
-	}
-	s := struct {
-		User            []user   `json:"user"`
-		Replies         []string `json:"replies"`
-		FirstTokenMS    float64  `json:"first_token_ms"`
-		TokensPerSecond float64  `json:"tokens_per_second"`
-	}{Replies: c.replies, FirstTokenMS: 150, TokensPerSecond: 30}
-	for _, sp := range spans {
-		s.User = append(s.User, user{StartMS: float64(sp.Start.Milliseconds()), EndMS: float64(sp.End.Milliseconds()), Text: sp.Text})
-	}
-	data, err := json.Marshal(s)
-	require.NoError(t, err)
-	script = filepath.Join(dir, c.lang+".json")
-	require.NoError(t, os.WriteFile(script, data, 0o644))
-	return wav, script
 }
 
 // replayed is what a replay of a conversation shows.
 type replayed struct {
 	commits                    []string
 	pending, bargeIns, resumed int
-	ignored                    int
+	ignored, continued         int
 	firstChunks                []string // each turn's first chunk
 	voiceToVoice               []float64
 }
@@ -129,6 +101,8 @@ func replayTalk(t *testing.T, bin, wav, script string, extra ...string) replayed
 			r.resumed++
 		case "speech_ignored":
 			r.ignored++
+		case "turn_continued":
+			r.continued++
 		case "tts_chunk":
 			if !seen[e.Turn] {
 				seen[e.Turn] = true

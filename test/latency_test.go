@@ -2,8 +2,6 @@ package test
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/testenv"
 	"github.com/voiceassistant/voice/internal/testspeech"
 	"github.com/voiceassistant/voice/pipeline"
@@ -24,10 +21,7 @@ import (
 // script.
 func threeTurns(t *testing.T) (wav, script string) {
 	t.Helper()
-	if err := testspeech.Available(); err != nil {
-		testenv.Missing(t, err.Error())
-	}
-	pcm, spans, err := testspeech.Splice(
+	return spoken(t, "three-turns", []string{"It is sunny and warm today.", "No, it will stay dry.", "You are welcome."}, 150, 30,
 		testspeech.Part{Silence: 500 * time.Millisecond},
 		testspeech.Part{Text: "what is the weather like today"},
 		testspeech.Part{Silence: 4 * time.Second},
@@ -36,33 +30,6 @@ func threeTurns(t *testing.T) (wav, script string) {
 		testspeech.Part{Text: "thank you very much"},
 		testspeech.Part{Silence: 3 * time.Second},
 	)
-	require.NoError(t, err)
-	dir := t.TempDir()
-	wav = filepath.Join(dir, "three-turns.wav")
-	require.NoError(t, audio.WriteWAV(wav, audio.Mono16k, pcm, audio.PCM16))
-	type user struct {
-		StartMS float64 `json:"start_ms"`
-		EndMS   float64 `json:"end_ms"`
-		Text    string  `json:"text"`
-	}
-	s := struct {
-		User            []user   `json:"user"`
-		Replies         []string `json:"replies"`
-		FirstTokenMS    float64  `json:"first_token_ms"`
-		TokensPerSecond float64  `json:"tokens_per_second"`
-	}{
-		Replies:         []string{"It is sunny and warm today.", "No, it will stay dry.", "You are welcome."},
-		FirstTokenMS:    150,
-		TokensPerSecond: 30,
-	}
-	for _, sp := range spans {
-		s.User = append(s.User, user{StartMS: float64(sp.Start.Milliseconds()), EndMS: float64(sp.End.Milliseconds()), Text: sp.Text})
-	}
-	data, err := json.Marshal(s)
-	require.NoError(t, err)
-	script = filepath.Join(dir, "three-turns.json")
-	require.NoError(t, os.WriteFile(script, data, 0o644))
-	return wav, script
 }
 
 // turnMetrics replays with args and returns each turn's metrics.
