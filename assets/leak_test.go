@@ -1,4 +1,4 @@
-package assets
+package assets_test
 
 import (
 	"fmt"
@@ -7,12 +7,16 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/voiceassistant/voice/internal/testenv"
 )
 
-// No test leaves a goroutine running. Downloads keep their connections
-// open for the next file, as a client should; they are closed first.
+// No test leaves a goroutine running, or reads the user's model cache.
+// Downloads keep their connections open for the next file, as a client
+// should; they are closed first. (An external test package: testenv
+// imports assets.)
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := testenv.Isolated(m).Run()
 	http.DefaultClient.CloseIdleConnections()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {

@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -98,16 +101,21 @@ func (p *Puller) Pull(ctx context.Context, m Model) error {
 	return nil
 }
 
-func (p *Puller) pullFile(ctx context.Context, m Model, f File) error {
-	path := filepath.Join(Path(p.Dir, m), filepath.FromSlash(f.Path))
-	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil { // less the umask
-		return fmt.Errorf("assets: %w", err)
-	}
-	unlock, err := lockFile(ctx, filepath.Dir(path))
+func (p *Puller) pullFile(ctx context.Context, m Model, f File) (err error) {
+	dir := Path(p.Dir, m)
+	path := filepath.Join(dir, filepath.FromSlash(f.Path))
+	unlock, err := lockModelDir(ctx, dir, filepath.Dir(path))
 	if err != nil {
-		return fmt.Errorf("assets: model %s file %s: lock: %w", m.Name, f.Path, err)
+		return fmt.Errorf("assets: model %s file %s: %w", m.Name, f.Path, err)
 	}
 	defer unlock()
+	// A folder the pull made and left empty would read as a model pulled
+	// in part; it goes, under the lock, before the lock is released.
+	defer func() {
+		if err != nil {
+			removeEmptyDirs(filepath.Dir(path), dir)
+		}
+	}()
 
 	entries, err := p.readLock()
 	if err != nil {
@@ -162,6 +170,47 @@ func (p *Puller) pullFile(ctx context.Context, m Model, f File) error {
 	return nil
 }
 
+// lockModelDir makes sub, a folder in or at a model's folder dir, and
+// takes dir's lock. A failed pull removes the folders it leaves empty
+// (removeEmptyDirs) while it holds the lock, so a lock taken on a folder
+// that was removed meanwhile is let go, and the folder made and locked
+// again.
+func lockModelDir(ctx context.Context, dir, sub string) (unlock func(), err error) {
+	for {
+		if err := os.MkdirAll(sub, 0o777); err != nil { // less the umask
+			return nil, err
+		}
+		before, err := os.Stat(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		unlock, err := lockDir(ctx, dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("lock: %w", err)
+		}
+		if after, err := os.Stat(dir); err == nil && os.SameFile(before, after) {
+			return unlock, nil
+		}
+		unlock()
+	}
+}
+
+// removeEmptyDirs removes sub and the folders above it up to dir, which
+// holds it, each only if empty.
+func removeEmptyDirs(sub, dir string) {
+	for d := sub; ; d = filepath.Dir(d) {
+		if os.Remove(d) != nil || d == dir {
+			return
+		}
+	}
+}
+
 // removePart removes a partial download and its validator.
 func removePart(part string) {
 	os.Remove(part)
@@ -200,8 +249,67 @@ func (p *Puller) sourceURL(src string) (string, error) {
 	return u.String(), nil
 }
 
+// UnreachableError is the error of a pull that could connect to none of a
+// file's sources: no such host, connection refused, no route. No source
+// is retried then, since while the network is down no retry mends it.
+type UnreachableError struct {
+	Model, File string
+	// Hosts say, source by source (each host once), why none could be
+	// reached: "huggingface.co: no such host".
+	Hosts []string
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("assets: model %s file %s: cannot connect to %s", e.Model, e.File, strings.Join(e.Hosts, "; "))
+}
+
+// unreachable says why err, a request's, never reached the server (or
+// the proxy): "no-such-host.invalid: no such host", "127.0.0.1:9:
+// connection refused"; or "" when it may have: a request that was sent,
+// or whose answer was lost, can go through next time.
+func unreachable(err error) string {
+	var op *net.OpError
+	if !errors.As(err, &op) || (op.Op != "dial" && op.Op != "proxyconnect") {
+		return ""
+	}
+	var dns *net.DNSError
+	if errors.As(op, &dns) {
+		return dns.Name + ": " + dns.Err
+	}
+	// A proxy's error holds the dial that failed, with its address.
+	for inner := op; errors.As(inner.Err, &inner); {
+		op = inner
+	}
+	why := op.Err
+	for inner := errors.Unwrap(why); inner != nil; inner = errors.Unwrap(why) {
+		why = inner
+	}
+	if op.Addr == nil {
+		return why.Error()
+	}
+	return op.Addr.String() + ": " + why.Error()
+}
+
+// unreachableHosts is why each source of errs, their errors, could not be
+// connected to (each reason once); false if some source could, or might.
+func unreachableHosts(errs []error) ([]string, bool) {
+	var hosts []string
+	for _, err := range errs {
+		why := unreachable(err)
+		if why == "" {
+			return nil, false
+		}
+		if !slices.Contains(hosts, why) {
+			hosts = append(hosts, why)
+		}
+	}
+	return hosts, len(hosts) > 0
+}
+
 // download fills part from the sources in order, retrying each with
-// backoff, resuming from what part already holds.
+// backoff, resuming from what part already holds. A source that cannot
+// be connected to is not retried; if none can, the error is an
+// *UnreachableError.
 func (p *Puller) download(ctx context.Context, m Model, f File, part string, size int64) error {
 	var errs []error
 	for _, src := range f.Sources {
@@ -232,7 +340,7 @@ func (p *Puller) download(ctx context.Context, m Model, f File, part string, siz
 				return fmt.Errorf("assets: model %s file %s: %w", m.Name, f.Path, ctx.Err())
 			}
 			var perm permanentError
-			if errors.As(err, &perm) || attempt >= p.retries() {
+			if errors.As(err, &perm) || unreachable(err) != "" || attempt >= p.retries() {
 				break
 			}
 			if p.Retrying != nil {
@@ -246,6 +354,9 @@ func (p *Puller) download(ctx context.Context, m Model, f File, part string, siz
 			delay *= 2
 		}
 		errs = append(errs, err)
+	}
+	if hosts, ok := unreachableHosts(errs); ok {
+		return &UnreachableError{Model: m.Name, File: f.Path, Hosts: hosts}
 	}
 	return fmt.Errorf("assets: model %s file %s: download failed: %w", m.Name, f.Path, errors.Join(errs...))
 }

@@ -6,7 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"math/rand"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -666,6 +668,8 @@ func TestInstalledFallsBackToThirdParty(t *testing.T) {
 	local := filepath.Join(root, LocalDir, "models")
 	require.NoError(t, os.MkdirAll(local, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(local, "m.onnx"), data, 0o644))
+	// The empty folder a failed pull left in the cache is no model.
+	require.NoError(t, os.MkdirAll(Path(cache, m), 0o755))
 	dir, files, err = p.Installed(m)
 	require.NoError(t, err)
 	assert.Equal(t, local, dir)
@@ -685,8 +689,132 @@ func TestInstalledFallsBackToThirdParty(t *testing.T) {
 	assert.True(t, files[0].Verified)
 }
 
+// closedPort is the URL of a local port nothing listens on: connecting
+// to it is refused.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return "http://" + addr
+}
+
+// A source that cannot be connected to (no such host, connection refused)
+// is not retried: a pull none of whose sources can be reached ends at
+// once (not after the retries' 15 s of back-off per source) with an
+// UnreachableError saying why, each reason once, and leaves no folder
+// behind. A source that answers is still retried and used.
+func TestPullUnreachable(t *testing.T) {
+	refused := closedPort(t)
+	data := testContent(5_000)
+	var busy atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/busy/") {
+			busy.Add(1)
+			http.Error(w, "try later", http.StatusServiceUnavailable)
+			return
+		}
+		http.ServeContent(w, r, "model.bin", time.Time{}, bytes.NewReader(data))
+	}))
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct {
+		name    string
+		sources []string
+		mirror  string
+		hosts   []string // the UnreachableError's; nil for another error, or none
+		retried bool
+	}{
+		{name: "refused", sources: []string{refused + "/a/model.bin", refused + "/b/model.bin"},
+			hosts: []string{strings.TrimPrefix(refused, "http://") + ": connection refused"}},
+		{name: "no such host", sources: []string{"http://no-such-host.invalid/model.bin"},
+			hosts: []string{"no-such-host.invalid: "}},
+		{name: "both", sources: []string{refused + "/model.bin", "http://no-such-host.invalid/model.bin"},
+			hosts: []string{strings.TrimPrefix(refused, "http://") + ": connection refused", "no-such-host.invalid: "}},
+		{name: "a mirror that refuses", sources: []string{srv.URL + "/model.bin", "https://example.invalid/model.bin"}, mirror: refused,
+			hosts: []string{strings.TrimPrefix(refused, "http://") + ": connection refused"}},
+		{name: "one source answers, busy: not unreachable", sources: []string{refused + "/model.bin", srv.URL + "/busy/model.bin"},
+			retried: true},
+		{name: "one source answers with the file", sources: []string{"http://no-such-host.invalid/model.bin", srv.URL + "/ok/model.bin"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			busy.Store(0)
+			// The default back-off (1 s, doubled): a retry would show.
+			p := &Puller{Dir: t.TempDir(), Client: srv.Client(), Mirror: tc.mirror, Retries: 1}
+			var retries atomic.Int32
+			p.Retrying = func(string, string, int, error, time.Duration) { retries.Add(1) }
+			m := testModel(srv.URL, data, true)
+			m.Files[0].Sources = tc.sources
+			start := time.Now()
+			err := p.Pull(testCtx(t), m)
+			took := time.Since(start)
+			var u *UnreachableError
+			switch {
+			case tc.hosts != nil:
+				require.ErrorAs(t, err, &u)
+				require.Len(t, u.Hosts, len(tc.hosts), "%q", u.Hosts)
+				for i, want := range tc.hosts {
+					assert.True(t, strings.HasPrefix(u.Hosts[i], want), "%q, want %q", u.Hosts[i], want)
+				}
+				assert.Equal(t, "test-model", u.Model)
+				assert.Equal(t, "sub/model.bin", u.File)
+				assert.Less(t, took, 900*time.Millisecond, "no retry")
+				assert.Zero(t, retries.Load(), "retries")
+				assertEmpty(t, p.Dir)
+			case tc.retried:
+				require.Error(t, err)
+				assert.NotErrorAs(t, err, &u)
+				assert.Equal(t, int32(2), busy.Load(), "the source that answers is retried")
+			default:
+				require.NoError(t, err)
+				checkFile(t, p, m, data)
+			}
+		})
+	}
+}
+
+// assertEmpty checks that dir holds nothing: no file, no folder.
+func assertEmpty(t *testing.T, dir string) {
+	t.Helper()
+	left, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, left, "left behind in %s", dir)
+}
+
+// A pull that waited for a model folder's lock while a failed pull
+// removed the folder makes it again and locks that one, not the folder
+// that is gone.
+func TestLockModelDirAfterTheFolderWentAway(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "m")
+	unlock, err := lockModelDir(testCtx(t), dir, dir)
+	require.NoError(t, err)
+	got := make(chan error, 1)
+	go func() {
+		unlock, err := lockModelDir(testCtx(t), dir, dir)
+		if err == nil {
+			// Held: no one else gets the folder's lock now.
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			_, err = lockDir(ctx, dir)
+			if err == nil {
+				err = errors.New("locked twice")
+			} else if errors.Is(err, context.DeadlineExceeded) {
+				err = nil
+			}
+			unlock()
+		}
+		got <- err
+	}()
+	time.Sleep(100 * time.Millisecond) // the other is waiting on the lock
+	require.NoError(t, os.Remove(dir))
+	unlock()
+	require.NoError(t, <-got)
+	assert.DirExists(t, dir)
+}
+
 // A source that keeps failing is retried, each retry reported, and the
-// failed pull leaves no empty partial file and no lock file behind.
+// failed pull leaves no empty partial file, no lock file and no folder
+// behind: an empty model folder would read as a model pulled in part.
 func TestFailedPullReportsRetriesAndLeavesNoLitter(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "try later", http.StatusServiceUnavailable)
@@ -704,11 +832,5 @@ func TestFailedPullReportsRetriesAndLeavesNoLitter(t *testing.T) {
 	m := testModel(srv.URL, []byte("x"), true)
 	require.Error(t, p.Pull(testCtx(t), m))
 	assert.Equal(t, []int{1, 2}, retries)
-	err := filepath.WalkDir(p.Dir, func(path string, d os.DirEntry, err error) error {
-		if err == nil {
-			assert.True(t, d.IsDir(), "left behind: %s", path)
-		}
-		return err
-	})
-	require.NoError(t, err)
+	assertEmpty(t, p.Dir)
 }

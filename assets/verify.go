@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -147,12 +148,19 @@ func allPresent(files []FileStatus) bool {
 	return true
 }
 
+// ErrNotCached is CheckCached's error for a model folder in the cache that
+// holds none of the model's files: what a failed pull leaves (empty, or
+// with partial downloads only) is no installed model, and a command looks
+// on, and says it is not found, rather than that a file of it is missing.
+var ErrNotCached = errors.New("none of its files is in the cache")
+
 // CheckCached is the check a command makes, before loading, of a model it
 // found in the cache dir: every file present (those its config names, for
 // an MNN LLM export), with the size and the sha256 the manifest or the
-// lock file gives. A file is hashed once per change: the lock file keeps
-// the modification time and size at which its sha256 was last found
-// right, and while they stand the file is not read again.
+// lock file gives; ErrNotCached if none is. A file is hashed once per
+// change: the lock file keeps the modification time and size at which its
+// sha256 was last found right, and while they stand the file is not read
+// again.
 func CheckCached(dir string, m Model) error {
 	p := &Puller{Dir: dir}
 	entries, err := p.readLock()
@@ -163,11 +171,18 @@ func CheckCached(dir string, m Model) error {
 	if err != nil {
 		return err
 	}
+	pathOf := func(f File) string { return filepath.Join(Path(dir, m), filepath.FromSlash(f.Path)) }
+	if !slices.ContainsFunc(files, func(f File) bool {
+		_, err := os.Stat(pathOf(f))
+		return !errors.Is(err, os.ErrNotExist)
+	}) {
+		return fmt.Errorf("model %s: %w", m.Name, ErrNotCached)
+	}
 	for _, f := range files {
 		key := lockKey(m, f)
 		e, locked := entries[key]
 		size, sum, _ := expected(f, e, locked)
-		path := filepath.Join(Path(dir, m), filepath.FromSlash(f.Path))
+		path := pathOf(f)
 		fi, err := os.Stat(path)
 		var problem string
 		switch {

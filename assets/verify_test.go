@@ -68,3 +68,42 @@ func TestCheckCachedHashesOncePerChange(t *testing.T) {
 		})
 	}
 }
+
+// A model folder that holds none of the model's files, as a failed pull
+// leaves it (empty, or with a partial download), is not the model:
+// ErrNotCached, for a command to look on and say it is not found. One
+// file of it there is a model pulled in part: the file missing is named,
+// with the command that fetches it.
+func TestCheckCachedFolderWithoutTheModel(t *testing.T) {
+	data := []byte("model bytes")
+	m := Model{Name: "m", Files: []File{
+		{Path: "a.onnx", Size: int64(len(data)), SHA256: sum(data)},
+		{Path: "b.onnx", Size: int64(len(data)), SHA256: sum(data)},
+	}}
+	for _, tc := range []struct {
+		name    string
+		files   map[string][]byte
+		missing string // the file named missing; "" for ErrNotCached
+	}{
+		{name: "empty", files: nil},
+		{name: "a partial download", files: map[string][]byte{"a.onnx.part": data[:3], "a.onnx.part.meta": []byte(`{"validator":"\"x\""}`)}},
+		{name: "one file of two", files: map[string][]byte{"a.onnx": data}, missing: "b.onnx"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cache := t.TempDir()
+			require.NoError(t, os.Mkdir(Path(cache, m), 0o755))
+			for name, b := range tc.files {
+				require.NoError(t, os.WriteFile(filepath.Join(Path(cache, m), name), b, 0o644))
+			}
+			err := CheckCached(cache, m)
+			if tc.missing == "" {
+				require.ErrorIs(t, err, ErrNotCached)
+				return
+			}
+			require.Error(t, err)
+			assert.NotErrorIs(t, err, ErrNotCached)
+			assert.ErrorContains(t, err, filepath.Join(Path(cache, m), tc.missing)+" is missing")
+			assert.ErrorContains(t, err, "voice-agent models pull m")
+		})
+	}
+}

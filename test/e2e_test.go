@@ -37,7 +37,9 @@ func TestMain(m *testing.M) {
 	if err := build.Run(); err != nil {
 		panic("building voice-agent: " + err.Error())
 	}
-	code := m.Run()
+	// The binary built, its tests and what they start run on a model
+	// cache and config of their own.
+	code := testenv.Isolated(m).Run()
 	os.RemoveAll(dir)
 	if code == 0 {
 		// No test leaves a goroutine (a process's pipes, a server) behind.

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/internal/testenv"
 	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/pipeline/pipelinetest"
 	"github.com/voiceassistant/voice/voicebench"
@@ -31,6 +32,7 @@ var template struct {
 	err error
 }
 
+// No test leaves a goroutine running, or reads the user's model cache.
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "voicebench")
 	if err != nil {
@@ -38,7 +40,7 @@ func TestMain(m *testing.M) {
 	}
 	template.dir = dir
 	template.ds, template.err = voicebenchtest.Write(dir, voice)
-	code := m.Run()
+	code := testenv.Isolated(m).Run()
 	os.RemoveAll(dir)
 	if code == 0 {
 		if err := goleak.Find(); err != nil {

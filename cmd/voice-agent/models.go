@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -56,11 +57,7 @@ func (a *app) modelsCmd() *cobra.Command {
 		for _, n := range names {
 			mod, ok := m.Model(n)
 			if !ok {
-				var all []string
-				for _, x := range m.Models {
-					all = append(all, x.Name)
-				}
-				return nil, fmt.Errorf("no model %q; the models are: %s", n, strings.Join(all, ", "))
+				return nil, fmt.Errorf("no model %q; the models are: %s", n, strings.Join(modelNames(m.Models), ", "))
 			}
 			out = append(out, mod)
 		}
@@ -144,6 +141,12 @@ func (a *app) modelsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// Offline means no network use, as for run --pull; pulling
+			// is the one thing this command does, so it refuses.
+			if os.Getenv(envOffline) != "" {
+				return fmt.Errorf("$%s is set (offline), so nothing is downloaded; unset it to pull, "+
+					"or copy the model files into %s/NAME/ by hand and run voice-agent models verify", envOffline, p.Dir)
+			}
 			failed, err := a.pullModels(cmd, p, mods)
 			if err != nil || len(failed) == 0 {
 				return err
@@ -215,17 +218,29 @@ func (a *app) modelsCmd() *cobra.Command {
 // pullModels downloads mods with p, with progress on stderr, trying every
 // one so that a model that cannot be had does not keep the others from the
 // user; it returns the names of those that failed (each logged with why).
-// Only a cancelled command is an error.
+// A cancelled command is an error, and so is a model none of whose
+// sources can be connected to: the network (or the mirror) is out of
+// reach, the other models' sources are no nearer, and the error says in
+// one line what to do instead.
 func (a *app) pullModels(cmd *cobra.Command, p *assets.Puller, mods []assets.Model) (failed []string, err error) {
 	p.Progress = progressPrinter(cmd, isatty.IsTerminal(os.Stderr.Fd()))
 	p.Retrying = func(model, file string, attempt int, err error, wait time.Duration) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "%s/%s: attempt %d failed (%v); trying again in %v\n", model, file, attempt, err, wait)
 	}
 	var pulled []string
-	for _, mod := range mods {
+	defer func() {
+		if len(pulled) > 0 {
+			fmt.Fprintf(cmd.ErrOrStderr(), "pulled: %s\n", strings.Join(pulled, ", "))
+		}
+	}()
+	for i, mod := range mods {
 		if err := p.Pull(cmd.Context(), mod); err != nil {
-			if cmd.Context().Err() != nil {
+			var unreachable *assets.UnreachableError
+			switch {
+			case cmd.Context().Err() != nil:
 				return nil, err
+			case errors.As(err, &unreachable):
+				return nil, offlineError(p, unreachable, append(failed, modelNames(mods[i:])...))
 			}
 			a.log.Error("pull failed", "model", mod.Name, "error", err)
 			failed = append(failed, mod.Name)
@@ -234,10 +249,28 @@ func (a *app) pullModels(cmd *cobra.Command, p *assets.Puller, mods []assets.Mod
 		a.log.Info("pulled", "model", mod.Name, "path", assets.Path(p.Dir, mod))
 		pulled = append(pulled, mod.Name)
 	}
-	if len(pulled) > 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "pulled: %s\n", strings.Join(pulled, ", "))
-	}
 	return failed, nil
+}
+
+// offlineError is the one line for a pull whose sources could not be
+// reached (u), leaving the models named missing: the three ways on.
+func offlineError(p *assets.Puller, u *assets.UnreachableError, missing []string) error {
+	what := "the network"
+	if p.Mirror != "" {
+		what = "the mirror " + p.Mirror
+	}
+	return fmt.Errorf("%s cannot be reached (%s): set %s=1 to run with what is installed, "+
+		"pass --mirror URL for a mirror this machine can reach, or copy the model files by hand into %s/NAME/ (missing: %s)",
+		what, strings.Join(u.Hosts, "; "), envOffline, p.Dir, strings.Join(missing, ", "))
+}
+
+// modelNames is the models' names.
+func modelNames(mods []assets.Model) []string {
+	out := make([]string, len(mods))
+	for i, m := range mods {
+		out[i] = m.Name
+	}
+	return out
 }
 
 // progressPrinter draws a progress line on a terminal and plain lines

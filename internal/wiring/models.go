@@ -179,7 +179,9 @@ var cachePaths = map[string]string{
 // complete and as pulled (assets.CheckCached: sizes, and sha256s once per
 // change of a file), so a damaged download or a file changed since is
 // reported with the command that repairs it, rather than loaded or
-// failing in the loader.
+// failing in the loader. A cache folder that holds none of the model's
+// files (a failed pull's) is not the model: the search goes on, and ends
+// in "not found" with the alternatives.
 func (s Stages) model(explicit, file string) (string, bool, error) {
 	if explicit != "" {
 		return explicit, true, nil // a wrong explicit path is reported by the loader
@@ -195,7 +197,9 @@ func (s Stages) model(explicit, file string) (string, bool, error) {
 		if ok, err := exists(p); err != nil {
 			return p, false, err
 		} else if ok {
-			return p, true, checkCached(cache, cachePaths[file])
+			if err := checkCached(cache, cachePaths[file]); !errors.Is(err, assets.ErrNotCached) {
+				return p, true, err
+			}
 		}
 	}
 	p, ok := assets.Local(filepath.Join("models", file))

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/voiceassistant/voice/assets"
+)
+
+// pullAgent runs the command line in-process on a model cache of its own
+// (returned), and returns what it wrote to stderr.
+func pullAgent(t *testing.T, args ...string) (cache, stderr string, err error) {
+	t.Helper()
+	cache = t.TempDir()
+	t.Setenv(assets.EnvCache, cache)
+	root := newApp().root()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(args)
+	err = root.ExecuteContext(context.Background())
+	return cache, errOut.String(), err
+}
+
+// With the network (or the mirror) out of reach, a pull, by itself or
+// before a run, is not retried with back-off: it ends at once with one
+// line saying so, and the three ways on: offline with what is installed,
+// a mirror, or the files copied by hand into the cache, which it names.
+// No empty model folder is left behind.
+func TestPullWithoutTheNetworkSaysSoInOneLine(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	refused := l.Addr().String()
+	require.NoError(t, l.Close())
+	t.Setenv(envOffline, "")
+	run := []string{"run", "--pull", "--backend", "null", "--aec=false", "--ns=false", "--vad", "energy", "--asr", "xasr",
+		"--turn", "none", "--llm", "scripted", "--tts", "tone", "--script", filepath.Join("..", "..", "test", "testdata", "demo.json")}
+	for _, mirror := range []struct{ url, why string }{
+		{"http://" + refused, refused + ": connection refused"},
+		{"http://no-such-host.invalid/", "no-such-host.invalid: "},
+	} {
+		for _, args := range [][]string{{"models", "pull", "smart-turn-v3.2-cpu", "xasr-zh-en-streaming-160ms"}, run} {
+			t.Run(args[0]+" via "+mirror.url, func(t *testing.T) {
+				start := time.Now()
+				cache, stderr, err := pullAgent(t, append(args, "--mirror", mirror.url)...)
+				took := time.Since(start)
+				require.Error(t, err)
+				msg := err.Error()
+				assert.NotContains(t, msg, "\n", "one line")
+				for _, want := range []string{
+					"the mirror " + mirror.url + " cannot be reached (" + mirror.why,
+					"set VOICE_OFFLINE=1 to run with what is installed", "pass --mirror URL",
+					"copy the model files by hand into " + cache + "/NAME/", "xasr-zh-en-streaming-160ms",
+				} {
+					assert.Contains(t, msg, want)
+				}
+				assert.NotContains(t, stderr, "attempt", "no retries")
+				assert.Less(t, took, 5*time.Second)
+				left, err := os.ReadDir(cache)
+				require.NoError(t, err)
+				assert.Empty(t, left, "left in the cache")
+			})
+		}
+	}
+}
+
+// Offline ($VOICE_OFFLINE), models pull downloads nothing, and says why.
+func TestModelsPullOfflineRefuses(t *testing.T) {
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv(envOffline, "1")
+	cache, _, err := pullAgent(t, "models", "pull", "silero-vad-v5", "--mirror", srv.URL)
+	require.Error(t, err)
+	for _, want := range []string{"$VOICE_OFFLINE is set", "nothing is downloaded", cache + "/NAME/"} {
+		assert.ErrorContains(t, err, want)
+	}
+	assert.Zero(t, requests.Load(), "requests")
+}

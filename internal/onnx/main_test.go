@@ -1,0 +1,12 @@
+package onnx_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/voiceassistant/voice/internal/testenv"
+)
+
+// No test reads the user's model cache.
+// (An external test package: testenv imports onnx.)
+func TestMain(m *testing.M) { os.Exit(testenv.Isolated(m).Run()) }
