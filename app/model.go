@@ -299,11 +299,15 @@ func (m *Model) Summary() pipeline.Summary { return pipeline.Summarize(m.Turns) 
 // SummaryText is the p50/p95 line of the latency panel.
 func (m *Model) SummaryText() string {
 	s := m.Summary()
-	if len(s.P50) == 0 {
-		return fmt.Sprintf("%d turns, no replies played yet", s.Turns)
+	turns := fmt.Sprintf("%d turns", s.Turns)
+	if s.Turns == 1 {
+		turns = "1 turn"
 	}
-	return fmt.Sprintf("%d turns (%d interrupted)  end-to-end p50 %.0f ms  p95 %.0f ms",
-		s.Turns, s.Interrupted, s.P50["end_to_end"], s.P95["end_to_end"])
+	if len(s.P50) == 0 {
+		return turns + ", no replies played yet"
+	}
+	return fmt.Sprintf("%s (%d interrupted)  end-to-end p50 %.0f ms  p95 %.0f ms",
+		turns, s.Interrupted, s.P50["end_to_end"], s.P95["end_to_end"])
 }
 
 // Transcript is the conversation as text, one entry a line, the way the

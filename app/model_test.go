@@ -169,7 +169,8 @@ func TestModelSummary(t *testing.T) {
 		want  string
 	}{
 		{"none", nil, "0 turns, no replies played yet"},
-		{"interrupted before playback", []pipeline.TurnMetrics{{Interrupted: true}}, "1 turns, no replies played yet"},
+		{"interrupted before playback", []pipeline.TurnMetrics{{Interrupted: true}}, "1 turn, no replies played yet"},
+		{"one turn played", []pipeline.TurnMetrics{{PlaybackStart: 1, EndToEndMS: 900}}, "1 turn (0 interrupted)  end-to-end p50 900 ms  p95 900 ms"},
 		{"p50 and p95", []pipeline.TurnMetrics{
 			{PlaybackStart: 1, EndToEndMS: 900}, {PlaybackStart: 1, EndToEndMS: 1000},
 			{PlaybackStart: 1, EndToEndMS: 2000, Interrupted: true},

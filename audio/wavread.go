@@ -19,8 +19,9 @@ import (
 var ErrMalformedWAV = errors.New("malformed WAV file")
 
 // ErrUnsupportedWAV is matched (errors.Is) by errors for well-formed WAV
-// files in an encoding this package does not decode (8-bit, ADPCM, A-law…),
-// so callers can tell "convert this file" apart from "this file is broken".
+// files in an encoding this package does not decode (8-bit, ADPCM, A-law…)
+// and for audio files of another format (MP3, Ogg, FLAC, MP4), so callers
+// can tell "convert this file" apart from "this file is broken".
 var ErrUnsupportedWAV = errors.New("unsupported WAV format")
 
 // sampleKind identifies a decodable sample layout.
@@ -194,6 +195,9 @@ func (d *wavDecoder) readHeader() (*wavFmt, int64, error) {
 	case "RF64", "RIFX":
 		return nil, 0, d.fail(ErrUnsupportedWAV, "unsupported container %q (only little-endian RIFF WAV)", hdr[0:4])
 	default:
+		if name := otherFormat(hdr); name != "" {
+			return nil, 0, d.fail(ErrUnsupportedWAV, "not a WAV file but %s; convert it, e.g. sox IN OUT.wav or ffmpeg -i IN -ar 16000 -ac 1 OUT.wav", name)
+		}
 		return nil, 0, d.fail(ErrMalformedWAV, "not a WAV file (missing RIFF header)")
 	}
 	if string(hdr[8:12]) != "WAVE" {
@@ -254,6 +258,26 @@ func (d *wavDecoder) readHeader() (*wavFmt, int64, error) {
 			}
 		}
 	}
+}
+
+// otherFormat names the audio format hdr, a file's first bytes, is the
+// start of, "" if none known: the formats people have recordings in, which
+// a converter makes a WAV file of.
+func otherFormat(hdr [12]byte) string {
+	switch {
+	case string(hdr[:3]) == "ID3",
+		// An MPEG audio frame's sync (11 bits set) and a layer other than
+		// the reserved 00, which AAC's ADTS header has in its place.
+		hdr[0] == 0xFF && hdr[1]&0xE0 == 0xE0 && hdr[1]&0x06 != 0:
+		return "MP3 audio"
+	case string(hdr[:4]) == "OggS":
+		return "Ogg audio (Vorbis or Opus)"
+	case string(hdr[:4]) == "fLaC":
+		return "FLAC audio"
+	case string(hdr[4:8]) == "ftyp":
+		return "MP4 audio (M4A)"
+	}
+	return ""
 }
 
 func (d *wavDecoder) readFmt(size int64) (*wavFmt, error) {

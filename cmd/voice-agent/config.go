@@ -2,11 +2,18 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -105,10 +112,140 @@ func decodeConfig(data []byte, cfg *Config) error {
 	// headless device nobody would notice the default still applies.
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
+	err := dec.Decode(cfg)
+	if err == nil || errors.Is(err, io.EOF) {
+		return nil
+	}
+	// yaml's errors name Go's types (field min_speach not found in type
+	// pipeline.BargeIn); a person editing the file knows its keys, so what
+	// can be said in those is.
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
 		return err
 	}
-	return nil
+	var errs []error
+	checkNode(doc.Content[0], reflect.TypeFor[Config](), "", &errs)
+	if len(errs) == 0 {
+		return err
+	}
+	return errors.Join(errs...)
+}
+
+// checkNode adds to errs what in n, the value of the key path, does not
+// fit t, the type it is decoded into: a key t has not (with the nearest it
+// has) and a value not of its setting's kind, each with its line.
+func checkNode(n *yaml.Node, t reflect.Type, path string, errs *[]error) {
+	if n.Kind == yaml.AliasNode {
+		// Left to yaml's message: walking an anchor's value again at
+		// each of its aliases is what yaml bounds, as file bombs do it.
+		return
+	}
+	if t.Kind() != reflect.Struct { // a setting
+		if err := n.Decode(reflect.New(t).Interface()); err != nil {
+			*errs = append(*errs, fmt.Errorf("line %d: %s: %w", n.Line, path, valueError(n, t, err)))
+		}
+		return
+	}
+	// A section.
+	if n.Kind != yaml.MappingNode {
+		if n.Tag != "!!null" {
+			*errs = append(*errs, fmt.Errorf("line %d: %s: want its keys indented below it, not %s", n.Line, cmp.Or(path, "the file"), given(n)))
+		}
+		return
+	}
+	keys := map[string]reflect.Type{}
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if f.IsExported() && name != "-" {
+			keys[cmp.Or(name, strings.ToLower(f.Name))] = f.Type
+		}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		key := k.Value
+		if path != "" {
+			key = path + "." + k.Value
+		}
+		if ft, ok := keys[k.Value]; ok {
+			checkNode(v, ft, key, errs)
+			continue
+		}
+		if near := nearest(k.Value, slices.Collect(maps.Keys(keys))); near != "" {
+			*errs = append(*errs, fmt.Errorf("line %d: unknown key %s; did you mean %s?", k.Line, key, near))
+		} else {
+			*errs = append(*errs, fmt.Errorf("line %d: unknown key %s (`voice-agent config` prints every key)", k.Line, key))
+		}
+	}
+}
+
+// valueError says what a setting of type t wants instead of n. The error
+// of a type that parses itself (a barge-in mode) already says so.
+func valueError(n *yaml.Node, t reflect.Type, err error) error {
+	if _, ok := errors.AsType[*yaml.TypeError](err); !ok {
+		return err
+	}
+	var want string
+	switch k := t.Kind(); {
+	case t == reflect.TypeFor[time.Duration]():
+		want = "a duration such as 250ms or 1.5s"
+	case k == reflect.Bool:
+		want = "true or false"
+	case k >= reflect.Int && k <= reflect.Uint64:
+		want = "a whole number"
+	case k == reflect.Float32 || k == reflect.Float64:
+		want = "a number"
+	case k == reflect.Slice:
+		want = "a list such as [a, b]"
+	default:
+		want = "a " + k.String()
+	}
+	return fmt.Errorf("want %s, not %s", want, given(n))
+}
+
+// given names a value as the file has it.
+func given(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "keys"
+	}
+	return strconv.Quote(n.Value)
+}
+
+// nearest is the one of keys closest to key by edit distance, if close
+// enough to be a slip of the finger (a third of the key's letters), else "".
+func nearest(key string, keys []string) string {
+	slices.Sort(keys) // the same answer every time between equally near keys
+	best, bestD := "", max(1, len([]rune(key))/3)+1
+	for _, k := range keys {
+		if d := editDistance(key, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in runes.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i, ca := range ra {
+		cur := make([]int, len(rb)+1)
+		cur[0] = i + 1
+		for j, cb := range rb {
+			sub := prev[j]
+			if ca != cb {
+				sub++
+			}
+			cur[j+1] = min(prev[j+1]+1, cur[j]+1, sub)
+		}
+		prev = cur
+	}
+	return prev[len(rb)]
 }
 
 // configCmd prints the settings in effect as a config file: the way to
@@ -118,13 +255,17 @@ func (a *app) configCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "config",
 		Example: `  voice-agent config
-  voice-agent config --llm-threads 2 --barge-in=duck > ~/.config/voice-agent/config.yaml`,
+  voice-agent config --llm-threads 2 --barge-in duck > ~/.config/voice-agent/config.yaml`,
 		Short: "Print the settings in effect (defaults, config file and flags) as a config file",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// The defaults the engines apply to a setting left at zero
+			// are printed as the values they are.
+			cfg := a.cfg
+			cfg.Stages = cfg.Stages.InEffect()
 			enc := yaml.NewEncoder(cmd.OutOrStdout())
 			enc.SetIndent(2)
-			return errors.Join(enc.Encode(a.cfg), enc.Close())
+			return errors.Join(enc.Encode(cfg), enc.Close())
 		},
 	}
 	a.deviceFlags(cmd.Flags())

@@ -91,9 +91,16 @@ func TestConfigFileErrors(t *testing.T) {
 		name, file string
 		want       []string
 	}{
-		{"misspelt knob", "stages:\n  llm_thread: 2\n", []string{"llm_thread", "not found"}},
-		{"misspelt section", "devices:\n  rate: 16000\n", []string{"devices"}},
-		{"wrong type", "stages:\n  vad_threads: many\n", []string{"many"}},
+		{"misspelt knob", "stages:\n  llm_thread: 2\n", []string{"line 2: unknown key stages.llm_thread; did you mean llm_threads?"}},
+		{"misspelt nested knob", "stages:\n  barge_in:\n    min_speach: 1s\n", []string{"line 3: unknown key stages.barge_in.min_speach; did you mean min_speech?"}},
+		{"misspelt section", "devices:\n  rate: 16000\n", []string{"line 1: unknown key devices; did you mean device?"}},
+		{"unknown knob", "stages:\n  frobnicate: 1\n", []string{"unknown key stages.frobnicate (`voice-agent config` prints every key)"}},
+		{"wrong type", "stages:\n  vad_threads: many\n", []string{`line 2: stages.vad_threads: want a whole number, not "many"`}},
+		{"not a duration", "stages:\n  barge_in:\n    min_speech: soon\n", []string{`line 3: stages.barge_in.min_speech: want a duration such as 250ms or 1.5s, not "soon"`}},
+		{"a list for a word", "stages:\n  barge_in:\n    backchannels: yeah\n", []string{`stages.barge_in.backchannels: want a list such as [a, b], not "yeah"`}},
+		{"a value for a section", "stages: 5\n", []string{`line 1: stages: want its keys indented below it, not "5"`}},
+		{"a mode's own error", "stages:\n  barge_in:\n    mode: sometimes\n", []string{`line 3: stages.barge_in.mode: "sometimes" is not a barge-in mode`}},
+		{"every error", "stages:\n  llm_thread: 2\n  asr_threads: x\n", []string{"line 2: unknown key stages.llm_thread", "line 3: stages.asr_threads"}},
 		{"unknown log format", "log_format: xml\n", []string{`log format "xml"`}},
 		{"unknown log level", "log_level: loud\n", []string{"log level"}},
 	} {
@@ -105,6 +112,8 @@ func TestConfigFileErrors(t *testing.T) {
 			for _, w := range tc.want {
 				assert.Contains(t, err.Error(), w)
 			}
+			// The file's keys, not the Go types they decode into.
+			assert.NotRegexp(t, `main\.Config|pipeline\.|wiring\.|\bin type\b`, err.Error())
 		})
 	}
 }
@@ -139,14 +148,7 @@ func TestLoggerFormats(t *testing.T) {
 // devices --json lists the devices as the events are written: lower_snake
 // keys.
 func TestDevicesJSON(t *testing.T) {
-	a := newApp()
-	root := a.root()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	config := filepath.Join(t.TempDir(), "config.yaml")
-	require.NoError(t, os.WriteFile(config, nil, 0o644))
-	root.SetArgs([]string{"devices", "--backend", "null", "--json", "--config", config})
-	require.NoError(t, root.Execute())
+	_, _, out := executed(t, "devices", "--backend", "null", "--json")
 	var infos []map[string]any
 	require.NoError(t, json.Unmarshal(out.Bytes(), &infos), out.String())
 	require.NotEmpty(t, infos)

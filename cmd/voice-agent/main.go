@@ -154,7 +154,9 @@ func (a *app) root() *cobra.Command {
 			return nil
 		},
 	}
-	root.Flags().BoolVar(&version, "version", false, "print the version, commit, build tags and engines (as `voice-agent version`)")
+	// No backquotes in a usage: pflag reads a quoted word as the name of
+	// the flag's argument, and a bool flag takes none.
+	root.Flags().BoolVar(&version, "version", false, "print the version, commit, build tags and engines, as the version command does")
 	a.cfg.Stages.AddONNXRuntimeFlag(root.Flags())
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.configPath, "config", "", "config file (YAML; default $XDG_CONFIG_HOME/voice-agent/config.yaml if present)")

@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
@@ -68,7 +71,7 @@ func TestConfigValuesAreChecked(t *testing.T) {
 		{"negative fallback", "stages:\n  endpoint:\n    fallback_silence: -1s\n", nil, "stages.endpoint.fallback_silence: -1s"},
 		{"unknown mode", "stages:\n  barge_in:\n    mode: sometimes\n", nil, `"sometimes" is not a barge-in mode`},
 		{"flag", "", []string{"--barge-in-resume-after", "-2s"}, "stages.barge_in.resume_after: -2s"},
-		{"old key", "stages:\n  barge_in_min: 250ms\n", nil, "field barge_in_min not found"},
+		{"old key", "stages:\n  barge_in_min: 250ms\n", nil, "line 2: unknown key stages.barge_in_min"},
 		{"zero is a setting", "stages:\n  barge_in:\n    min_speech: 0s\n    mode: off\n", nil, ""},
 		{"older true/false", "", []string{"--barge-in=false"}, ""},
 		{"device period", "device:\n  period: -20ms\n", nil, "device.period: -20ms is out of range"},
@@ -172,20 +175,14 @@ func FuzzConfigFile(f *testing.F) {
 // What `config` prints is a config file that gives the same settings back,
 // flags included: the way to start one's own.
 func TestConfigPrintsAFileThatLoadsBack(t *testing.T) {
-	a := newApp()
-	root := a.root()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	empty := filepath.Join(t.TempDir(), "empty.yaml")
-	require.NoError(t, os.WriteFile(empty, nil, 0o644))
-	root.SetArgs([]string{"config", "--config", empty, "--llm-threads", "3", "--barge-in=duck", "--rate", "44100", "--backchannels", "ok,sure"})
-	require.NoError(t, root.Execute())
+	a, _, out := executed(t, "config", "--llm-threads", "3", "--barge-in", "duck", "--rate", "44100", "--backchannels", "ok,sure")
 	printed := a.cfg
 
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	require.NoError(t, os.WriteFile(path, out.Bytes(), 0o644))
 	loaded, err := loadWith(t, path)
 	require.NoError(t, err)
+	printed.Stages = printed.Stages.InEffect()
 	assert.Equal(t, printed, loaded)
 	assert.Equal(t, 3, loaded.Stages.LLMThreads)
 	assert.Equal(t, pipeline.InterruptDuck, loaded.Stages.BargeIn.Mode)
@@ -254,4 +251,111 @@ func TestWrongUsageSaysWhatToType(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+// `config` prints the values the stages run with where a setting is left
+// to its engine's default, the ones --help states, not the zero that
+// stands for them.
+func TestConfigPrintsTheDefaultsInEffect(t *testing.T) {
+	_, root, out := executed(t, "config")
+	var printed Config
+	require.NoError(t, yaml.Unmarshal(out.Bytes(), &printed))
+
+	config, _, err := root.Find([]string{"config"})
+	require.NoError(t, err)
+	st := printed.Stages
+	for _, tc := range []struct {
+		flag    string
+		printed any
+	}{
+		{"voice", st.Voice},
+		{"llm-threads", st.LLMThreads},
+		{"llm-max-tokens", st.LLMMaxTokens},
+		{"vad-threads", st.VADThreads},
+		{"turn-threads", st.TurnThreads},
+		{"asr-threads", st.ASRThreads},
+		{"tts-threads", st.TTSThreads},
+	} {
+		t.Run(tc.flag, func(t *testing.T) {
+			assert.NotZero(t, tc.printed)
+			assert.Contains(t, config.Flags().Lookup(tc.flag).Usage, fmt.Sprintf("(default %v", tc.printed), "--help states the default printed")
+		})
+	}
+}
+
+// A flag's value follows it as the next argument, as the docs write it,
+// or after "=": `--barge-in off` must not leave "off" to the command as an
+// argument of its own.
+func TestBargeInTakesItsValueEitherWay(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty.yaml")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	for _, tc := range []struct {
+		args []string
+		want pipeline.InterruptMode
+		err  string
+	}{
+		{[]string{"--barge-in", "off"}, pipeline.InterruptOff, ""},
+		{[]string{"--barge-in=duck"}, pipeline.InterruptDuck, ""},
+		{[]string{"--barge-in"}, "", "flag needs an argument: --barge-in"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			cfg, err := loadWith(t, empty, tc.args...)
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, cfg.Stages.BargeIn.Mode)
+		})
+	}
+}
+
+// A bool flag's usage line names no argument: pflag takes a backquoted
+// word in a flag's usage for the name of its argument, and `--version
+// voice-agent version` read as if it took one.
+func TestBoolFlagsShowNoArgument(t *testing.T) {
+	var walk func(*cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if f.Value.Type() == "bool" {
+				name, _ := pflag.UnquoteUsage(f)
+				assert.Empty(t, name, "%s --%s", c.CommandPath(), f.Name)
+			}
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newApp().root())
+}
+
+// A recording in another format is named, with how to convert it, by the
+// command that reads it.
+func TestReplayOfAnMP3SaysHowToConvertIt(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.yaml")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	mp3 := filepath.Join(dir, "talk.mp3")
+	require.NoError(t, os.WriteFile(mp3, append([]byte("ID3\x04\x00\x00\x00\x00\x00\x00"), make([]byte, 100)...), 0o644))
+	root := newApp().root()
+	root.SetOut(&bytes.Buffer{})
+	root.SetArgs([]string{"replay", mp3, "--config", empty})
+	err := root.Execute()
+	require.ErrorContains(t, err, "not a WAV file but MP3 audio")
+	assert.ErrorContains(t, err, "ffmpeg -i IN -ar 16000 -ac 1 OUT.wav")
+}
+
+// executed runs the command line with an empty config file, and returns
+// the app, its command tree and what it printed.
+func executed(t *testing.T, args ...string) (*app, *cobra.Command, *bytes.Buffer) {
+	t.Helper()
+	a := newApp()
+	root := a.root()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	empty := filepath.Join(t.TempDir(), "empty.yaml")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	root.SetArgs(append(args, "--config", empty))
+	require.NoError(t, root.Execute())
+	return a, root, &out
 }

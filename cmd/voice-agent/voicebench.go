@@ -80,7 +80,7 @@ as SUBSET.jsonl with an "audio" field naming a WAV file relative to DIR.`,
 	f.IntVar(&cfg.Workers, "workers", cfg.Workers, "samples answered in parallel, each worker with its own models")
 	f.StringVar(&cfg.Modality, "modality", cfg.Modality, "audio (the whole pipeline) or text (the prompt straight to the LLM)")
 	f.DurationVar(&cfg.ProgressEvery, "progress-every", 10*time.Second, "how often to log progress (done/total, rate, time left)")
-	f.Var((*shardFlag)(&cfg.Shard), "shard", "answer only shard K of N of every subset (K/N, K from 0): each machine of a split run takes one, and `voicebench merge` joins them")
+	f.Var((*shardFlag)(&cfg.Shard), "shard", "answer only shard K of N of every subset (K/N, K from 0): each machine of a split run takes one, and voicebench merge joins them")
 	f.Float64Var(&cfg.ComputeScale, "compute-scale", 0, "charge each stage's measured compute to the replay clock, times this (1: this machine; 0: compute is free); with several workers they share the cores")
 	for _, name := range []string{"data", "subset", "out"} {
 		_ = cmd.MarkFlagRequired(name) // fails only for an undefined flag

@@ -18,6 +18,7 @@ import (
 	"github.com/voiceassistant/voice/app"
 	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/audio"
+	_ "github.com/voiceassistant/voice/internal/fynelocale" // before fyne reads the locale
 	_ "github.com/voiceassistant/voice/internal/gogc"
 	_ "github.com/voiceassistant/voice/internal/malloc" // before anything allocates
 	"github.com/voiceassistant/voice/internal/wiring"

@@ -45,10 +45,7 @@ func TestAppUnderXvfb(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "voice-assistant")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
+	bin := buildApp(t, dir)
 
 	data, err := filepath.Abs("../../test/testdata")
 	require.NoError(t, err)
@@ -60,7 +57,7 @@ func TestAppUnderXvfb(t *testing.T) {
 	cmd := exec.Command("xvfb-run", "-a", "-s", "-screen 0 1024x768x24", "sh", "-c", screenshotScript)
 	cmd.Env = append(os.Environ(), "BIN="+bin, "DATA="+data, "DUMP="+dump, "PNG="+png,
 		"HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "LANG=C.UTF-8")
-	out, err = cmd.CombinedOutput()
+	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "xvfb-run: %s", out)
 	t.Logf("screenshot: %s", png)
 
@@ -93,6 +90,31 @@ func TestAppUnderXvfb(t *testing.T) {
 		assert.Equal(t, legend, counts[color.RGBA(app.StageColors[i])], "off the path: legend only (segment %d)", i)
 	}
 	assert.Greater(t, counts[color.RGBA(app.StageColors[0])], 50*legend, "the endpointing wait fills the bar")
+}
+
+// buildApp builds the app into dir and returns the binary's path.
+func buildApp(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "voice-assistant")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+	return bin
+}
+
+// Under the locale of containers and services (C.UTF-8), fyne found no
+// language in it and said so as it started: "Fyne error: Error parsing
+// user locale C".
+func TestStartsQuietlyUnderTheCLocale(t *testing.T) {
+	bin := buildApp(t, t.TempDir())
+	for _, tc := range []struct{ name, lang string }{{"C.UTF-8", "C.UTF-8"}, {"C", "C"}, {"POSIX", "POSIX"}, {"unset", ""}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(bin, "--help")
+			cmd.Env = append(os.Environ(), "LC_ALL=", "LC_MESSAGES=", "LANGUAGE=", "LANG="+tc.lang)
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			assert.NotContains(t, string(out), "Fyne error")
+		})
+	}
 }
 
 // colorCounts counts an image's pixels by colour.

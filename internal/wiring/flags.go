@@ -1,11 +1,14 @@
 package wiring
 
 import (
+	"cmp"
+	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/spf13/pflag"
 
-	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/tts/moss"
 )
 
 // FlagGroup picks the stage flags a command offers: a command takes the
@@ -32,6 +35,31 @@ const (
 	scriptStages = TurnFlags | ASRFlags | LLMFlags
 )
 
+// The defaults the engines apply to a setting left at zero: an ONNX
+// model's intra-op threads (internal/onnx) and the MNN LLM's longest reply
+// (mnn.Config.MaxNewTokens). The help text and InEffect state them.
+const (
+	onnxThreads  = 1
+	llmMaxTokens = 512
+)
+
+// llmThreads is the MNN LLM's default threads on this machine: one per
+// core but one, at most 4 (mnn.Config.Threads says why).
+func llmThreads() int { return min(4, max(1, runtime.NumCPU()-1)) }
+
+// InEffect is s with each setting left to its engine's default (zero
+// threads or tokens, no voice) set to that default: what the stages run
+// with, so that what `voice-agent config` prints says so.
+func (s Stages) InEffect() Stages {
+	for _, n := range []*int{&s.VADThreads, &s.TurnThreads, &s.ASRThreads, &s.TTSThreads} {
+		*n = cmp.Or(*n, onnxThreads)
+	}
+	s.LLMThreads = cmp.Or(s.LLMThreads, llmThreads())
+	s.LLMMaxTokens = cmp.Or(s.LLMMaxTokens, llmMaxTokens)
+	s.Voice = cmp.Or(s.Voice, moss.DefaultVoice)
+	return s
+}
+
 // AddBackendFlags defines the flags that choose the backends of the stages
 // in groups (and the doubles' script and the ONNX Runtime library where a
 // stage needs them), with s's values as defaults.
@@ -57,6 +85,7 @@ func (s *Stages) AddONNXRuntimeFlag(f *pflag.FlagSet) {
 // AddFlags defines every flag of the stages in groups: backend, model,
 // threads and, for ConversationFlags, the pipeline's policies.
 func (s *Stages) AddFlags(f *pflag.FlagSet, groups FlagGroup) {
+	onnxDefault := fmt.Sprintf(" (default %d)", onnxThreads)
 	s.AddBackendFlags(f, groups)
 	if groups&modelStages != 0 {
 		f.StringVar(&s.ModelDir, "model-dir", s.ModelDir, "model directory")
@@ -68,11 +97,12 @@ func (s *Stages) AddFlags(f *pflag.FlagSet, groups FlagGroup) {
 		threads     *int
 		threadsHelp string
 	}{
-		{VADFlags, &s.VADModel, "vad-model", "Silero VAD model (default: model directory, then third_party/models)", &s.VADThreads, "VAD model CPU threads (default 1)"},
-		{TurnFlags, &s.TurnModel, "turn-model", "Smart Turn model (default: model directory, then third_party/models)", &s.TurnThreads, "Smart Turn model CPU threads (default 1)"},
-		{ASRFlags, &s.ASRModelDir, "asr-model-dir", "X-ASR model directory (default: <model dir>/xasr-zh-en-streaming-160ms, the model directory itself, then third_party/models)", &s.ASRThreads, "ASR model CPU threads (default 1)"},
-		{LLMFlags, &s.LLMModelDir, "llm-model-dir", "MNN LLM export directory (default: <model dir>/mnn-pocket-0.3b-int4, then the model directory itself)", &s.LLMThreads, "LLM CPU threads (default: one per core but one, at most 4)"},
-		{TTSFlags, &s.TTSModelDir, "tts-model-dir", "MOSS-TTS-Nano ONNX set (default: <model dir>/MOSS-TTS-Nano-100M-ONNX)", &s.TTSThreads, "TTS model CPU threads (default 1)"},
+		{VADFlags, &s.VADModel, "vad-model", "Silero VAD model (default: model directory, then third_party/models)", &s.VADThreads, "VAD model CPU threads" + onnxDefault},
+		{TurnFlags, &s.TurnModel, "turn-model", "Smart Turn model (default: model directory, then third_party/models)", &s.TurnThreads, "Smart Turn model CPU threads" + onnxDefault},
+		{ASRFlags, &s.ASRModelDir, "asr-model-dir", "X-ASR model directory (default: <model dir>/xasr-zh-en-streaming-160ms, the model directory itself, then third_party/models)", &s.ASRThreads, "ASR model CPU threads" + onnxDefault},
+		{LLMFlags, &s.LLMModelDir, "llm-model-dir", "MNN LLM export directory (default: <model dir>/mnn-pocket-0.3b-int4, then the model directory itself)", &s.LLMThreads,
+			fmt.Sprintf("LLM CPU threads (default %d here: one per core but one, at most 4)", llmThreads())},
+		{TTSFlags, &s.TTSModelDir, "tts-model-dir", "MOSS-TTS-Nano ONNX set (default: <model dir>/MOSS-TTS-Nano-100M-ONNX)", &s.TTSThreads, "TTS model CPU threads" + onnxDefault},
 	} {
 		if groups&m.group != 0 {
 			f.StringVar(m.model, m.name, *m.model, m.where)
@@ -81,12 +111,12 @@ func (s *Stages) AddFlags(f *pflag.FlagSet, groups FlagGroup) {
 		}
 	}
 	if groups&LLMFlags != 0 {
-		f.IntVar(&s.LLMMaxTokens, "llm-max-tokens", s.LLMMaxTokens, "longest reply of the MNN LLM, in tokens (default 512)")
+		f.IntVar(&s.LLMMaxTokens, "llm-max-tokens", s.LLMMaxTokens, fmt.Sprintf("longest reply of the MNN LLM, in tokens (default %d)", llmMaxTokens))
 		f.StringVar(&s.SystemPrompt, "system-prompt", s.SystemPrompt, "system prompt")
 	}
 	if groups&TTSFlags != 0 {
 		f.StringVar(&s.TTSCodecDir, "tts-codec-dir", s.TTSCodecDir, "MOSS audio tokenizer ONNX (default: where the TTS set's manifest points)")
-		f.StringVar(&s.Voice, "voice", s.Voice, "built-in voice of the synthesizer (default Junhao)")
+		f.StringVar(&s.Voice, "voice", s.Voice, "built-in voice of the synthesizer (default "+moss.DefaultVoice+")")
 		f.BoolVar(&s.TTSLowMemory, "tts-low-memory", s.TTSLowMemory, "close the synthesizer's prefill graph after the voice prompt (85 MiB at int4): long sentences start up to 0.5 s later")
 	}
 	if groups&ConversationFlags != 0 {
@@ -96,7 +126,6 @@ func (s *Stages) AddFlags(f *pflag.FlagSet, groups FlagGroup) {
 
 func (s *Stages) addConversationFlags(f *pflag.FlagSet) {
 	f.Var(&s.BargeIn.Mode, "barge-in", "when the user speaks over a reply: pause it and decide (cancel or resume), duck it and decide, or off (let it finish; the speech is the next turn)")
-	f.Lookup("barge-in").NoOptDefVal = string(pipeline.InterruptPause)
 	f.DurationVar(&s.BargeIn.MinSpeech, "barge-in-min-speech", s.BargeIn.MinSpeech, "speech this long interrupts even before it has words (0: at once)")
 	f.IntVar(&s.BargeIn.MinWords, "barge-in-min-words", s.BargeIn.MinWords, "words, backchannels aside, that interrupt (0: only --barge-in-min-speech decides)")
 	f.DurationVar(&s.BargeIn.ResumeAfter, "barge-in-resume-after", s.BargeIn.ResumeAfter, "after a sound that did not interrupt, play on once this much silence has passed")
