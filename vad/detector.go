@@ -288,46 +288,44 @@ type Segment struct {
 // audio is cut into frames, these are exactly the segments a stream of
 // the same audio reports.
 func Segments(ctx context.Context, d *Detector, src audio.CaptureSource) ([]Segment, error) {
-	d.Reset()
-	defer d.Reset()
 	// A second at a time: the recording is read as it goes, so an hour
 	// costs no more memory than a minute, and ctx is seen every second.
-	block := make([]float32, audio.Mono16k.Samples(time.Second))
-	var events []Event
-	for pos := int64(0); pos < src.Len(); pos += int64(len(block)) {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		frame := block[:min(int64(len(block)), src.Len()-pos)]
-		if err := src.Read(pos, frame); err != nil {
-			return nil, err
-		}
-		res, err := d.Process(audio.Frame{Format: audio.Mono16k, Pos: pos, Samples: frame})
-		if err != nil {
-			return nil, err
-		}
-		events = append(events, res.Events...)
-	}
-	res, err := d.Flush()
+	second := int(audio.Mono16k.Samples(time.Second))
+	events, err := feed(ctx, d, src, func() int { return second })
 	if err != nil {
 		return nil, err
 	}
-	return pair(append(events, res.Events...))
+	return pair(events)
 }
 
 // Feed runs d over a whole recording cut into frames of the sizes next
 // returns (one frame if next is nil), flushes, and returns every event. It
 // resets d first and leaves it reset.
 func Feed(d *Detector, pcm []float32, next func() int) ([]Event, error) {
+	if next == nil {
+		next = func() int { return len(pcm) }
+	}
+	return feed(context.Background(), d, audio.SliceSource(pcm), next)
+}
+
+func feed(ctx context.Context, d *Detector, src audio.CaptureSource, next func() int) ([]Event, error) {
 	d.Reset()
 	defer d.Reset()
 	var events []Event
-	for pos := 0; pos < len(pcm); {
-		n := len(pcm) - pos
-		if next != nil {
-			n = max(1, min(next(), n))
+	var buf []float32
+	for pos := int64(0); pos < src.Len(); {
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
-		res, err := d.Process(audio.Frame{Format: audio.Mono16k, Pos: int64(pos), Samples: pcm[pos : pos+n]})
+		n := min(int64(max(1, next())), src.Len()-pos)
+		if int64(cap(buf)) < n {
+			buf = make([]float32, n)
+		}
+		frame := buf[:n]
+		if err := src.Read(pos, frame); err != nil {
+			return nil, err
+		}
+		res, err := d.Process(audio.Frame{Format: audio.Mono16k, Pos: pos, Samples: frame})
 		if err != nil {
 			return nil, err
 		}
