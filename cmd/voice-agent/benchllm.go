@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/clock"
+	"github.com/voiceassistant/voice/internal/memstat"
 	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/llm"
 	"github.com/voiceassistant/voice/pipeline"
@@ -153,7 +153,7 @@ func benchLLM(ctx context.Context, open func(maxTokens int) (pipeline.Generator,
 	}); err != nil {
 		return res, err
 	}
-	res.PeakRSSBytes = peakRSS()
+	res.PeakRSSBytes = memstat.PeakRSS()
 	return res, nil
 }
 
@@ -258,54 +258,4 @@ func median(v []float64) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
 	return s[len(s)/2]
-}
-
-// peakRSS reads the process's high-water resident set size (Linux).
-func peakRSS() int64 { return procStatusBytes("VmHWM:") }
-
-// rss is the process's resident set size now (0 where /proc has none).
-func rss() int64 { return procStatusBytes("VmRSS:") }
-
-// memory is the process's memory at one moment, in bytes (Linux; zeros
-// elsewhere). RSS counts a file mapped twice (ONNX Runtime maps weights
-// kept in external data once per session) twice; PSS counts each page
-// once, shared pages in part, so it is what the process costs the device.
-type memory struct {
-	RSS  int64 `json:"rss_bytes"`
-	Anon int64 `json:"anon_bytes"` // private memory: heap, arenas, packed weights
-	File int64 `json:"file_bytes"` // mapped files: the libraries, mapped weights
-	PSS  int64 `json:"pss_bytes"`
-}
-
-func (m memory) String() string {
-	mib := func(b int64) float64 { return float64(b) / (1 << 20) }
-	return fmt.Sprintf("RSS %.1f MiB (%.1f private, %.1f mapped files), PSS %.1f MiB", mib(m.RSS), mib(m.Anon), mib(m.File), mib(m.PSS))
-}
-
-func memoryNow() memory {
-	status := procBytes("/proc/self/status", "VmRSS:", "RssAnon:", "RssFile:")
-	return memory{RSS: status[0], Anon: status[1], File: status[2],
-		PSS: procBytes("/proc/self/smaps_rollup", "Pss:")[0]}
-}
-
-// procStatusBytes reads a kB field of /proc/self/status, in bytes.
-func procStatusBytes(field string) int64 { return procBytes("/proc/self/status", field)[0] }
-
-// procBytes reads kB fields of a /proc file, in bytes (0 for one it lacks).
-func procBytes(file string, fields ...string) []int64 {
-	values := make([]int64, len(fields))
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return values
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		for i, field := range fields {
-			if v, ok := strings.CutPrefix(line, field); ok {
-				var kb int64
-				fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
-				values[i] = kb * 1024
-			}
-		}
-	}
-	return values
 }

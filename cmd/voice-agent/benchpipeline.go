@@ -9,6 +9,7 @@ import (
 
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/clock"
+	"github.com/voiceassistant/voice/internal/memstat"
 	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/pipeline"
 )
@@ -36,10 +37,13 @@ type pipelineBench struct {
 	VoiceToVoiceMean float64                `json:"voice_to_voice_mean_ms"`
 	Compute          map[string]percentiles `json:"stage_compute_ms"`
 	Speculated       int                    `json:"speculated"`
-	// PeakRSSBytes is the whole assistant's peak memory over the replay;
-	// MemoryEnd its memory once the replay is over, every model loaded.
-	PeakRSSBytes int64  `json:"peak_rss_bytes"`
-	MemoryEnd    memory `json:"memory_end"`
+	// PeakRSSBytes is the whole assistant's peak resident memory over
+	// the replay (the kernel's high-water mark), Peak the peak of each
+	// part of it (sampled, with RSS the high-water mark); MemoryEnd its
+	// memory once the replay is over, every model loaded.
+	PeakRSSBytes int64         `json:"peak_rss_bytes"`
+	Peak         memstat.Usage `json:"peak"`
+	MemoryEnd    memstat.Usage `json:"memory_end"`
 }
 
 type percentiles struct {
@@ -71,6 +75,8 @@ the scripted recognizer and LLM), and the report names it.`,
 				return err
 			}
 			defer input.Close()
+			sampler := memstat.Sample(memorySampling)
+			defer sampler.Stop()
 			stages, swapped := a.cfg.Stages.WithInstalled()
 			clk := clock.NewVirtual()
 			cfg, closeStages, err := wiring.Build(stages, clk)
@@ -90,7 +96,7 @@ the scripted recognizer and LLM), and the report names it.`,
 			}
 			b := summarizeBench(res.Metrics)
 			b.Input, b.ComputeScale, b.Swapped = args[0], scale, swapped
-			b.PeakRSSBytes, b.MemoryEnd = peakRSS(), memoryNow()
+			b.PeakRSSBytes, b.Peak, b.MemoryEnd = peaks(sampler)
 			b.Stages = map[string]string{"vad": stages.VAD, "asr": stages.ASR, "turn": stages.Turn, "llm": stages.LLM, "tts": stages.TTS}
 			if a.json {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(b)
@@ -156,7 +162,7 @@ func printBench(w io.Writer, b pipelineBench) {
 		fmt.Fprintf(w, " (stand-ins for %v: models not installed)", b.Swapped)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "voice to voice: p50 %.0f ms, p95 %.0f ms; peak RSS %.1f MiB; at the end %s\n", b.VoiceToVoice.P50, b.VoiceToVoice.P95, float64(b.PeakRSSBytes)/(1<<20), b.MemoryEnd)
+	fmt.Fprintf(w, "voice to voice: p50 %.0f ms, p95 %.0f ms\npeak %s\nat the end %s\n", b.VoiceToVoice.P50, b.VoiceToVoice.P95, b.Peak, b.MemoryEnd)
 	fmt.Fprintf(w, "voice to voice on the path (mean ms, adding up to the mean, %.0f ms):\n", b.VoiceToVoiceMean)
 	for _, name := range voiceToVoiceParts {
 		fmt.Fprintf(w, "  %-12s %10.1f\n", name, b.VoiceToVoicePath[name])

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/clock"
+	"github.com/voiceassistant/voice/internal/malloc"
+	"github.com/voiceassistant/voice/internal/memstat"
 	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/pipeline"
 	"github.com/voiceassistant/voice/turn/smartturn"
@@ -25,9 +28,18 @@ type stageBench struct {
 	Stage   string `json:"stage"`
 	Backend string `json:"backend"`
 	// LoadMS is the wall time to open the model; RSSMiB how much the
-	// process's resident memory grew by it (weights, sessions, arenas).
-	LoadMS float64 `json:"load_ms"`
-	RSSMiB float64 `json:"rss_mib"`
+	// process's resident memory grew by it (weights, sessions, arenas),
+	// AnonMiB and FileMiB its anonymous and file-backed parts.
+	LoadMS  float64 `json:"load_ms"`
+	RSSMiB  float64 `json:"rss_mib"`
+	AnonMiB float64 `json:"anon_mib"`
+	FileMiB float64 `json:"file_mib"`
+	// The peaks over the stage's load and compute, above the memory
+	// before it loaded: anonymous (what the budget counts), file-backed,
+	// and the Go runtime's part of the anonymous.
+	PeakAnonMiB float64 `json:"peak_anon_mib"`
+	PeakFileMiB float64 `json:"peak_file_mib"`
+	PeakGoMiB   float64 `json:"peak_go_mib"`
 	// Unit names what ComputeMS is per: a VAD window, an ASR chunk, a
 	// turn-model call, a second of synthesized audio.
 	Unit      string  `json:"unit"`
@@ -46,14 +58,16 @@ type stageBench struct {
 }
 
 type stagesBench struct {
-	Input        string       `json:"input"`
-	Stages       []stageBench `json:"stages"`
-	Skipped      []string     `json:"skipped"`
-	PeakRSSBytes int64        `json:"peak_rss_bytes"`
-	MemoryEnd    memory       `json:"memory_end"`
-	GOOS         string       `json:"goos"`
-	GOARCH       string       `json:"goarch"`
-	CPUs         int          `json:"cpus"`
+	Input   string       `json:"input"`
+	Stages  []stageBench `json:"stages"`
+	Skipped []string     `json:"skipped"`
+	// As bench pipeline's: the run's peaks, and the memory at its end.
+	PeakRSSBytes int64         `json:"peak_rss_bytes"`
+	Peak         memstat.Usage `json:"peak"`
+	MemoryEnd    memstat.Usage `json:"memory_end"`
+	GOOS         string        `json:"goos"`
+	GOARCH       string        `json:"goarch"`
+	CPUs         int           `json:"cpus"`
 }
 
 func (a *app) benchStagesCmd() *cobra.Command {
@@ -77,6 +91,8 @@ real-time factor and time to first audio on --text.`,
 				return err
 			}
 			res := stagesBench{Input: args[0], Skipped: []string{}, GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU()}
+			whole := memstat.Sample(memorySampling)
+			defer whole.Stop()
 			s := a.cfg.Stages
 			for _, sm := range s.StageModels() {
 				if sm.Stage == "runtime" {
@@ -96,7 +112,7 @@ real-time factor and time to first audio on --text.`,
 				}
 				res.Stages = append(res.Stages, b)
 			}
-			res.PeakRSSBytes, res.MemoryEnd = peakRSS(), memoryNow()
+			res.PeakRSSBytes, res.Peak, res.MemoryEnd = peaks(whole)
 			if a.json {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
 			}
@@ -109,14 +125,28 @@ real-time factor and time to first audio on --text.`,
 	return a.stageFlags(cmd, wiring.PipelineFlags)
 }
 
+// memorySampling is how often the benchmarks read the process's memory
+// for its peaks: a few hundred microseconds of work a second.
+const memorySampling = 5 * time.Millisecond
+
+// peaks is what a benchmark reports of its memory: the kernel's exact
+// high-water mark of resident memory, the sampled peaks of its parts (RSS
+// the exact one), and the memory now.
+func peaks(s *memstat.Sampler) (peakRSS int64, peak, end memstat.Usage) {
+	peak, peakRSS = s.Reset(), memstat.PeakRSS()
+	peak.RSS = max(peak.RSS, peakRSS)
+	return peakRSS, peak, memstat.Now()
+}
+
 // loaded times opening a stage and measures the memory it took.
-func loaded(open func() (func() error, error)) (closeFn func() error, ms, mib float64, err error) {
-	runtime.GC()
-	before, start := rss(), time.Now()
+func (b *stageBench) loaded(open func() (func() error, error)) (closeFn func() error, err error) {
+	grown := memstat.Sample(memorySampling)
+	before, start := grown.Reset(), time.Now()
 	closeFn, err = open()
-	ms = float64(time.Since(start).Microseconds()) / 1000
-	mib = float64(rss()-before) / (1 << 20)
-	return closeFn, ms, mib, err
+	b.LoadMS = float64(time.Since(start).Microseconds()) / 1000
+	load := grown.Stop().Sub(before)
+	b.RSSMiB, b.AnonMiB, b.FileMiB = memstat.MiB(load.RSS), memstat.MiB(load.Anon), memstat.MiB(load.File)
+	return closeFn, err
 }
 
 // benchStage opens one stage's model, measuring the load, and unless
@@ -258,8 +288,17 @@ func benchStage(ctx context.Context, s wiring.Stages, sm wiring.StageModel, inpu
 	default:
 		return b, fmt.Errorf("no benchmark for the stage %q", sm.Stage)
 	}
-	closeFn, ms, mib, err := loaded(open)
-	b.LoadMS, b.RSSMiB = ms, mib
+	// What the stage before freed is given back first, so that neither
+	// its garbage nor its freed C heap counts for or against this one.
+	debug.FreeOSMemory()
+	malloc.Trim()
+	stage := memstat.Sample(memorySampling)
+	before := stage.Reset()
+	defer func() {
+		peak := stage.Stop().Sub(before)
+		b.PeakAnonMiB, b.PeakFileMiB, b.PeakGoMiB = memstat.MiB(peak.Anon), memstat.MiB(peak.File), memstat.MiB(peak.Go)
+	}()
+	closeFn, err := b.loaded(open)
 	if closeFn != nil {
 		defer func() { err = errors.Join(err, closeFn()) }()
 	}
@@ -296,7 +335,7 @@ func perUnit(d time.Duration, units int) float64 {
 }
 
 func printStages(w io.Writer, r stagesBench) {
-	fmt.Fprintf(w, "%-5s %9s %9s %10s  %s\n", "stage", "load ms", "RSS MiB", "compute ms", "per")
+	fmt.Fprintf(w, "%-5s %9s %9s %9s %9s %10s  %s\n", "stage", "load ms", "anon MiB", "file MiB", "peak anon", "compute ms", "per")
 	for _, s := range r.Stages {
 		extra := ""
 		switch {
@@ -307,10 +346,11 @@ func printStages(w io.Writer, r stagesBench) {
 		case s.RTF > 0:
 			extra = fmt.Sprintf("  RTF %.4f", s.RTF)
 		}
-		fmt.Fprintf(w, "%-5s %9.1f %9.1f %10.3f  %s%s\n", s.Stage, s.LoadMS, s.RSSMiB, s.ComputeMS, s.Unit, extra)
+		fmt.Fprintf(w, "%-5s %9.1f %9.1f %9.1f %9.1f %10.3f  %s%s\n", s.Stage, s.LoadMS, s.AnonMiB, s.FileMiB, s.PeakAnonMiB, s.ComputeMS, s.Unit, extra)
 	}
 	if len(r.Skipped) > 0 {
 		fmt.Fprintf(w, "skipped (a test double, off, or no model installed): %v\n", r.Skipped)
 	}
-	fmt.Fprintf(w, "peak RSS %.1f MiB; at the end %s; %s/%s, %d CPUs\n", float64(r.PeakRSSBytes)/(1<<20), r.MemoryEnd, r.GOOS, r.GOARCH, r.CPUs)
+	fmt.Fprintf(w, "anon, file: memory the load added, anonymous and file-backed; peak anon: the most anonymous memory over load and compute\n")
+	fmt.Fprintf(w, "peak %s\nat the end %s\n%s/%s, %d CPUs\n", r.Peak, r.MemoryEnd, r.GOOS, r.GOARCH, r.CPUs)
 }

@@ -19,3 +19,9 @@ package malloc
 // the user set MALLOC_ARENA_MAX; other C libraries (musl, Darwin's) have
 // no such arenas, and builds without cgo no C allocator to cap.
 func Limited() bool { return limited() }
+
+// Trim gives the pages the C heap holds free back to the system. glibc
+// keeps what a closed model freed for the next allocation; a benchmark
+// that loads one model after another trims between them, so each model's
+// memory is its own and not what the one before it left.
+func Trim() { trim() }

@@ -19,7 +19,15 @@ __attribute__((constructor)) static void voice_limit_arenas(void) {
 }
 
 static int voice_limited(void) { return voice_arenas_limited; }
+
+static void voice_trim(void) {
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+}
 */
 import "C"
 
 func limited() bool { return C.voice_limited() == 1 }
+
+func trim() { C.voice_trim() }
