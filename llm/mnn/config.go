@@ -56,9 +56,9 @@ func (c Config) configPath() (string, error) {
 // engineSettings are given to set_config before load: the runtime knobs,
 // KV reuse across replies (the binding keeps what the next prompt shares
 // with the KV cache and prefills only the rest; the engine's own
-// text-based prompt cache is off), a private tmp_path instead of the
-// working directory, and the chat template's context.
-func (c Config) engineSettings(tmp string) map[string]any {
+// text-based prompt cache is off), the weights mapped from files in
+// mapped, and the chat template's context.
+func (c Config) engineSettings(mapped string) map[string]any {
 	s := map[string]any{
 		"thread_num":     defaultThreads(runtime.NumCPU()),
 		"max_new_tokens": 512,
@@ -67,7 +67,15 @@ func (c Config) engineSettings(tmp string) map[string]any {
 		// asynchronous default decoded 15-25% slower here (2 cores).
 		"async":        false,
 		"prompt_cache": false,
-		"tmp_path":     tmp,
+		// The weights, rearranged for the CPU at the first load, in files
+		// under tmp_path that later loads map (use_cached_mmap, MNN's
+		// default, trusts them once a load has completed and written
+		// its sync marker: alibaba/MNN source/backend/cpu/CPUBackend.cpp
+		// onClearBuffer and the weightMemoryPath setup). Mapped pages are
+		// the kernel's to drop and read again under pressure; on the
+		// heap (the default), the int4 stand-in's 100 MiB were anonymous.
+		"use_mmap": true,
+		"tmp_path": mapped,
 		// A Qwen3-style model (MNN-Pocket) thinks before it answers
 		// unless its chat template is told not to, which MNN does only
 		// through the template's context, as its llm_demo does: the

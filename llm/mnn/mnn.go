@@ -16,10 +16,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 	"unsafe"
 
+	"github.com/voiceassistant/voice/internal/derived"
 	"github.com/voiceassistant/voice/llm"
 )
 
@@ -38,7 +40,6 @@ type Model struct {
 	engine chan struct{}
 	l      *C.voice_llm
 	cfg    Config
-	tmp    string
 	// batch is how many tokens every prefill call takes (prefillTokens),
 	// set by warmUp.
 	batch int
@@ -68,21 +69,28 @@ func Open(cfg Config) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp("", "voice-mnn-")
+	sources, err := modelFiles(cfg.Dir)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("mnn: %w", err)
 	}
-	m := &Model{engine: make(chan struct{}, 1), cfg: cfg, tmp: tmp}
+	// The rearranged weights MNN maps (use_mmap) are kept for the next
+	// load, in a directory of this model's own: their file names do not
+	// say which model they are of.
+	mapped, loadedWeights, err := derived.Acquire("mnn", Version(), sources...)
+	if err != nil {
+		return nil, fmt.Errorf("mnn: %w", err)
+	}
+	defer loadedWeights()
+	m := &Model{engine: make(chan struct{}, 1), cfg: cfg}
 	keepStdoutClean()
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	var cerr *C.char
 	m.l = C.voice_llm_create(cpath, &cerr)
 	if m.l == nil {
-		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("mnn: %s: %w", path, takeErr(cerr, "create failed"))
 	}
-	settings := cfg.engineSettings(tmp)
+	settings := cfg.engineSettings(mapped)
 	if err := m.setConfig(settings); err != nil {
 		m.Close()
 		return nil, fmt.Errorf("mnn: %s: %w", path, err)
@@ -316,10 +324,6 @@ func (m *Model) Close() error {
 		C.voice_llm_destroy(m.l)
 		m.l = nil
 	}
-	if m.tmp != "" {
-		os.RemoveAll(m.tmp)
-		m.tmp = ""
-	}
 	return nil
 }
 
@@ -372,4 +376,20 @@ func takeErr(cerr *C.char, fallback string) error {
 	}
 	defer C.free(unsafe.Pointer(cerr))
 	return errors.New(C.GoString(cerr))
+}
+
+// modelFiles are the files of the export in dir: what the derived
+// weights are derived from.
+func modelFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			files = append(files, filepath.Join(dir, e.Name()))
+		}
+	}
+	return files, nil
 }

@@ -92,7 +92,7 @@ func TestDefaultThreadsLeaveACore(t *testing.T) {
 func TestEngineSettings(t *testing.T) {
 	c := Config{Threads: 2, MaxNewTokens: 64, Settings: map[string]any{"sampler_type": "greedy", "thread_num": 3}}
 	assert.Equal(t, map[string]any{
-		"thread_num": 3, "max_new_tokens": 64, "reuse_kv": true, "async": false, "prompt_cache": false, "tmp_path": "/tmp/x", "sampler_type": "greedy",
+		"thread_num": 3, "max_new_tokens": 64, "reuse_kv": true, "async": false, "prompt_cache": false, "use_mmap": true, "tmp_path": "/tmp/x", "sampler_type": "greedy",
 		"jinja": map[string]any{"context": map[string]any{"enable_thinking": false}},
 	}, c.engineSettings("/tmp/x"), "explicit settings win over the defaults")
 	assert.Equal(t, 64, c.maxNewTokens())

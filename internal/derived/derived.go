@@ -1,0 +1,111 @@
+// Package derived keeps the files an engine derives from a model (MNN's
+// rearranged weights, ONNX Runtime's optimized graph with its prepacked
+// weights) in the user's cache, so that later loads map them from disk
+// instead of deriving them again onto the heap. Each model and engine
+// version gets a directory of its own, named by the sha256 of the model's
+// files, the engine's version and the machine's CPU: a changed model, a
+// new engine or another CPU never meets a stale copy.
+package derived
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// Root is where the derived files live: $XDG_CACHE_HOME/voice-agent/derived.
+func Root() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("derived files: %w (set XDG_CACHE_HOME)", err)
+	}
+	return filepath.Join(dir, "voice-agent", "derived"), nil
+}
+
+// Acquire returns the directory for what engine (at version) derives from
+// the files sources, creating it, and holds it until release is called:
+// a second process loading the same model waits rather than writing the
+// same files at the same time.
+func Acquire(engine, version string, sources ...string) (dir string, release func(), err error) {
+	root, err := Root()
+	if err != nil {
+		return "", nil, err
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", engine, version, machine())
+	for _, src := range sources {
+		sum, err := contentSum(root, src)
+		if err != nil {
+			return "", nil, fmt.Errorf("derived files of %s: %w", src, err)
+		}
+		fmt.Fprintf(h, "%s\x00%s\x00", filepath.Base(src), sum)
+	}
+	dir = filepath.Join(root, engine, hex.EncodeToString(h.Sum(nil))[:32])
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", nil, fmt.Errorf("derived files: %w", err)
+	}
+	release, err = lock(filepath.Join(dir, ".lock"))
+	if err != nil {
+		return "", nil, fmt.Errorf("derived files: %w", err)
+	}
+	return dir, release, nil
+}
+
+// contentSum is the sha256 of the file at path. Hashing a model of a few
+// hundred MB takes a second on a small device, so the sum is kept, beside
+// the file's size, modification time and inode, and read back while they
+// are unchanged.
+func contentSum(root, path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	identity := fmt.Sprintf("%d %d %d", info.Size(), info.ModTime().UnixNano(), inode(info))
+	name := sha256.Sum256([]byte(abs))
+	memo := filepath.Join(root, "sums", hex.EncodeToString(name[:16]))
+	if kept, err := os.ReadFile(memo); err == nil {
+		if id, sum, ok := strings.Cut(strings.TrimSpace(string(kept)), " sha256 "); ok && id == identity {
+			return sum, nil
+		}
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	// A memo that cannot be written costs the next load a hash, nothing else.
+	if os.MkdirAll(filepath.Dir(memo), 0o755) == nil {
+		_ = os.WriteFile(memo, []byte(identity+" sha256 "+sum+"\n"), 0o644)
+	}
+	return sum, nil
+}
+
+// machine names what the derived layouts depend on besides the engine:
+// the architecture and the CPU's features (an engine packs weights for the
+// widest vector unit it finds).
+func machine() string {
+	flags := ""
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.SplitSeq(string(data), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && (strings.TrimSpace(k) == "flags" || strings.TrimSpace(k) == "Features") {
+				flags = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return runtime.GOARCH + " " + flags
+}

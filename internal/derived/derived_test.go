@@ -1,0 +1,87 @@
+package derived
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func model(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "llm.mnn.weight")
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+	return path
+}
+
+func acquire(t *testing.T, engine, version string, sources ...string) string {
+	t.Helper()
+	dir, release, err := Acquire(engine, version, sources...)
+	require.NoError(t, err)
+	release()
+	return dir
+}
+
+// The directory follows the model's content and the engine's version, not
+// the file's name or place: a model pulled again elsewhere finds its
+// derived files, a changed model or engine never meets stale ones.
+func TestDirFollowsContentAndVersion(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	a := model(t, "weights A")
+	dir := acquire(t, "mnn", "3.6.1", a)
+	assert.DirExists(t, dir)
+	root, err := Root()
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(root, "mnn"), filepath.Dir(dir))
+
+	assert.Equal(t, dir, acquire(t, "mnn", "3.6.1", a), "the same model and engine")
+	assert.Equal(t, dir, acquire(t, "mnn", "3.6.1", model(t, "weights A")), "the same content elsewhere")
+	assert.NotEqual(t, dir, acquire(t, "mnn", "3.7.0", a), "another engine version")
+	assert.NotEqual(t, dir, acquire(t, "ort", "3.6.1", a), "another engine")
+	assert.NotEqual(t, dir, acquire(t, "mnn", "3.6.1", model(t, "weights B")), "other weights")
+
+	// Rewritten in place with the same size: the kept sum is not trusted,
+	// since the modification time changed.
+	require.NoError(t, os.WriteFile(a, []byte("weights C"), 0o644))
+	later := time.Now().Add(time.Minute)
+	require.NoError(t, os.Chtimes(a, later, later))
+	assert.NotEqual(t, dir, acquire(t, "mnn", "3.6.1", a), "a model changed in place")
+}
+
+func TestMissingSourceIsNamed(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	missing := filepath.Join(t.TempDir(), "llm.mnn.weight")
+	_, _, err := Acquire("mnn", "3.6.1", missing)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), missing)
+}
+
+// A second process loading the same model waits for the first.
+func TestAcquireWaitsForTheHolder(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	a := model(t, "weights")
+	_, release, err := Acquire("mnn", "1", a)
+	require.NoError(t, err)
+	got := make(chan struct{})
+	go func() {
+		_, again, err := Acquire("mnn", "1", a)
+		if err == nil {
+			again()
+		}
+		close(got)
+	}()
+	select {
+	case <-got:
+		t.Fatal("acquired while held")
+	case <-time.After(50 * time.Millisecond):
+	}
+	release()
+	select {
+	case <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("not acquired after release")
+	}
+}
