@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -45,7 +46,11 @@ type Options struct {
 // Session is an ONNX model checked against the tensors its caller uses.
 type Session struct {
 	*ort.DynamicAdvancedSession
-	Path    string
+	Path string
+	// Mapped is the optimized copy the session was loaded from, with its
+	// prepacked weights mapped from a file (see mappedCopy); "" when the
+	// model was loaded as it is.
+	Mapped  string
 	Inputs  []ort.InputOutputInfo
 	Outputs []ort.InputOutputInfo
 }
@@ -104,11 +109,28 @@ func Open(path string, inputs, outputs []Tensor, opts Options, hint string) (*Se
 	if err := configure(so, opts); err != nil {
 		return nil, fmt.Errorf("onnx: session options: %w", err)
 	}
-	s, err := ort.NewDynamicAdvancedSession(path, names(inputs), names(outputs), so)
+	load := path
+	if mappedWeightsOn() {
+		// A copy that cannot be made (a read-only or full cache) costs
+		// memory, not the stage.
+		if load, err = mappedCopy(path, func(so *ort.SessionOptions) error { return configure(so, opts) }, names(inputs), names(outputs)); err != nil {
+			slog.Warn("onnx: loading the model as it is: no optimized copy with mapped weights", "model", path, "err", err)
+			load = path
+		}
+	}
+	s, err := ort.NewDynamicAdvancedSession(load, names(inputs), names(outputs), so)
+	if err != nil && load != path {
+		slog.Warn("onnx: the optimized copy did not load; loading the model as it is", "model", path, "copy", load, "err", err)
+		load = path
+		s, err = ort.NewDynamicAdvancedSession(path, names(inputs), names(outputs), so)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", path, err)
 	}
-	return &Session{DynamicAdvancedSession: s, Path: path, Inputs: ins, Outputs: outs}, nil
+	if load == path {
+		load = ""
+	}
+	return &Session{DynamicAdvancedSession: s, Path: path, Mapped: load, Inputs: ins, Outputs: outs}, nil
 }
 
 func configure(so *ort.SessionOptions, opts Options) error {
