@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -215,6 +216,12 @@ func (a *app) setup(cmd *cobra.Command) error {
 		a.log.Debug("config loaded", "path", path)
 	}
 	a.json = a.cfg.JSON
+	// Under a memory budget the Go side is held to its share: past it the
+	// collector runs harder rather than the heap growing into the
+	// engines' room. GOMEMLIMIT in the environment wins.
+	if budget := a.cfg.Stages.MemoryBudget; budget > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(wiring.GoMemoryLimit(budget))
+	}
 	// The cache is found through the environment everywhere
 	// (assets.CacheDir): the flag wins, then $VOICE_MODELS, then the file.
 	if a.modelsCache != "" {

@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -61,6 +63,10 @@ type Stages struct {
 	// TTSLowMemory trades the start of long chunks for the synthesizer's
 	// prefill graph (see moss.Options.LowMemory).
 	TTSLowMemory bool `yaml:"tts_low_memory"`
+	// MemoryBudget is the anonymous memory, in MiB, the installed models
+	// may be expected to take (ExpectedMemory): Build refuses a set over
+	// it. 0 turns the check off; the default is DefaultMemoryBudget.
+	MemoryBudget int `yaml:"memory_budget"`
 	// LLMThreads is the LLM's CPU threads (0: one per core but one, at
 	// most 4; see mnn.Config.Threads).
 	LLMThreads int `yaml:"llm_threads"`
@@ -126,6 +132,7 @@ func DefaultStages() Stages {
 		VAD: VADSilero, ASR: ASRXASR, Turn: TurnSmart, LLM: LLMMNN, TTS: TTSMoss,
 		SystemPrompt: "You are a helpful voice assistant. Answer briefly, in plain spoken language.",
 		HistoryChars: 4000,
+		MemoryBudget: DefaultMemoryBudget(runtime.GOARCH),
 		BargeIn:      p.BargeIn,
 		Speculate:    p.Speculate,
 		Continue:     p.Continue,
@@ -182,6 +189,9 @@ func (s Stages) Validate() error {
 	if s.LLMMaxTokens < 0 {
 		return fmt.Errorf("config: stages.llm_max_tokens: %d is negative (0 means 512)", s.LLMMaxTokens)
 	}
+	if s.MemoryBudget < 0 {
+		return fmt.Errorf("config: stages.memory_budget: %d is negative (0 turns the budget off)", s.MemoryBudget)
+	}
 	if s.HistoryChars < 0 {
 		return fmt.Errorf("config: stages.history_chars: %d is negative (0 means no bound)", s.HistoryChars)
 	}
@@ -228,6 +238,15 @@ func build(s Stages, clk clock.Clock, closers *closeAll) (pipeline.Config, error
 	cfg.History = llm.NewHistory(s.SystemPrompt, s.HistoryChars)
 	cfg.NewChunker = func() pipeline.Chunker { return chunk.New(s.Chunk) }
 
+	expected := s.ExpectedMemory()
+	level := slog.LevelDebug
+	if s.MemoryBudget > 0 {
+		level = slog.LevelInfo
+	}
+	slog.Log(context.Background(), level, "memory expected at the peak, anonymous, MiB", "stages", Breakdown(expected), "budget", s.MemoryBudget)
+	if err := CheckMemory(expected, s.MemoryBudget); err != nil {
+		return cfg, err
+	}
 	b := &builder{s: s, clk: clk, closers: closers}
 	if s.ASR == ASRScripted || s.LLM == LLMScripted || s.Turn == TurnScripted {
 		// Once, before the doubles that share it.

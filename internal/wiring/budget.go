@@ -1,0 +1,188 @@
+package wiring
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// DefaultMemoryBudget is the budget on arch: on the glasses (arm64, 1-2
+// GB shared with the system) 450 MiB of anonymous memory, which the kernel
+// cannot reclaim without killing a process; none on a desktop.
+func DefaultMemoryBudget(arch string) int {
+	if arch == "arm64" {
+		return 450
+	}
+	return 0
+}
+
+// GoMemoryLimit is the soft limit the agent sets on the Go runtime's
+// memory (debug.SetMemoryLimit, unless GOMEMLIMIT is set) under a budget:
+// a sixth of it, above the Go side's live heap in a conversation, so that
+// the collector runs harder as the Go side nears it instead of letting
+// garbage take the engines' room.
+func GoMemoryLimit(budgetMiB int) int64 { return int64(budgetMiB) << 20 / 6 }
+
+// StageMemory is the anonymous memory a stage is expected to take at its
+// peak in a conversation, from the size of its installed model.
+type StageMemory struct {
+	Stage string
+	MiB   float64
+	// Fits names what would make the stage take less, for a refusal.
+	Fits string
+}
+
+// How anonymous memory follows the models, fitted to `bench stages` at
+// true size (the int4 stand-ins of scripts/bench-scale, 2026-12-03,
+// docs/performance.md): per MiB of model file, what the engine holds on
+// the heap (ONNX Runtime's prepacked MatMul weights, MNN's rearranged
+// ones, which the fused projections of an MNN export hold twice), and
+// what a stage adds while it runs (caches, activations, the Go side's
+// copies). The ONNX Runtime library itself and the process take the
+// rest.
+const (
+	runtimeMiB = 20 // ONNX Runtime's environment and first session
+	processMiB = 30 // the Go runtime, libraries' data, audio buffers
+)
+
+var stageMemory = map[string]struct{ perModelMiB, runMiB float64 }{
+	"vad":  {2, 2},
+	"turn": {1.5, 30},
+	"asr":  {1.5, 50},
+	"llm":  {1.3, 40},
+	// The synthesizer's prefill and decode graphs each prepack the
+	// global transformer's weights; tts counts them twice unless the
+	// prefill graph is closed (moss.Options.LowMemory).
+	"tts": {1, 140},
+}
+
+// ExpectedMemory estimates, stage by stage, the anonymous memory of the
+// stages that load a model, without loading anything; a stage whose model
+// is not found is left out (loading it fails on its own).
+func (s Stages) ExpectedMemory() []StageMemory {
+	var out []StageMemory
+	onnxStages := false
+	for _, sm := range s.StageModels() {
+		if sm.Stage == "runtime" || !sm.Loads || !sm.Present {
+			continue
+		}
+		files, twice := s.modelFiles(sm.Stage)
+		if len(files) == 0 {
+			continue
+		}
+		k := stageMemory[sm.Stage]
+		model := mib(files) + mib(twice)
+		m := StageMemory{Stage: sm.Stage, MiB: k.perModelMiB*model + k.runMiB}
+		switch {
+		case sm.Stage == "tts" && !s.TTSLowMemory:
+			m.Fits = fmt.Sprintf("--tts-low-memory (about %.0f MiB less)", k.perModelMiB*mib(twice))
+		case sm.Stage == "llm":
+			m.Fits = "a smaller LLM export, or one without MNN's C4 fusions (docs/performance.md)"
+		default:
+			m.Fits = "a smaller quantization (voice-agent models quantize --bits 4)"
+		}
+		onnxStages = onnxStages || sm.Stage != "llm"
+		out = append(out, m)
+	}
+	if onnxStages {
+		out = append(out, StageMemory{Stage: "onnxruntime", MiB: runtimeMiB})
+	}
+	return append(out, StageMemory{Stage: "process", MiB: processMiB})
+}
+
+// CheckMemory refuses, in one line, a set of stages expected to take more
+// than budgetMiB of anonymous memory (0: no budget), naming the largest
+// stage and what would make it fit.
+func CheckMemory(expected []StageMemory, budgetMiB int) error {
+	if budgetMiB <= 0 {
+		return nil
+	}
+	var total float64
+	for _, m := range expected {
+		total += m.MiB
+	}
+	if total <= float64(budgetMiB) {
+		return nil
+	}
+	var largest StageMemory
+	for _, m := range expected {
+		if m.Fits != "" && m.MiB > largest.MiB {
+			largest = m
+		}
+	}
+	return fmt.Errorf("memory: the installed models are expected to take %.0f MiB of anonymous memory, over the budget of %d MiB (%s); the largest is %s, %.0f MiB: try %s, or --memory-budget 0 to run anyway",
+		total, budgetMiB, Breakdown(expected), largest.Stage, largest.MiB, largest.Fits)
+}
+
+// Breakdown is the estimate stage by stage, for the log.
+func Breakdown(expected []StageMemory) string {
+	parts := make([]string, len(expected))
+	for i, m := range expected {
+		parts[i] = fmt.Sprintf("%s %.0f", m.Stage, m.MiB)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// modelFiles are the files of a stage's model where the stage would load
+// it, and those its graphs load twice.
+func (s Stages) modelFiles(stage string) (files, twice []string) {
+	dirFiles := func(dir string) []string {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil
+		}
+		var out []string
+		for _, e := range entries {
+			if e.Type().IsRegular() {
+				out = append(out, filepath.Join(dir, e.Name()))
+			}
+		}
+		return out
+	}
+	dir := func(explicit, name string) string {
+		if explicit != "" {
+			return explicit
+		}
+		if p, ok, err := s.model("", name); ok && err == nil {
+			return p
+		}
+		return s.ModelDir
+	}
+	switch stage {
+	case "vad", "turn":
+		explicit, name := s.VADModel, SileroFile
+		if stage == "turn" {
+			explicit, name = s.TurnModel, SmartTurnFile
+		}
+		if p, ok, err := s.model(explicit, name); ok && err == nil {
+			return []string{p}, nil
+		}
+	case "asr":
+		return dirFiles(dir(s.ASRModelDir, XASRDir)), nil
+	case "llm":
+		return dirFiles(dir(s.LLMModelDir, MNNDir)), nil
+	case "tts":
+		tts := dir(s.TTSModelDir, MossDir)
+		codec := s.TTSCodecDir
+		if codec == "" {
+			codec = filepath.Join(filepath.Dir(tts), MossCodecDir)
+		}
+		files = append(dirFiles(tts), dirFiles(codec)...)
+		if !s.TTSLowMemory {
+			twice, _ = filepath.Glob(filepath.Join(tts, "*global*.data"))
+		}
+		return files, twice
+	}
+	return nil, nil
+}
+
+func mib(files []string) float64 {
+	var n int64
+	for _, f := range files {
+		if info, err := os.Stat(f); err == nil {
+			n += info.Size()
+		}
+	}
+	return float64(n) / (1 << 20)
+}
