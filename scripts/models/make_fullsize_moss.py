@@ -568,7 +568,7 @@ def main():
             text_ids = [int(x) for x in spm.SentencePieceProcessor(model_file=tok_src).encode(
                 "Hello there, how are you today?")]
         except ImportError:  # only the row count matters here
-            text_ids = [int(x) for x in prng.integers(10, 1000, 10)]
+            text_ids = [int(x) for x in np.random.default_rng(0).integers(10, 1000, 10)]
         rows = moss_set.prompt_rows(templates, voices[0], text_ids)
         with torch.no_grad():
             runs = [moss_set.run_chunk(prefill, decode, local, rows, np.random.default_rng(s)) for s in range(3)]
