@@ -224,8 +224,12 @@ type globalState struct {
 	// decode step's output order: ONNX Runtime would otherwise allocate
 	// each cache and onnxruntime_go copy it into a new Go slice, the whole
 	// cache (megabytes) turned over every frame. pastBufs hold the cache
-	// g.past is, when it is one of these (else nil); the next step writes
-	// into spareBufs, and the two sets alternate.
+	// g.past is, when it is one of these (else nil), and the next step
+	// writes its cache into the same buffers: the present cache is the
+	// past one with a row appended (the graph's Concat along the sequence
+	// axis of [1, len, heads, head_dim]), so its first rows are copied
+	// onto themselves and one set of buffers serves, not two. spareBufs
+	// serve steps whose cache is not kept, from a past g does not own.
 	pastBufs, spareBufs [][]float32
 }
 
@@ -257,12 +261,13 @@ func (g *globalState) setPast(past []ort.Value, n int, bufs [][]float32) {
 	if g.owned {
 		destroyAll(g.past)
 	}
-	g.past, g.len, g.owned, g.pastBufs, g.spareBufs = past, n, true, bufs, g.pastBufs
+	g.past, g.len, g.owned, g.pastBufs = past, n, true, bufs
 }
 
 // presentInto fills outs, the decode step's KV cache outputs, with tensors
-// of the next length over the spare buffers, growing a buffer by a quarter
-// (at least 32 rows) where it is too short, and returns the buffers.
+// of the next length over the past's own buffers (or the spare ones),
+// growing a buffer by a quarter (at least 32 rows) where it is too short,
+// and returns the buffers.
 func (g *globalState) presentInto(outs []ort.Value) ([][]float32, error) {
 	c := g.s.cfg
 	row := c.heads * c.headDim
@@ -270,7 +275,10 @@ func (g *globalState) presentInto(outs []ort.Value) ([][]float32, error) {
 	bufs := make([][]float32, len(outs))
 	for i := range outs {
 		var b []float32
-		if i < len(g.spareBufs) {
+		switch {
+		case i < len(g.pastBufs):
+			b = g.pastBufs[i]
+		case i < len(g.spareBufs):
 			b = g.spareBufs[i]
 		}
 		if cap(b) < n {
@@ -312,7 +320,9 @@ func (g *globalState) step(row []int32, keep bool) error {
 	}
 	if !keep || err != nil {
 		destroyAll(outs[1:])
-		g.spareBufs = bufs
+		if g.pastBufs == nil {
+			g.spareBufs = bufs
+		}
 		return err
 	}
 	g.setPast(s.decodeOrder(s.decodeOut[1:], outs[1:]), g.len+1, bufs)
