@@ -11,8 +11,15 @@ import (
 // transformer offsets, attention offsets, caches and cached positions, in
 // the codec session's input order after audio_codes and audio_code_lengths.
 type codecState struct {
-	s       *Synthesizer
-	state   []ort.Value
+	s     *Synthesizer
+	state []ort.Value
+	// next receives the state a call returns, in tensors of cs's own
+	// (the state's shapes do not change), and then the two swap: without
+	// them ONNX Runtime would allocate the returned state and
+	// onnxruntime_go copy it into new Go slices, three copies of the
+	// codec's caches (25 MB at full size) live at once instead of two.
+	// The caches slide, so a call cannot write over its input.
+	next    []ort.Value
 	pending [][]int32 // frames not decoded yet
 	calls   int       // codec calls made
 	buf     []float32
@@ -48,21 +55,33 @@ func (s *Synthesizer) newCodecState() (*codecState, error) {
 
 // reset sets the state to its start: zero offsets and caches, positions -1.
 func (cs *codecState) reset() error {
-	destroy(cs.state...)
-	cs.state = cs.state[:0]
+	cs.close()
+	var err error
+	if cs.state, err = cs.s.codecStateTensors(); err != nil {
+		return err
+	}
+	cs.next, err = cs.s.codecStateTensors()
+	return err
+}
+
+// codecStateTensors are a codec state at its start, in the codec
+// session's input order.
+func (s *Synthesizer) codecStateTensors() ([]ort.Value, error) {
+	var state []ort.Value
 	add := func(v ort.Value, err error) error {
 		if err != nil {
 			return err
 		}
-		cs.state = append(cs.state, v)
+		state = append(state, v)
 		return nil
 	}
-	for _, o := range cs.s.offsets {
+	for _, o := range s.offsets {
 		if err := add(zeros[int32](o.Shape, 0)); err != nil {
-			return err
+			destroyAll(state)
+			return nil, err
 		}
 	}
-	for _, a := range cs.s.attns {
+	for _, a := range s.attns {
 		for _, err := range []error{
 			add(zeros[int32](a.OffsetShape, 0)),
 			add(zeros[float32](a.CacheShape, 0)),
@@ -70,16 +89,18 @@ func (cs *codecState) reset() error {
 			add(zeros[int32](a.PositionsShape, -1)),
 		} {
 			if err != nil {
-				return err
+				destroyAll(state)
+				return nil, err
 			}
 		}
 	}
-	return nil
+	return state, nil
 }
 
 func (cs *codecState) close() {
-	destroy(cs.state...)
-	cs.state = nil
+	destroyAll(cs.state)
+	destroyAll(cs.next)
+	cs.state, cs.next = nil, nil
 }
 
 // budget is how many frames the next codec call decodes, as upstream's
@@ -155,16 +176,15 @@ func (cs *codecState) run(emit func([]float32) error, n int) error {
 		destroy(codesT)
 		return fmt.Errorf("moss: %w", err)
 	}
-	outs := make([]ort.Value, 2+len(cs.state))
+	outs := append(make([]ort.Value, 2, 2+len(cs.next)), cs.next...)
 	err = s.codec.Run(append([]ort.Value{codesT, lenT}, cs.state...), outs)
 	destroy(codesT, lenT)
 	if err != nil {
-		destroyAll(outs)
+		destroy(outs[0], outs[1])
 		return fmt.Errorf("moss: codec decode step: %w", err)
 	}
 	cs.calls++
-	destroy(cs.state...)
-	copy(cs.state, outs[2:])
+	cs.state, cs.next = cs.next, cs.state
 	samples, err := cs.interleave(outs[0], outs[1])
 	destroy(outs[0], outs[1])
 	if err != nil {
