@@ -1,6 +1,7 @@
 package wiring
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,10 +20,13 @@ func DefaultMemoryBudget(arch string) int {
 
 // GoMemoryLimit is the soft limit the agent sets on the Go runtime's
 // memory (debug.SetMemoryLimit, unless GOMEMLIMIT is set) under a budget:
-// a sixth of it, above the Go side's live heap in a conversation, so that
-// the collector runs harder as the Go side nears it instead of letting
-// garbage take the engines' room.
-func GoMemoryLimit(budgetMiB int) int64 { return int64(budgetMiB) << 20 / 6 }
+// a third of it. The Go side's live heap peaks near 110 MB in a replayed
+// conversation at true size (the codec's state twice, 49 MB; the
+// synthesizer's KV caches; gctrace, docs/performance.md); a limit below
+// it keeps the collector running without pause (at a sixth, 75 MiB, the
+// synthesizer's p95 compute a turn doubled) for no memory back. Above
+// it, the limit caps the garbage the heap may hold when it grows.
+func GoMemoryLimit(budgetMiB int) int64 { return int64(budgetMiB) << 20 / 3 }
 
 // StageMemory is the anonymous memory a stage is expected to take at its
 // peak in a conversation, from the size of its installed model.
@@ -50,7 +54,12 @@ var stageMemory = map[string]struct{ perModelMiB, runMiB float64 }{
 	"vad":  {2, 2},
 	"turn": {1.5, 30},
 	"asr":  {1.5, 50},
-	"llm":  {1.3, 40},
+	// MNN maps the weights (use_mmap): what stays anonymous is the KV
+	// cache, the activations, and, in an export with MNN's C4 fusions,
+	// the fused projections MNN unpacks into a copy for each of its two
+	// modules (fusedLLM).
+	"llm":       {0.25, 40},
+	"llm fused": {1.3, 40},
 	// The synthesizer's prefill and decode graphs each prepack the
 	// global transformer's weights; tts counts them twice unless the
 	// prefill graph is closed (moss.Options.LowMemory).
@@ -72,13 +81,18 @@ func (s Stages) ExpectedMemory() []StageMemory {
 			continue
 		}
 		k := stageMemory[sm.Stage]
+		if sm.Stage == "llm" && fusedLLM(files) {
+			k = stageMemory["llm fused"]
+		}
 		model := mib(files) + mib(twice)
 		m := StageMemory{Stage: sm.Stage, MiB: k.perModelMiB*model + k.runMiB}
 		switch {
 		case sm.Stage == "tts" && !s.TTSLowMemory:
 			m.Fits = fmt.Sprintf("--tts-low-memory (about %.0f MiB less)", k.perModelMiB*mib(twice))
+		case sm.Stage == "llm" && fusedLLM(files):
+			m.Fits = "the LLM exported without MNN's C4 fusions (llmexport --disable_transformer_c4; docs/performance.md)"
 		case sm.Stage == "llm":
-			m.Fits = "a smaller LLM export, or one without MNN's C4 fusions (docs/performance.md)"
+			m.Fits = "a smaller LLM"
 		default:
 			m.Fits = "a smaller quantization (voice-agent models quantize --bits 4)"
 		}
@@ -185,4 +199,18 @@ func mib(files []string) float64 {
 		}
 	}
 	return float64(n) / (1 << 20)
+}
+
+// fusedLLM tells whether an MNN export has the C4 fusions (MNNConvert's
+// FuseTransformerC4, llmexport's default): its graph then names FusedRoPE
+// ops, which an export made with --disable_transformer_c4 does not.
+func fusedLLM(files []string) bool {
+	for _, f := range files {
+		if filepath.Base(f) != "llm.mnn" {
+			continue
+		}
+		graph, err := os.ReadFile(f)
+		return err == nil && bytes.Contains(graph, []byte("FusedRoPE"))
+	}
+	return false
 }
