@@ -212,6 +212,9 @@ func (a *app) setup(cmd *cobra.Command) error {
 	if a.log, err = newLogger(os.Stderr, a.cfg.LogLevel, a.cfg.LogFormat); err != nil {
 		return err
 	}
+	// The packages that log on their own (the memory estimate, a model
+	// loaded without its optimized copy) log as the agent does.
+	slog.SetDefault(a.log)
 	if path != "" {
 		a.log.Debug("config loaded", "path", path)
 	}

@@ -94,7 +94,7 @@ func (s Stages) ExpectedMemory() []StageMemory {
 		case sm.Stage == "llm":
 			m.Fits = "a smaller LLM"
 		default:
-			m.Fits = "a smaller quantization (voice-agent models quantize --bits 4)"
+			m.Fits = "a smaller model, or one quantized further (voice-agent models quantize --bits 4, if it is not 4-bit already)"
 		}
 		onnxStages = onnxStages || sm.Stage != "llm"
 		out = append(out, m)

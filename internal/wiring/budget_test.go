@@ -87,7 +87,7 @@ func TestBuildRefusesASetOverTheBudget(t *testing.T) {
 	s.TTSLowMemory = true
 	err = CheckMemory(s.ExpectedMemory(), 450)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "the largest is tts, 276 MiB: try a smaller quantization", "lean already: a smaller set")
+	assert.Contains(t, err.Error(), "the largest is tts, 276 MiB: try a smaller model, or one quantized further", "lean already: a smaller set")
 
 	assert.NoError(t, CheckMemory(s.ExpectedMemory(), 0))
 	assert.NoError(t, CheckMemory(s.ExpectedMemory(), 2000))
