@@ -83,6 +83,15 @@ func mappedCopy(path string, configure func(*ort.SessionOptions) error, inputs, 
 	return copyPath, nil
 }
 
+// forgetCopy removes a copy that no longer loads (damaged since it was
+// made), so that the next load makes it again.
+func forgetCopy(copyPath string) {
+	dir := filepath.Dir(copyPath)
+	for _, f := range []string{mappedVerdict, mappedModel, mappedWeights} {
+		_ = os.Remove(filepath.Join(dir, f))
+	}
+}
+
 // saveCopy has ONNX Runtime optimize the model at path, with the options
 // the sessions use, into dir.
 func saveCopy(path, dir string, configure func(*ort.SessionOptions) error, inputs, outputs []string) error {

@@ -47,6 +47,12 @@ func TestMappedCopy(t *testing.T) {
 	assert.FileExists(t, filepath.Join(dir, "weights.bin"))
 	assert.Equal(t, first.Mapped, open(model).Mapped, "a later load maps the same copy")
 
+	// A copy damaged since (a truncated data file) costs the mapping, not
+	// the stage: the model itself loads.
+	require.NoError(t, os.Truncate(filepath.Join(dir, "weights.bin"), 100))
+	assert.Empty(t, open(model).Mapped, "the damaged copy was loaded")
+	assert.Equal(t, first.Mapped, open(model).Mapped, "the copy is made again at the next load")
+
 	silero := testenv.Model(t, "silero_vad_v5.onnx")
 	s, err := onnx.Open(silero, sileroIn, sileroOut, onnx.Options{}, "")
 	require.NoError(t, err)

@@ -120,7 +120,8 @@ func Open(path string, inputs, outputs []Tensor, opts Options, hint string) (*Se
 	}
 	s, err := ort.NewDynamicAdvancedSession(load, names(inputs), names(outputs), so)
 	if err != nil && load != path {
-		slog.Warn("onnx: the optimized copy did not load; loading the model as it is", "model", path, "copy", load, "err", err)
+		slog.Warn("onnx: the optimized copy did not load; loading the model as it is, and making the copy again at the next load", "model", path, "copy", load, "err", err)
+		forgetCopy(load)
 		load = path
 		s, err = ort.NewDynamicAdvancedSession(path, names(inputs), names(outputs), so)
 	}
