@@ -172,6 +172,15 @@ func TestBenchStagesWritesJSON(t *testing.T) {
 			Unit        string  `json:"unit"`
 			AudioS      float64 `json:"audio_s"`
 			PeakAnonMiB float64 `json:"peak_anon_mib"`
+			Graphs      []struct {
+				Graph     string             `json:"graph"`
+				Calls     int                `json:"calls"`
+				TotalMS   float64            `json:"total_ms"`
+				MovingMS  float64            `json:"moving_ms"`
+				ComputeMS float64            `json:"compute_ms"`
+				OpsMS     map[string]float64 `json:"ops_ms"`
+			} `json:"graphs"`
+			OutsideGraphsMS float64 `json:"outside_graphs_ms"`
 		} `json:"stages"`
 		Skipped      []string `json:"skipped"`
 		PeakRSSBytes int64    `json:"peak_rss_bytes"`
@@ -197,10 +206,52 @@ func TestBenchStagesWritesJSON(t *testing.T) {
 		assert.LessOrEqual(t, s.PeakAnonMiB, figure*1.25+8, "%s: peak anonymous memory %.1f MiB, measured %.1f", s.Stage, s.PeakAnonMiB, figure)
 	}
 	assert.Equal(t, []string{"vad", "asr", "turn", "tts"}, stages)
+	// The synthesizer's time split by graph: the text's runs, not the
+	// warm-up's at load, and what is left outside them.
+	tts := res.Stages[3]
+	var graphs []string
+	var inside float64
+	for _, g := range tts.Graphs {
+		graphs = append(graphs, g.Graph)
+		inside += g.TotalMS
+		if g.Graph != "prefill" { // a short text steps from the voice prompt
+			assert.Positive(t, g.Calls, g.Graph)
+		}
+		assert.Nil(t, g.OpsMS, "operators only with --profile")
+	}
+	assert.Equal(t, []string{"prefill", "decode step", "local frame", "codec"}, graphs)
+	assert.Positive(t, tts.OutsideGraphsMS)
+	assert.InDelta(t, tts.ComputeMS*tts.AudioS, inside+tts.OutsideGraphsMS, 1, "the parts add up to the synthesis's time")
 	assert.Equal(t, []string{"llm"}, res.Skipped, "no MNN in this build")
 	assert.Positive(t, res.PeakRSSBytes)
 	assert.Positive(t, res.MemoryEnd.PSS)
 	assert.LessOrEqual(t, res.MemoryEnd.Anon, res.MemoryEnd.RSS)
+
+	// --profile splits each graph's node time by operator, ONNX
+	// Runtime's profiler timing them: the decode step's KV cache is
+	// concatenated into the present one, moving data.
+	stdout, stderr, err = agent(t, "bench", "stages", "testdata/demo.wav", "--json", "--profile", "--vad", "energy", "--asr", "scripted", "--turn", "none",
+		"--tts-model-dir", "../tts/moss/testdata/tiny", "--tts-codec-dir", "../tts/moss/testdata/tiny-codec", "--text", "Hello there.")
+	require.NoError(t, err, stderr)
+	var profiled struct {
+		Stages []struct {
+			Graphs []struct {
+				Graph     string             `json:"graph"`
+				MovingMS  float64            `json:"moving_ms"`
+				ComputeMS float64            `json:"compute_ms"`
+				OpsMS     map[string]float64 `json:"ops_ms"`
+			} `json:"graphs"`
+		} `json:"stages"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &profiled), stdout)
+	require.Len(t, profiled.Stages, 1)
+	for _, g := range profiled.Stages[0].Graphs {
+		assert.Positive(t, g.ComputeMS, g.Graph)
+		if g.Graph == "decode step" {
+			assert.Contains(t, g.OpsMS, "Concat")
+			assert.Positive(t, g.MovingMS)
+		}
+	}
 
 	// --load-only measures the loads alone.
 	stdout, stderr, err = agent(t, "bench", "stages", "testdata/demo.wav", "--json", "--load-only",

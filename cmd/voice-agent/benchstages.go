@@ -6,8 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,8 +21,10 @@ import (
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/internal/malloc"
 	"github.com/voiceassistant/voice/internal/memstat"
+	"github.com/voiceassistant/voice/internal/onnx"
 	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/tts/moss"
 	"github.com/voiceassistant/voice/turn/smartturn"
 )
 
@@ -55,6 +61,27 @@ type stageBench struct {
 	PrefillTokS  float64 `json:"prefill_tok_s,omitempty"`
 	DecodeTokS   float64 `json:"decode_tok_s,omitempty"`
 	FirstTokenMS float64 `json:"first_token_ms,omitempty"`
+	// Graphs splits the TTS's time by graph, and with --profile each
+	// graph's by operator; OutsideGraphsMS is the rest of its wall time
+	// (the Go side: sampling, tensors in and out, the audio handed on).
+	Graphs          []graphBench `json:"graphs,omitempty"`
+	OutsideGraphsMS float64      `json:"outside_graphs_ms,omitempty"`
+}
+
+// graphBench is one graph's share of a stage's compute.
+type graphBench struct {
+	Graph     string  `json:"graph"`
+	Calls     int     `json:"calls"`
+	TotalMS   float64 `json:"total_ms"`
+	MSPerCall float64 `json:"ms_per_call"`
+	// MovingMS is the time of its nodes that move data (Concat, Slice,
+	// Transpose...: the KV cache copied into the present), ComputeMS the
+	// rest, from ONNX Runtime's profile (--profile; it slows the runs),
+	// over the session's life: its warm-up runs at load included.
+	MovingMS  float64            `json:"moving_ms,omitempty"`
+	ComputeMS float64            `json:"compute_ms,omitempty"`
+	OpsMS     map[string]float64 `json:"ops_ms,omitempty"`
+	model     string
 }
 
 type stagesBench struct {
@@ -72,7 +99,7 @@ type stagesBench struct {
 
 func (a *app) benchStagesCmd() *cobra.Command {
 	text := "Sure. The capital of France is Paris, a city of about two million people on the Seine."
-	var loadOnly bool
+	var loadOnly, profile bool
 	cmd := &cobra.Command{
 		Use: "stages IN.wav",
 		Example: `  voice-agent bench stages test/testdata/demo.wav
@@ -94,6 +121,14 @@ real-time factor and time to first audio on --text.`,
 			whole := memstat.Sample(memorySampling)
 			defer whole.Stop()
 			s := a.cfg.Stages
+			if profile {
+				dir, err := os.MkdirTemp("", "voice-profile-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(dir)
+				s.ONNXProfile = filepath.Join(dir, "onnx")
+			}
 			for _, sm := range s.StageModels() {
 				if sm.Stage == "runtime" {
 					continue
@@ -110,6 +145,11 @@ real-time factor and time to first audio on --text.`,
 				if err != nil {
 					return fmt.Errorf("%s: %w", sm.Stage, err)
 				}
+				if profile {
+					if err := readProfiles(s.ONNXProfile, b.Graphs); err != nil {
+						return fmt.Errorf("%s: %w", sm.Stage, err)
+					}
+				}
 				res.Stages = append(res.Stages, b)
 			}
 			res.PeakRSSBytes, res.Peak, res.MemoryEnd = peaks(whole)
@@ -122,6 +162,7 @@ real-time factor and time to first audio on --text.`,
 	}
 	cmd.Flags().StringVar(&text, "text", text, "what the TTS says")
 	cmd.Flags().BoolVar(&loadOnly, "load-only", false, "measure only loading each model (memory under emulation, where compute takes hours)")
+	cmd.Flags().BoolVar(&profile, "profile", false, "split the TTS's time by graph and operator (ONNX Runtime's profiler, which slows the runs)")
 	return a.stageFlags(cmd, wiring.PipelineFlags)
 }
 
@@ -264,6 +305,7 @@ func benchStage(ctx context.Context, s wiring.Stages, sm wiring.StageModel, inpu
 		b.Unit = "second of audio"
 		compute = func() error {
 			var samples int
+			before, _ := graphRuns(tts, nil, 0)
 			start := time.Now()
 			err := tts.Synthesize(ctx, text, func(p []float32) error {
 				if samples == 0 {
@@ -275,12 +317,14 @@ func benchStage(ctx context.Context, s wiring.Stages, sm wiring.StageModel, inpu
 			if err != nil {
 				return err
 			}
+			elapsed := time.Since(start)
+			b.Graphs, b.OutsideGraphsMS = graphRuns(tts, before, elapsed)
 			// p holds interleaved samples of every channel (MOSS: stereo).
 			format := tts.Format()
 			seconds := format.Duration(int64(samples / max(1, format.Channels))).Seconds()
 			b.AudioS = seconds
 			if seconds > 0 {
-				b.RTF = time.Since(start).Seconds() / seconds
+				b.RTF = elapsed.Seconds() / seconds
 				b.ComputeMS = 1000 * b.RTF
 			}
 			return nil
@@ -347,10 +391,93 @@ func printStages(w io.Writer, r stagesBench) {
 			extra = fmt.Sprintf("  RTF %.4f", s.RTF)
 		}
 		fmt.Fprintf(w, "%-5s %9.1f %9.1f %9.1f %9.1f %10.3f  %s%s\n", s.Stage, s.LoadMS, s.AnonMiB, s.FileMiB, s.PeakAnonMiB, s.ComputeMS, s.Unit, extra)
+		for _, g := range s.Graphs {
+			split := ""
+			if g.OpsMS != nil {
+				split = fmt.Sprintf("; of its node time %.0f%% moving data (over the session's life: %s ms)", 100*g.MovingMS/max(g.MovingMS+g.ComputeMS, 1e-9), topOps(g.OpsMS, 3))
+			}
+			fmt.Fprintf(w, "      %-12s %5d calls, %8.1f ms, %7.2f ms a call%s\n", g.Graph, g.Calls, g.TotalMS, g.MSPerCall, split)
+		}
+		if len(s.Graphs) > 0 {
+			fmt.Fprintf(w, "      %-12s %20.1f ms\n", "outside them", s.OutsideGraphsMS)
+		}
 	}
 	if len(r.Skipped) > 0 {
 		fmt.Fprintf(w, "skipped (a test double, off, or no model installed): %v\n", r.Skipped)
 	}
 	fmt.Fprintf(w, "anon, file: memory the load added, anonymous and file-backed; peak anon: the most anonymous memory over load and compute\n")
 	fmt.Fprintf(w, "peak %s\nat the end %s\n%s/%s, %d CPUs\n", r.Peak, r.MemoryEnd, r.GOOS, r.GOARCH, r.CPUs)
+}
+
+// graphRuns splits a synthesizer's wall time over its graphs, where it
+// says what its graphs ran (MOSS does): each graph's runs since before
+// (its warm-up runs at load are not the text's), and what is left of
+// elapsed outside them.
+func graphRuns(tts pipeline.Synthesizer, before []graphBench, elapsed time.Duration) ([]graphBench, float64) {
+	r, ok := tts.(interface{ Runs() []moss.GraphRuns })
+	if !ok {
+		return nil, 0
+	}
+	var graphs []graphBench
+	inside := 0.0
+	for _, g := range r.Runs() {
+		gb := graphBench{Graph: g.Graph, Calls: g.Calls, TotalMS: ms(g.Time), model: g.Model}
+		for _, b := range before {
+			if b.Graph == gb.Graph {
+				gb.Calls -= b.Calls
+				gb.TotalMS -= b.TotalMS
+			}
+		}
+		if gb.Calls > 0 {
+			gb.MSPerCall = gb.TotalMS / float64(gb.Calls)
+		}
+		inside += gb.TotalMS
+		graphs = append(graphs, gb)
+	}
+	return graphs, ms(elapsed) - inside
+}
+
+// movingOps are the operators that move data rather than compute: in the
+// synthesizer's decode step, the KV cache copied into the present one.
+var movingOps = map[string]bool{
+	"Concat": true, "Slice": true, "Transpose": true, "Reshape": true, "Gather": true,
+	"Cast": true, "Expand": true, "Unsqueeze": true, "Squeeze": true, "Identity": true,
+	"Split": true, "ScatterND": true, "Where": true, "Pad": true, "Tile": true,
+}
+
+// readProfiles fills each graph's split by operator from the profiles
+// ONNX Runtime wrote under prefix when the stage closed.
+func readProfiles(prefix string, graphs []graphBench) error {
+	for i := range graphs {
+		ops, err := onnx.ReadProfile(prefix, graphs[i].model)
+		if err != nil {
+			return err
+		}
+		graphs[i].OpsMS = map[string]float64{}
+		for op, d := range ops {
+			graphs[i].OpsMS[op] = ms(d)
+			if movingOps[op] {
+				graphs[i].MovingMS += ms(d)
+			} else {
+				graphs[i].ComputeMS += ms(d)
+			}
+		}
+	}
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// topOps names the n operators that took longest, with their times.
+func topOps(ops map[string]float64, n int) string {
+	names := make([]string, 0, len(ops))
+	for op := range ops {
+		names = append(names, op)
+	}
+	sort.Slice(names, func(i, j int) bool { return ops[names[i]] > ops[names[j]] })
+	var parts []string
+	for _, op := range names[:min(n, len(names))] {
+		parts = append(parts, fmt.Sprintf("%s %.0f", op, ops[op]))
+	}
+	return strings.Join(parts, ", ")
 }

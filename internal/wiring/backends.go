@@ -149,5 +149,5 @@ func NewTurnDetector(s Stages) (*smartturn.Model, error) {
 
 // onnx is the session options of a model run on threads threads.
 func (s Stages) onnx(threads int) onnx.Options {
-	return onnx.Options{Library: s.ONNXRuntime, IntraThreads: threads}
+	return onnx.Options{Library: s.ONNXRuntime, IntraThreads: threads, Profile: s.ONNXProfile}
 }

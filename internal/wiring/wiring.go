@@ -82,6 +82,10 @@ type Stages struct {
 	// ONNXRuntime is the ONNX Runtime library (default: $ONNXRUNTIME_LIB,
 	// the copy scripts/setup installs, then the system's).
 	ONNXRuntime string `yaml:"onnxruntime"`
+	// ONNXProfile has ONNX Runtime profile every node of the ONNX stages'
+	// sessions under this file prefix (onnx.Options.Profile): a
+	// measurement's setting (bench stages --profile), not a knob.
+	ONNXProfile string `yaml:"-"`
 
 	SystemPrompt string `yaml:"system_prompt"`
 	// HistoryChars bounds the conversation sent to the LLM (0: no bound);

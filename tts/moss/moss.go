@@ -361,6 +361,31 @@ func (s *Synthesizer) openGraphs(ttsDir, codecDir string, tm *ttsMeta, cm *codec
 	return nil
 }
 
+// GraphRuns is how often one of the synthesizer's graphs ran and the wall
+// time its runs took (onnx.Session.Runs).
+type GraphRuns struct {
+	Graph string // prefill, decode step, local frame, codec
+	Model string // its file
+	Calls int
+	Time  time.Duration
+}
+
+// Runs is, graph by graph, what the synthesizer's runs took so far; a
+// graph closed (the prefill, with LowMemory) is left out.
+func (s *Synthesizer) Runs() []GraphRuns {
+	var out []GraphRuns
+	for _, g := range []struct {
+		name string
+		s    *onnx.Session
+	}{{"prefill", s.prefill}, {"decode step", s.decode}, {"local frame", s.local}, {"codec", s.codec}} {
+		if g.s != nil {
+			calls, total := g.s.Runs()
+			out = append(out, GraphRuns{Graph: g.name, Model: g.s.Path, Calls: calls, Time: total})
+		}
+	}
+	return out
+}
+
 // Format is the codec's output: 48 kHz stereo, interleaved.
 func (s *Synthesizer) Format() audio.Format { return s.format }
 
