@@ -125,8 +125,11 @@ func TestBenchPipelineWritesJSON(t *testing.T) {
 		Mean         float64                               `json:"voice_to_voice_mean_ms"`
 		Compute      map[string]struct{ P50, P95 float64 } `json:"stage_compute_ms"`
 		PeakRSSBytes int64                                 `json:"peak_rss_bytes"`
+		Underruns    *uint64                               `json:"underruns"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(stdout), &res))
+	require.NotNil(t, res.Underruns)
+	assert.Zero(t, *res.Underruns, "the tone synthesizer keeps ahead of playback")
 	assert.ElementsMatch(t, []string{"endpointing", "asr", "first_token", "first_audio", "playback"}, slices.Collect(maps.Keys(res.Parts)))
 	assert.Positive(t, res.Parts["endpointing"].P50, "the endpointing wait")
 	sum := 0.0
@@ -154,6 +157,24 @@ func TestBenchPipelineWritesJSON(t *testing.T) {
 // with the command the test runs, and `jq '.stages[] | {stage,
 // peak_anon_mib}'`, when a change is meant to cost memory.
 var stageAnonMiB = map[string]float64{"vad": 30.4, "asr": 10.6, "turn": 1.8, "tts": 34.4}
+
+// A synthesizer slower than playback stutters, and bench pipeline counts
+// it: the tiny MOSS set with its compute charged 50 times over falls
+// behind the audio it has started.
+func TestBenchPipelineCountsUnderruns(t *testing.T) {
+	testenv.Model(t, "silero_vad_v5.onnx")
+	stdout, stderr, err := agent(t, "bench", "pipeline", "testdata/demo.wav", "--asr", "scripted", "--llm", "scripted",
+		"--script", "testdata/demo.json", "--json", "--tts-model-dir", "../tts/moss/testdata/tiny",
+		"--tts-codec-dir", "../tts/moss/testdata/tiny-codec", "--compute-scale", "50")
+	require.NoError(t, err, stderr)
+	var res struct {
+		Answered  int    `json:"answered"`
+		Underruns uint64 `json:"underruns"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res), stdout)
+	require.Positive(t, res.Answered)
+	assert.Positive(t, res.Underruns)
+}
 
 // bench stages opens each installed model in turn (here Silero, the tiny
 // X-ASR, Smart Turn and MOSS-TTS stand-ins; the LLM is not in this build)

@@ -24,7 +24,11 @@ type pipelineBench struct {
 	Swapped      []string          `json:"swapped_for_doubles"`
 	Turns        int               `json:"turns"`
 	Answered     int               `json:"answered"`
-	VoiceToVoice percentiles       `json:"voice_to_voice_ms"`
+	// Underruns counts device periods that ran dry after a reply's first
+	// audio and before its end: the reply stuttered (synthesis behind
+	// playback).
+	Underruns    uint64      `json:"underruns"`
+	VoiceToVoice percentiles `json:"voice_to_voice_ms"`
 	// VoiceToVoiceParts are each stage's own latency over the answered
 	// turns (pipeline.TurnMetrics): endpointing, asr, first_token,
 	// first_audio and playback. A speculated reply's first token and audio
@@ -95,7 +99,7 @@ the scripted recognizer and LLM), and the report names it.`,
 				return fmt.Errorf("bench pipeline: stopped after %d turns, before the end of %s: %w", len(res.Metrics), args[0], err)
 			}
 			b := summarizeBench(res.Metrics)
-			b.Input, b.ComputeScale, b.Swapped = args[0], scale, swapped
+			b.Input, b.ComputeScale, b.Swapped, b.Underruns = args[0], scale, swapped, res.Underruns
 			b.PeakRSSBytes, b.Peak, b.MemoryEnd = peaks(sampler)
 			b.Stages = map[string]string{"vad": stages.VAD, "asr": stages.ASR, "turn": stages.Turn, "llm": stages.LLM, "tts": stages.TTS}
 			if a.json {
@@ -162,7 +166,7 @@ func printBench(w io.Writer, b pipelineBench) {
 		fmt.Fprintf(w, " (stand-ins for %v: models not installed)", b.Swapped)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "voice to voice: p50 %.0f ms, p95 %.0f ms\npeak %s\nat the end %s\n", b.VoiceToVoice.P50, b.VoiceToVoice.P95, b.Peak, b.MemoryEnd)
+	fmt.Fprintf(w, "voice to voice: p50 %.0f ms, p95 %.0f ms; playback underruns after a reply's first audio: %d\npeak %s\nat the end %s\n", b.VoiceToVoice.P50, b.VoiceToVoice.P95, b.Underruns, b.Peak, b.MemoryEnd)
 	fmt.Fprintf(w, "voice to voice on the path (mean ms, adding up to the mean, %.0f ms):\n", b.VoiceToVoiceMean)
 	for _, name := range voiceToVoiceParts {
 		fmt.Fprintf(w, "  %-12s %10.1f\n", name, b.VoiceToVoicePath[name])
