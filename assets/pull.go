@@ -138,7 +138,7 @@ func (p *Puller) pullFile(ctx context.Context, m Model, f File) (err error) {
 		}
 		return err
 	}
-	actual, n, err := hashFile(part)
+	actual, n, err := HashFile(part)
 	if err != nil {
 		return fmt.Errorf("assets: model %s file %s: %w", m.Name, f.Path, err)
 	}

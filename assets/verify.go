@@ -38,7 +38,8 @@ func expected(f File, e lockEntry, locked bool) (size int64, sum string, fromLoc
 	return size, sum, fromLock
 }
 
-func hashFile(path string) (string, int64, error) {
+// HashFile is the sha256 of the file at path, in hex, and its length.
+func HashFile(path string) (string, int64, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return "", 0, err
@@ -70,7 +71,7 @@ func check(path string, size int64, sum string) (st FileStatus, actual string) {
 		st.Problem = fmt.Sprintf("size %d, expected %d", fi.Size(), size)
 		return st, ""
 	}
-	actual, _, err = hashFile(path)
+	actual, _, err = HashFile(path)
 	if err != nil {
 		st.Problem = err.Error()
 		return st, ""
@@ -215,7 +216,7 @@ const racyWindow = 2 * time.Second
 // it records fi's stamp in key's lock entry, which was e (if locked).
 func (p *Puller) verifyCached(key, path, sum string, fi fs.FileInfo, e lockEntry, locked bool) string {
 	start := time.Now()
-	actual, _, err := hashFile(path)
+	actual, _, err := HashFile(path)
 	switch {
 	case err != nil:
 		return err.Error()

@@ -184,7 +184,7 @@ func (b *stageBench) loaded(open func() (func() error, error)) (closeFn func() e
 	grown := memstat.Sample(memorySampling)
 	before, start := grown.Reset(), time.Now()
 	closeFn, err = open()
-	b.LoadMS = float64(time.Since(start).Microseconds()) / 1000
+	b.LoadMS = ms(time.Since(start))
 	load := grown.Stop().Sub(before)
 	b.RSSMiB, b.AnonMiB, b.FileMiB = memstat.MiB(load.RSS), memstat.MiB(load.Anon), memstat.MiB(load.File)
 	return closeFn, err

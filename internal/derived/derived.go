@@ -11,11 +11,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
+
+	"github.com/voiceassistant/voice/assets"
 )
 
 // Root is where the derived files live: $XDG_CACHE_HOME/voice-agent/derived.
@@ -65,12 +67,7 @@ func contentSum(root, path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	f, err := os.Open(abs)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	info, err := f.Stat()
+	info, err := os.Stat(abs)
 	if err != nil {
 		return "", err
 	}
@@ -82,11 +79,10 @@ func contentSum(root, path string) (string, error) {
 			return sum, nil
 		}
 	}
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	sum, _, err := assets.HashFile(abs)
+	if err != nil {
 		return "", err
 	}
-	sum := hex.EncodeToString(h.Sum(nil))
 	// A memo that cannot be written costs the next load a hash, nothing else.
 	if os.MkdirAll(filepath.Dir(memo), 0o755) == nil {
 		_ = os.WriteFile(memo, []byte(identity+" sha256 "+sum+"\n"), 0o644)
@@ -97,7 +93,7 @@ func contentSum(root, path string) (string, error) {
 // machine names what the derived layouts depend on besides the engine:
 // the architecture and the CPU's features (an engine packs weights for the
 // widest vector unit it finds).
-func machine() string {
+var machine = sync.OnceValue(func() string {
 	flags := ""
 	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for line := range strings.SplitSeq(string(data), "\n") {
@@ -108,4 +104,4 @@ func machine() string {
 		}
 	}
 	return runtime.GOARCH + " " + flags
-}
+})

@@ -14,7 +14,10 @@ import (
 )
 
 // A float model's prepacked MatMul weights are saved once, beside an
-// optimized copy that later loads map. Silero's copy does not load (ONNX Runtime 1.24 writes its
+// optimized copy that later loads map (the session config keys
+// kOrtSessionOptionsOptimizedModelExternalInitializersFileName and
+// kOrtSessionOptionsSavePrePackedConstantInitializers of microsoft/onnxruntime
+// include/onnxruntime/core/session/onnxruntime_session_options_config_keys.h). Silero's copy does not load (ONNX Runtime 1.24 writes its
 // subgraphs' initializers under names that clash), so Silero loads as
 // it is; and with the copies turned off every model does.
 func TestMappedCopy(t *testing.T) {

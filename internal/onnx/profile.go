@@ -14,7 +14,7 @@ import (
 // were destroyed), by operator: where a graph's time goes, computing
 // (MatMulNBits, Attention) or moving data (Concat, Slice, Transpose).
 func ReadProfile(prefix, model string) (map[string]time.Duration, error) {
-	files, err := filepath.Glob(prefix + "-" + strings.TrimSuffix(filepath.Base(model), filepath.Ext(model)) + "_*.json")
+	files, err := filepath.Glob(profilePrefix(prefix, model) + "_*.json")
 	if err != nil {
 		return nil, err
 	}
@@ -47,4 +47,10 @@ func ReadProfile(prefix, model string) (map[string]time.Duration, error) {
 		}
 	}
 	return byOp, nil
+}
+
+// profilePrefix is the prefix of the profile files a session of model
+// writes under the Options.Profile prefix: one per model.
+func profilePrefix(prefix, model string) string {
+	return prefix + "-" + strings.TrimSuffix(filepath.Base(model), filepath.Ext(model))
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -145,7 +144,7 @@ func Open(path string, inputs, outputs []Tensor, opts Options, hint string) (*Se
 	derive := opts // the copy is made and checked without a profile
 	derive.Profile = ""
 	if opts.Profile != "" {
-		opts.Profile += "-" + strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+		opts.Profile = profilePrefix(opts.Profile, path)
 	}
 	so, err := ort.NewSessionOptions()
 	if err != nil {

@@ -81,7 +81,8 @@ func (s Stages) ExpectedMemory() []StageMemory {
 			continue
 		}
 		k := stageMemory[sm.Stage]
-		if sm.Stage == "llm" && fusedLLM(files) {
+		fused := sm.Stage == "llm" && fusedLLM(files)
+		if fused {
 			k = stageMemory["llm fused"]
 		}
 		model := mib(files) + mib(twice)
@@ -89,7 +90,7 @@ func (s Stages) ExpectedMemory() []StageMemory {
 		switch {
 		case sm.Stage == "tts" && !s.TTSLowMemory:
 			m.Fits = fmt.Sprintf("--tts-low-memory (about %.0f MiB less)", k.perModelMiB*mib(twice))
-		case sm.Stage == "llm" && fusedLLM(files):
+		case fused:
 			m.Fits = "the LLM exported without MNN's C4 fusions (llmexport --disable_transformer_c4; docs/performance.md)"
 		case sm.Stage == "llm":
 			m.Fits = "a smaller LLM"

@@ -89,6 +89,10 @@ func TestDefaultThreadsLeaveACore(t *testing.T) {
 	}
 }
 
+// use_mmap with the model's own tmp_path: MNN sets tmp_path as the
+// weights' external dir when use_mmap is on (alibaba/MNN
+// transformers/llm/engine/src/llm.cpp:214-216) and reuses what it wrote
+// there (use_cached_mmap, on by default: llm.cpp:195-197).
 func TestEngineSettings(t *testing.T) {
 	c := Config{Threads: 2, MaxNewTokens: 64, Settings: map[string]any{"sampler_type": "greedy", "thread_num": 3}}
 	assert.Equal(t, map[string]any{
