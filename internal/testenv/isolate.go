@@ -46,7 +46,10 @@ func isolate(dir string) error {
 	// (GOFLAGS, GOTOOLCHAIN: `go env -w`) and its build cache through the
 	// same variables: they stay where they are, or it would build from
 	// nothing, with other settings. (A build cache `go env -w` moved is
-	// not followed: the build is slower, not different.)
+	// not followed: the build is slower, not different.) So does MNN's
+	// build (scripts/build-mnn, which scripts/build-arm64 runs): moved, a
+	// test would rebuild it for minutes, or, with no MNN source at hand,
+	// build the agent without the LLM.
 	goDirs := []struct {
 		env  string
 		user func() (string, error)
@@ -54,6 +57,7 @@ func isolate(dir string) error {
 	}{
 		{"GOENV", os.UserConfigDir, filepath.Join("go", "env")},
 		{"GOCACHE", os.UserCacheDir, "go-build"},
+		{"MNN_CACHE", os.UserCacheDir, filepath.Join("voice-agent", "mnn")},
 	}
 	for _, d := range goDirs {
 		if os.Getenv(d.env) != "" {
