@@ -1,7 +1,9 @@
 package quantize
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"os"
 	"path/filepath"
 	"testing"
@@ -59,6 +61,29 @@ func TestGatherBlockQuantizedRows(t *testing.T) {
 // gatherModel is a model whose output y is Gather(W, ids) for the table W
 // [rows, cols].
 func gatherModel(w []float32, rows, cols int64) []byte {
+	return testModel(
+		[][]string{{"Gather", "W", "ids", "y"}},
+		map[string]initializer{"W": {[]int64{rows, cols}, w}},
+		[]valueInfo{{"ids", 7, []int64{4}}}, []valueInfo{{"y", typeFloat, []int64{4, cols}}})
+}
+
+// initializer is a test model's fp32 constant, valueInfo one of its inputs
+// or outputs.
+type (
+	initializer struct {
+		dims []int64
+		w    []float32
+	}
+	valueInfo struct {
+		name string
+		typ  int64
+		dims []int64
+	}
+)
+
+// testModel is an opset 17 model of nodes, each written as its operator,
+// its inputs and its one output.
+func testModel(nodes [][]string, inits map[string]initializer, inputs, outputs []valueInfo) []byte {
 	msg := func(b []byte, num protowire.Number, v []byte) []byte {
 		return protowire.AppendBytes(protowire.AppendTag(b, num, protowire.BytesType), v)
 	}
@@ -66,27 +91,137 @@ func gatherModel(w []float32, rows, cols int64) []byte {
 	varint := func(b []byte, num protowire.Number, v int64) []byte {
 		return protowire.AppendVarint(protowire.AppendTag(b, num, protowire.VarintType), uint64(v))
 	}
-	valueInfo := func(name string, typ int64, dims ...int64) []byte {
+	info := func(v valueInfo) []byte {
 		var shape []byte
-		for _, d := range dims {
+		for _, d := range v.dims {
 			shape = msg(shape, 1, varint(nil, 1, d))
 		}
-		tensorType := msg(varint(nil, 1, typ), 2, shape)
-		return msg(str(nil, 1, name), 2, msg(nil, 1, tensorType))
+		tensorType := msg(varint(nil, 1, v.typ), 2, shape)
+		return msg(str(nil, 1, v.name), 2, msg(nil, 1, tensorType))
 	}
-	var node []byte
-	node = str(node, nodeInput, "W")
-	node = str(node, nodeInput, "ids")
-	node = str(node, nodeOutput, "y")
-	node = str(node, nodeOpType, "Gather")
 	var g []byte
-	g = msg(g, graphNode, node)
-	g = str(g, 2, "gather")
-	g = msg(g, graphInit, tensorBytes("W", typeFloat, []int64{rows, cols}, float32Raw(w)))
-	g = msg(g, graphInput, valueInfo("ids", 7, 4))
-	g = msg(g, 12, valueInfo("y", typeFloat, 4, cols))
+	for _, n := range nodes {
+		var node []byte
+		for _, in := range n[1 : len(n)-1] {
+			node = str(node, nodeInput, in)
+		}
+		node = str(node, nodeOutput, n[len(n)-1])
+		node = str(node, nodeOpType, n[0])
+		g = msg(g, graphNode, node)
+	}
+	g = str(g, 2, "test")
+	for _, name := range slices.Sorted(maps.Keys(inits)) {
+		g = msg(g, graphInit, tensorBytes(name, typeFloat, inits[name].dims, float32Raw(inits[name].w)))
+	}
+	for _, v := range inputs {
+		g = msg(g, graphInput, info(v))
+	}
+	for _, v := range outputs {
+		g = msg(g, 12, info(v))
+	}
 	var m []byte
 	m = varint(m, 1, 8) // ir_version
 	m = msg(m, modelOpset, varint(nil, opsetVer, 17))
 	return msg(m, modelGraph, g)
+}
+
+// A weight that torch.onnx.export hands to its other uses through
+// Identity nodes (an unrolled loop's steps: MOSS's local frame graph) is
+// quantized at every use, its fp32 copy and the Identity nodes dropped;
+// an Identity whose output the graph puts out stays, with its weight.
+func TestNBitsFollowsIdentity(t *testing.T) {
+	testenv.ONNXRuntime(t)
+	const k, n = 64, 8
+	w := make([]float32, k*n)
+	for i := range w {
+		w[i] = float32(math.Sin(float64(i)))
+	}
+	x := make([]float32, k)
+	for i := range x {
+		x[i] = float32(math.Cos(float64(i)))
+	}
+	want := make([]float32, n)
+	for c := range n {
+		for i := range k {
+			want[c] += x[i] * w[i*n+c]
+		}
+	}
+	inits := map[string]initializer{"W": {[]int64{k, n}, w}}
+	in := []valueInfo{{"x", typeFloat, []int64{1, k}}}
+	out := func(names ...string) []valueInfo {
+		var vs []valueInfo
+		for _, name := range names {
+			vs = append(vs, valueInfo{name, typeFloat, []int64{1, n}})
+		}
+		return vs
+	}
+	steps := [][]string{
+		{"MatMul", "x", "W", "y0"},
+		{"Identity", "W", "W1"},
+		{"Identity", "W1", "W2"},
+		{"MatMul", "x", "W2", "y1"},
+	}
+	for _, tc := range []struct {
+		name       string
+		model      []byte
+		outputs    []string
+		keepsFP32W bool
+	}{
+		{"unrolled", testModel(steps, inits, in, out("y0", "y1")), []string{"y0", "y1"}, false},
+		{"identity put out", testModel(steps, inits, in, append(out("y0", "y1"), valueInfo{"W1", typeFloat, []int64{k, n}})), []string{"y0", "y1"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q, st, err := NBits(tc.model, Format{Bits: 8})
+			require.NoError(t, err)
+			assert.Equal(t, 1, st.Weights, "one weight, packed once")
+			gr := readModelGraph(t, q)
+			var ops []string
+			for _, nd := range gr.nodes {
+				ops = append(ops, nd.opType)
+			}
+			_, hasW := gr.inits["W"]
+			assert.Equal(t, tc.keepsFP32W, hasW, "the fp32 weight kept")
+			if tc.keepsFP32W {
+				assert.Equal(t, []string{"MatMulNBits", "Identity", "MatMulNBits"}, ops, "the Identity nothing reads goes")
+			} else {
+				assert.Equal(t, []string{"MatMulNBits", "MatMulNBits"}, ops)
+			}
+			path := filepath.Join(t.TempDir(), "m.onnx")
+			require.NoError(t, os.WriteFile(path, q, 0o644))
+			var outs []onnx.Tensor
+			for _, name := range tc.outputs {
+				outs = append(outs, onnx.Tensor{Name: name, Type: onnx.Float})
+			}
+			s, err := onnx.Open(path, []onnx.Tensor{{Name: "x", Type: onnx.Float}}, outs, onnx.Options{}, "")
+			require.NoError(t, err)
+			defer s.Destroy()
+			xt, err := ort.NewTensor(ort.NewShape(1, k), x)
+			require.NoError(t, err)
+			defer xt.Destroy()
+			got := make([]ort.Value, len(outs))
+			require.NoError(t, s.Run([]ort.Value{xt}, got))
+			y0, y1 := got[0].(*ort.Tensor[float32]).GetData(), got[1].(*ort.Tensor[float32]).GetData()
+			assert.Equal(t, y0, y1, "both uses run the same 8-bit weight")
+			// int8 weights and, at accuracy level 4, int8 activations.
+			assert.InDeltaSlice(t, want, y0, 0.1)
+			for _, v := range got {
+				v.Destroy()
+			}
+		})
+	}
+}
+
+// readModelGraph reads the graph of an encoded model.
+func readModelGraph(t *testing.T, model []byte) *graph {
+	var gr *graph
+	require.NoError(t, eachField(model, func(num protowire.Number, typ protowire.Type, val, _ []byte) error {
+		if num != modelGraph || typ != protowire.BytesType {
+			return nil
+		}
+		var err error
+		gr, err = readGraph(val)
+		return err
+	}))
+	require.NotNil(t, gr)
+	return gr
 }

@@ -68,7 +68,7 @@ func nbitsGraph(g []byte, f Format, st *Stats) ([]byte, error) {
 		if n.opType != "MatMul" || n.domain != "" || len(n.inputs) != 2 {
 			continue
 		}
-		t := gr.inits[n.inputs[1]]
+		t := gr.weight(n.inputs[1])
 		if t == nil || t.floats == nil || len(t.dims) != 2 || gr.inputs[t.name] {
 			continue
 		}
@@ -157,7 +157,7 @@ func quantizeGathers(gr *graph, f Format, st *Stats, replaced map[string]bool) [
 		if n.opType != "Gather" || n.domain != "" || len(n.inputs) != 2 || n.ints["axis"] != 0 {
 			continue
 		}
-		t := gr.inits[n.inputs[0]]
+		t := gr.weight(n.inputs[0])
 		if t == nil || t.floats == nil || len(t.dims) != 2 || gr.inputs[t.name] || (bits == 4 && t.dims[1]%2 != 0) {
 			continue
 		}

@@ -15,10 +15,13 @@
 package quantize
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -74,6 +77,8 @@ const (
 	nodeDomain  = 7
 	attrName    = 1
 	attrInt     = 3
+	attrGraph   = 6
+	attrGraphs  = 11
 	attrType    = 20
 	attrTypeInt = 2
 	tensorDims  = 1
@@ -147,8 +152,10 @@ func rewriteGraph(model []byte, rewrite func([]byte, *Stats) ([]byte, error)) ([
 // field as written.
 type node struct {
 	inputs         []string
+	outputs        []string // also kept in fields
 	opType, domain string
 	ints           map[string]int64 // its integer attributes
+	subgraphs      bool             // an attribute holds a graph
 	fields         [][]byte         // every other field, as written
 	extra          [][]byte         // fields a rewrite adds (attributes)
 }
@@ -167,12 +174,36 @@ type graph struct {
 	nodes     []*node
 	inits     map[string]*tensor
 	initOrder []*tensor
-	inputs    map[string]bool // initializers listed as graph inputs stay: they may be fed
-	rest      [][]byte        // every other field, in order
+	inputs    map[string]bool   // initializers listed as graph inputs stay: they may be fed
+	outputs   map[string]bool   // the graph's outputs
+	identity  map[string]string // an Identity node's output -> its input
+	rest      [][]byte          // every other field, in order
+}
+
+// weight is the initializer that name is, directly or through a chain of
+// Identity nodes, or nil. torch.onnx.export writes a weight used at several
+// places of a graph once and hands it to the other uses through Identity
+// nodes: MOSS's local frame graph, its 17 steps unrolled, reaches each of
+// its transformer's weights through 16 of them. ONNX Runtime removes the
+// Identity nodes when it loads the graph, so a MatMul behind one runs as
+// one by the weight itself, and a quantizer that missed them would leave
+// 16 of the 17 steps in fp32.
+func (gr *graph) weight(name string) *tensor {
+	for range len(gr.identity) + 1 {
+		if t := gr.inits[name]; t != nil {
+			return t
+		}
+		src, ok := gr.identity[name]
+		if !ok {
+			return nil
+		}
+		name = src
+	}
+	return nil // a cycle, which a valid graph does not have
 }
 
 func readGraph(g []byte) (*graph, error) {
-	gr := &graph{inits: map[string]*tensor{}, inputs: map[string]bool{}}
+	gr := &graph{inits: map[string]*tensor{}, inputs: map[string]bool{}, outputs: map[string]bool{}, identity: map[string]string{}}
 	err := eachField(g, func(num protowire.Number, typ protowire.Type, val, raw []byte) error {
 		switch {
 		case num == graphNode && typ == protowire.BytesType:
@@ -181,6 +212,9 @@ func readGraph(g []byte) (*graph, error) {
 				return err
 			}
 			gr.nodes = append(gr.nodes, n)
+			if n.opType == "Identity" && n.domain == "" && len(n.inputs) == 1 && len(n.outputs) == 1 {
+				gr.identity[n.outputs[0]] = n.inputs[0]
+			}
 		case num == graphInit && typ == protowire.BytesType:
 			t, err := readTensor(val, raw)
 			if err != nil {
@@ -189,10 +223,14 @@ func readGraph(g []byte) (*graph, error) {
 			gr.inits[t.name] = t
 			gr.initOrder = append(gr.initOrder, t)
 		default:
-			if num == graphInput && typ == protowire.BytesType {
+			if (num == graphInput || num == onnxproto.GraphOutput) && typ == protowire.BytesType {
+				names := gr.inputs
+				if num == onnxproto.GraphOutput {
+					names = gr.outputs
+				}
 				_ = eachField(val, func(num protowire.Number, typ protowire.Type, v, _ []byte) error {
 					if num == valueName && typ == protowire.BytesType {
-						gr.inputs[string(v)] = true
+						names[string(v)] = true
 					}
 					return nil
 				})
@@ -206,12 +244,24 @@ func readGraph(g []byte) (*graph, error) {
 
 // encode writes the graph back: first nodes, then its nodes, the
 // initializers not replaced (or still used), the new ones, and the rest.
+// An Identity node that passed a replaced weight on and that nothing reads
+// any more goes, so that the weight's fp32 copy does too.
 func (gr *graph) encode(replaced map[string]bool, first, newInits [][]byte) []byte {
-	used := map[string]bool{}
-	for _, n := range gr.nodes {
-		for _, in := range n.inputs {
-			used[in] = true
+	nodes := gr.nodes
+	var used map[string]bool
+	for {
+		used = gr.used(nodes)
+		kept := nodes[:0:0]
+		for _, n := range nodes {
+			if t := gr.weight(firstOf(n.inputs)); n.opType == "Identity" && t != nil && replaced[t.name] && !used[firstOf(n.outputs)] {
+				continue
+			}
+			kept = append(kept, n)
 		}
+		if len(kept) == len(nodes) {
+			break
+		}
+		nodes = kept
 	}
 	var out []byte
 	add := func(num protowire.Number, b []byte) {
@@ -221,7 +271,7 @@ func (gr *graph) encode(replaced map[string]bool, first, newInits [][]byte) []by
 	for _, b := range first {
 		add(graphNode, b)
 	}
-	for _, n := range gr.nodes {
+	for _, n := range nodes {
 		add(graphNode, n.encode())
 	}
 	for _, t := range gr.initOrder {
@@ -238,6 +288,38 @@ func (gr *graph) encode(replaced map[string]bool, first, newInits [][]byte) []by
 	return out
 }
 
+// used is every name that nodes read or the graph puts out. A node with a
+// subgraph (If, Loop, Scan) may read outer names from inside it: every
+// name its fields hold counts as read.
+func (gr *graph) used(nodes []*node) map[string]bool {
+	used := maps.Clone(gr.outputs)
+	var withSubgraphs [][]byte
+	for _, n := range nodes {
+		for _, in := range n.inputs {
+			used[in] = true
+		}
+		if n.subgraphs {
+			withSubgraphs = append(withSubgraphs, n.fields...)
+		}
+	}
+	if len(withSubgraphs) > 0 {
+		for name := range gr.inits {
+			used[name] = used[name] || slices.ContainsFunc(withSubgraphs, func(f []byte) bool { return bytes.Contains(f, []byte(name)) })
+		}
+		for name := range gr.identity {
+			used[name] = used[name] || slices.ContainsFunc(withSubgraphs, func(f []byte) bool { return bytes.Contains(f, []byte(name)) })
+		}
+	}
+	return used
+}
+
+func firstOf(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return names[0]
+}
+
 func int8Graph(g []byte, st *Stats) ([]byte, error) {
 	gr, err := readGraph(g)
 	if err != nil {
@@ -251,7 +333,7 @@ func int8Graph(g []byte, st *Stats) ([]byte, error) {
 		if !ok || n.domain != "" || len(n.inputs) <= spec[0] {
 			continue
 		}
-		t := gr.inits[n.inputs[spec[0]]]
+		t := gr.weight(n.inputs[spec[0]])
 		if t == nil || t.floats == nil || len(t.dims) < 2 || gr.inputs[t.name] {
 			continue
 		}
@@ -323,6 +405,8 @@ func readNode(b []byte) (*node, error) {
 		case num == nodeInput && typ == protowire.BytesType:
 			n.inputs = append(n.inputs, string(val))
 			return nil
+		case num == nodeOutput && typ == protowire.BytesType:
+			n.outputs = append(n.outputs, string(val))
 		case num == nodeOpType && typ == protowire.BytesType:
 			n.opType = string(val)
 			return nil
@@ -339,6 +423,8 @@ func readNode(b []byte) (*node, error) {
 				case num == attrInt && typ == protowire.VarintType:
 					x, _ := protowire.ConsumeVarint(v)
 					i = int64(x)
+				case (num == attrGraph || num == attrGraphs) && typ == protowire.BytesType:
+					n.subgraphs = true
 				}
 				return nil
 			}); err != nil {
