@@ -3,9 +3,9 @@ package quantize
 import (
 	"maps"
 	"math"
-	"slices"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
