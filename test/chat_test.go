@@ -249,28 +249,49 @@ func TestBenchStagesWritesJSON(t *testing.T) {
 	assert.LessOrEqual(t, res.MemoryEnd.Anon, res.MemoryEnd.RSS)
 
 	// --profile splits each graph's node time by operator, ONNX
-	// Runtime's profiler timing them: the decode step's KV cache is
-	// concatenated into the present one, moving data.
+	// Runtime's profiler timing them in a second run: the decode step's KV
+	// cache is concatenated into the present one, moving data. And it
+	// measures the machine's limits and puts each graph against them.
 	stdout, stderr, err = agent(t, "bench", "stages", "testdata/demo.wav", "--json", "--profile", "--vad", "energy", "--asr", "scripted", "--turn", "none",
 		"--tts-model-dir", "../tts/moss/testdata/tiny", "--tts-codec-dir", "../tts/moss/testdata/tiny-codec", "--text", "Hello there.")
 	require.NoError(t, err, stderr)
 	var profiled struct {
 		Stages []struct {
 			Graphs []struct {
-				Graph     string             `json:"graph"`
-				MovingMS  float64            `json:"moving_ms"`
-				ComputeMS float64            `json:"compute_ms"`
-				OpsMS     map[string]float64 `json:"ops_ms"`
+				Graph        string             `json:"graph"`
+				MSPerCall    float64            `json:"ms_per_call"`
+				MovingMS     float64            `json:"moving_ms"`
+				ComputeMS    float64            `json:"compute_ms"`
+				OpsMS        map[string]float64 `json:"ops_ms"`
+				MBPerCall    float64            `json:"mb_per_call"`
+				MMACsPerCall float64            `json:"mmacs_per_call"`
+				BoundMS      float64            `json:"bound_ms"`
+				TimesBound   float64            `json:"times_bound"`
 			} `json:"graphs"`
 		} `json:"stages"`
+		Limits struct {
+			ReadGBs float64            `json:"read_gb_s"`
+			GMACs   map[string]float64 `json:"gmac_s"`
+		} `json:"limits"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(stdout), &profiled), stdout)
 	require.Len(t, profiled.Stages, 1)
+	assert.Positive(t, profiled.Limits.ReadGBs)
+	for _, f := range []string{"fp32", "int8", "int4", "fp32 x128", "int8 x128", "int4 x128"} {
+		assert.Positive(t, profiled.Limits.GMACs[f], f)
+	}
 	for _, g := range profiled.Stages[0].Graphs {
 		assert.Positive(t, g.ComputeMS, g.Graph)
+		if g.Graph == "prefill" {
+			continue // not run on the text: no call to bound
+		}
+		assert.Positive(t, g.MBPerCall, g.Graph)
+		assert.Positive(t, g.BoundMS, g.Graph)
+		assert.InDelta(t, g.MSPerCall/g.BoundMS, g.TimesBound, 1e-6, g.Graph)
 		if g.Graph == "decode step" {
 			assert.Contains(t, g.OpsMS, "Concat")
 			assert.Positive(t, g.MovingMS)
+			assert.Positive(t, g.MMACsPerCall, "the global transformer's products")
 		}
 	}
 

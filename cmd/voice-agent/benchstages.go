@@ -81,7 +81,17 @@ type graphBench struct {
 	MovingMS  float64            `json:"moving_ms,omitempty"`
 	ComputeMS float64            `json:"compute_ms,omitempty"`
 	OpsMS     map[string]float64 `json:"ops_ms,omitempty"`
-	model     string
+	// A call's least time on this machine (--profile): its bytes (the
+	// weights its matrix products read, onnx.ReadWeights, and its
+	// inputs and outputs) over the read bandwidth, or its multiply-adds
+	// over ONNX Runtime's matrix product rate, whichever is longer
+	// (machineLimits). TimesBound is MSPerCall over BoundMS.
+	MBPerCall    float64 `json:"mb_per_call,omitempty"`
+	MMACsPerCall float64 `json:"mmacs_per_call,omitempty"`
+	BoundMS      float64 `json:"bound_ms,omitempty"`
+	TimesBound   float64 `json:"times_bound,omitempty"`
+	model        string
+	tensorBytes  float64 // a call's inputs and outputs
 }
 
 type stagesBench struct {
@@ -95,6 +105,8 @@ type stagesBench struct {
 	GOOS         string        `json:"goos"`
 	GOARCH       string        `json:"goarch"`
 	CPUs         int           `json:"cpus"`
+	// Limits are the machine's, which --profile measures for the bounds.
+	Limits *machineLimits `json:"limits,omitempty"`
 }
 
 func (a *app) benchStagesCmd() *cobra.Command {
@@ -121,13 +133,19 @@ real-time factor and time to first audio on --text.`,
 			whole := memstat.Sample(memorySampling)
 			defer whole.Stop()
 			s := a.cfg.Stages
+			profiled := s
 			if profile {
 				dir, err := os.MkdirTemp("", "voice-profile-")
 				if err != nil {
 					return err
 				}
 				defer os.RemoveAll(dir)
-				s.ONNXProfile = filepath.Join(dir, "onnx")
+				profiled.ONNXProfile = filepath.Join(dir, "onnx")
+				limits, err := measureLimits(onnx.Options{Library: s.ONNXRuntime})
+				if err != nil {
+					return err
+				}
+				res.Limits = &limits
 			}
 			for _, sm := range s.StageModels() {
 				if sm.Stage == "runtime" {
@@ -138,17 +156,19 @@ real-time factor and time to first audio on --text.`,
 					continue
 				}
 				b, err := benchStage(cmd.Context(), s, sm, input, text, loadOnly)
+				if err == nil && profile && len(b.Graphs) > 0 {
+					// The profiler slows every node: the graphs are timed
+					// above, and split and counted in a second, profiled run.
+					if _, err = benchStage(cmd.Context(), profiled, sm, input, text, loadOnly); err == nil {
+						err = profileGraphs(profiled.ONNXProfile, b.Graphs, *res.Limits)
+					}
+				}
 				if err == nil {
 					// Not every stage's work watches the context.
 					err = cmd.Context().Err()
 				}
 				if err != nil {
 					return fmt.Errorf("%s: %w", sm.Stage, err)
-				}
-				if profile {
-					if err := readProfiles(s.ONNXProfile, b.Graphs); err != nil {
-						return fmt.Errorf("%s: %w", sm.Stage, err)
-					}
 				}
 				res.Stages = append(res.Stages, b)
 			}
@@ -392,11 +412,13 @@ func printStages(w io.Writer, r stagesBench) {
 		}
 		fmt.Fprintf(w, "%-5s %9.1f %9.1f %9.1f %9.1f %10.3f  %s%s\n", s.Stage, s.LoadMS, s.AnonMiB, s.FileMiB, s.PeakAnonMiB, s.ComputeMS, s.Unit, extra)
 		for _, g := range s.Graphs {
-			split := ""
+			fmt.Fprintf(w, "      %-12s %5d calls, %8.1f ms, %7.2f ms a call\n", g.Graph, g.Calls, g.TotalMS, g.MSPerCall)
 			if g.OpsMS != nil {
-				split = fmt.Sprintf("; of its node time %.0f%% moving data (over the session's life: %s ms)", 100*g.MovingMS/max(g.MovingMS+g.ComputeMS, 1e-9), topOps(g.OpsMS, 3))
+				fmt.Fprintf(w, "%18s of its node time %.0f%% moving data (profiled, over the session's life: %s ms)\n", "", 100*g.MovingMS/max(g.MovingMS+g.ComputeMS, 1e-9), topOps(g.OpsMS, 3))
 			}
-			fmt.Fprintf(w, "      %-12s %5d calls, %8.1f ms, %7.2f ms a call%s\n", g.Graph, g.Calls, g.TotalMS, g.MSPerCall, split)
+			if g.BoundMS > 0 {
+				fmt.Fprintf(w, "%18s a call's bound %.2f ms (%.1f MB, %.0f M multiply-adds): %.1fx it\n", "", g.BoundMS, g.MBPerCall, g.MMACsPerCall, g.TimesBound)
+			}
 		}
 		if len(s.Graphs) > 0 {
 			fmt.Fprintf(w, "      %-12s %20.1f ms\n", "outside them", s.OutsideGraphsMS)
@@ -404,6 +426,10 @@ func printStages(w io.Writer, r stagesBench) {
 	}
 	if len(r.Skipped) > 0 {
 		fmt.Fprintf(w, "skipped (a test double, off, or no model installed): %v\n", r.Skipped)
+	}
+	if l := r.Limits; l != nil {
+		fmt.Fprintf(w, "bounds against this machine, one thread: read %.1f GB/s; ONNX Runtime's [1,768]x[768,3072] product fp32 %.1f, int8 %.1f, int4 %.1f G multiply-adds/s (on %d rows: %.1f, %.1f, %.1f)\n",
+			l.ReadGBs, l.GMACs["fp32"], l.GMACs["int8"], l.GMACs["int4"], gemmRows, l.GMACs[rateKey("fp32", gemmRows)], l.GMACs[rateKey("int8", gemmRows)], l.GMACs[rateKey("int4", gemmRows)])
 	}
 	fmt.Fprintf(w, "anon, file: memory the load added, anonymous and file-backed; peak anon: the most anonymous memory over load and compute\n")
 	fmt.Fprintf(w, "peak %s\nat the end %s\n%s/%s, %d CPUs\n", r.Peak, r.MemoryEnd, r.GOOS, r.GOARCH, r.CPUs)
@@ -421,15 +447,17 @@ func graphRuns(tts pipeline.Synthesizer, before []graphBench, elapsed time.Durat
 	var graphs []graphBench
 	inside := 0.0
 	for _, g := range r.Runs() {
-		gb := graphBench{Graph: g.Graph, Calls: g.Calls, TotalMS: ms(g.Time), model: g.Model}
+		gb := graphBench{Graph: g.Graph, Calls: g.Calls, TotalMS: ms(g.Time), model: g.Model, tensorBytes: float64(g.InBytes + g.OutBytes)}
 		for _, b := range before {
 			if b.Graph == gb.Graph {
 				gb.Calls -= b.Calls
 				gb.TotalMS -= b.TotalMS
+				gb.tensorBytes -= b.tensorBytes
 			}
 		}
 		if gb.Calls > 0 {
 			gb.MSPerCall = gb.TotalMS / float64(gb.Calls)
+			gb.tensorBytes /= float64(gb.Calls)
 		}
 		inside += gb.TotalMS
 		graphs = append(graphs, gb)
@@ -445,22 +473,54 @@ var movingOps = map[string]bool{
 	"Split": true, "ScatterND": true, "Where": true, "Pad": true, "Tile": true,
 }
 
-// readProfiles fills each graph's split by operator from the profiles
-// ONNX Runtime wrote under prefix when the stage closed.
-func readProfiles(prefix string, graphs []graphBench) error {
+// profileGraphs fills each of graphs' split by operator, and its bound,
+// from the profiles ONNX Runtime wrote under prefix in a second run of
+// the stage.
+func profileGraphs(prefix string, graphs []graphBench, limits machineLimits) error {
 	for i := range graphs {
-		ops, err := onnx.ReadProfile(prefix, graphs[i].model)
+		g := &graphs[i]
+		p, err := onnx.ReadProfile(prefix, g.model)
 		if err != nil {
 			return err
 		}
-		graphs[i].OpsMS = map[string]float64{}
-		for op, d := range ops {
-			graphs[i].OpsMS[op] = ms(d)
+		g.OpsMS = map[string]float64{}
+		for op, d := range p.Ops {
+			g.OpsMS[op] = ms(d)
 			if movingOps[op] {
-				graphs[i].MovingMS += ms(d)
+				g.MovingMS += ms(d)
 			} else {
-				graphs[i].ComputeMS += ms(d)
+				g.ComputeMS += ms(d)
 			}
+		}
+		w, err := onnx.ReadWeights(g.model)
+		if err != nil {
+			return err
+		}
+		if p.Runs == 0 || g.Calls == 0 {
+			continue
+		}
+		// MatMulNBits computes at its bits' rate, the other products in fp32.
+		var macs, seconds float64
+		for product, byOp := range map[int]map[string]float64{1: p.MACs, gemmRows: p.BatchMACs} {
+			for op, n := range byOp {
+				format := "fp32"
+				if op == "MatMulNBits" {
+					format = fmt.Sprintf("int%d", w.NBits)
+				}
+				rate := limits.GMACs[rateKey(format, product)]
+				if rate == 0 {
+					continue
+				}
+				n /= float64(p.Runs)
+				macs += n
+				seconds += n / (rate * 1e9)
+			}
+		}
+		bytes := float64(w.Bytes) + g.tensorBytes
+		g.MBPerCall, g.MMACsPerCall = bytes/1e6, macs/1e6
+		g.BoundMS = 1000 * max(seconds, bytes/(limits.ReadGBs*1e9))
+		if g.BoundMS > 0 {
+			g.TimesBound = g.MSPerCall / g.BoundMS
 		}
 	}
 	return nil

@@ -9,44 +9,104 @@ import (
 	"time"
 )
 
-// ReadProfile sums the node times of the profiles ONNX Runtime wrote for
-// the model at path under the Options.Profile prefix (when its sessions
-// were destroyed), by operator: where a graph's time goes, computing
-// (MatMulNBits, Attention) or moving data (Concat, Slice, Transpose).
-func ReadProfile(prefix, model string) (map[string]time.Duration, error) {
+// Profile is what ONNX Runtime's profiles of one model's sessions say.
+type Profile struct {
+	// Ops is the node time by operator: where a graph's time goes,
+	// computing (MatMulNBits, Attention) or moving data (Concat, Slice,
+	// Transpose).
+	Ops map[string]time.Duration
+	// Runs is how many runs the profiles cover.
+	Runs int
+	// MACs is, by operator, the multiply-adds of the matrix products its
+	// nodes ran (MatMul, FusedMatMul, Gemm, MatMulNBits) on one row (a
+	// matrix-vector product, M = 1), from the shapes each node run was
+	// given: an output of shape [..., M, N] from an input [..., M, K] is
+	// M*N*K of them, times the leading dimensions. BatchMACs is the same
+	// for products of more rows (a prefill's).
+	MACs, BatchMACs map[string]float64
+}
+
+// matrixProducts are the operators Profile counts multiply-adds of.
+var matrixProducts = map[string]bool{"MatMul": true, "FusedMatMul": true, "Gemm": true, "MatMulNBits": true, "MatMulInteger": true}
+
+// ReadProfile reads the profiles ONNX Runtime wrote for the model at path
+// under the Options.Profile prefix (when its sessions were destroyed).
+func ReadProfile(prefix, model string) (Profile, error) {
+	p := Profile{Ops: map[string]time.Duration{}, MACs: map[string]float64{}, BatchMACs: map[string]float64{}}
 	files, err := filepath.Glob(profilePrefix(prefix, model) + "_*.json")
 	if err != nil {
-		return nil, err
+		return p, err
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("onnx: no profile of %s under %s", model, prefix)
+		return p, fmt.Errorf("onnx: no profile of %s under %s", model, prefix)
 	}
-	byOp := map[string]time.Duration{}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			return nil, err
+			return p, err
 		}
 		// Chrome trace events; a node's run is "NAME_kernel_time" with
-		// its operator in args.op_name and its duration in microseconds.
+		// its operator in args.op_name, its duration in microseconds and
+		// its tensors' shapes as [{"float": [dims]}, ...]; a session run
+		// is "model_run".
 		var events []struct {
 			Cat  string `json:"cat"`
 			Name string `json:"name"`
 			Dur  int64  `json:"dur"`
 			Args struct {
-				OpName string `json:"op_name"`
+				OpName string               `json:"op_name"`
+				In     []map[string][]int64 `json:"input_type_shape"`
+				Out    []map[string][]int64 `json:"output_type_shape"`
 			} `json:"args"`
 		}
 		if err := json.Unmarshal(data, &events); err != nil {
-			return nil, fmt.Errorf("onnx: profile %s: %w", f, err)
+			return p, fmt.Errorf("onnx: profile %s: %w", f, err)
 		}
 		for _, e := range events {
-			if e.Cat == "Node" && strings.HasSuffix(e.Name, "_kernel_time") {
-				byOp[e.Args.OpName] += time.Duration(e.Dur) * time.Microsecond
+			switch {
+			case e.Cat == "Session" && e.Name == "model_run":
+				p.Runs++
+			case e.Cat == "Node" && strings.HasSuffix(e.Name, "_kernel_time"):
+				p.Ops[e.Args.OpName] += time.Duration(e.Dur) * time.Microsecond
+				if matrixProducts[e.Args.OpName] {
+					n, rows := macs(e.Args.In, e.Args.Out)
+					if rows > 1 {
+						p.BatchMACs[e.Args.OpName] += n
+					} else {
+						p.MACs[e.Args.OpName] += n
+					}
+				}
 			}
 		}
 	}
-	return byOp, nil
+	return p, nil
+}
+
+// macs is the multiply-adds of a matrix product with these input and
+// output shapes, the output's size times the first input's last
+// dimension (K), and its rows (M).
+func macs(in, out []map[string][]int64) (n float64, rows int64) {
+	dims := func(ts []map[string][]int64) []int64 {
+		for _, t := range ts {
+			for _, d := range t {
+				return d
+			}
+		}
+		return nil
+	}
+	a, y := dims(in), dims(out)
+	if len(a) == 0 || len(y) == 0 {
+		return 0, 0
+	}
+	n = float64(a[len(a)-1])
+	for _, d := range y {
+		n *= float64(d)
+	}
+	rows = 1
+	if len(y) > 1 {
+		rows = y[len(y)-2]
+	}
+	return n, rows
 }
 
 // profilePrefix is the prefix of the profile files a session of model

@@ -52,8 +52,9 @@ type Options struct {
 // Session is an ONNX model checked against the tensors its caller uses.
 type Session struct {
 	*ort.DynamicAdvancedSession
-	runs runStats
-	Path string
+	runsMu sync.Mutex
+	runs   RunStats
+	Path   string
 	// Mapped is the optimized copy the session was loaded from, with its
 	// prepacked weights mapped from a file (see mappedCopy); "" when the
 	// model was loaded as it is.
@@ -78,7 +79,7 @@ func (s *Session) RunContext(ctx context.Context, inputs, outputs []ort.Value) e
 	stop := context.AfterFunc(ctx, func() { _ = opts.Terminate() })
 	start := time.Now()
 	err = s.RunWithOptions(inputs, outputs, opts)
-	s.runs.add(time.Since(start))
+	s.addRun(time.Since(start), inputs, outputs)
 	stop()
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return ctxErr
@@ -86,35 +87,67 @@ func (s *Session) RunContext(ctx context.Context, inputs, outputs []ort.Value) e
 	return err
 }
 
-// Run runs the session, as ONNX Runtime's Run, counting the call and its
-// time (Runs).
+// Run runs the session, as ONNX Runtime's Run, counting the call, its
+// time and the bytes of its inputs and outputs (Runs).
 func (s *Session) Run(inputs, outputs []ort.Value) error {
 	start := time.Now()
 	err := s.DynamicAdvancedSession.Run(inputs, outputs)
-	s.runs.add(time.Since(start))
+	s.addRun(time.Since(start), inputs, outputs)
 	return err
 }
 
-// Runs is how many times the session ran and the wall time it took.
-func (s *Session) Runs() (calls int, total time.Duration) { return s.runs.get() }
-
-type runStats struct {
-	mu    sync.Mutex
-	calls int
-	total time.Duration
+// RunStats is what a session's runs took: how many, their wall time, and
+// the bytes of tensors they were given and gave back (a decode step's KV
+// cache, a codec's state: memory a run must at least read and write).
+type RunStats struct {
+	Calls             int
+	Time              time.Duration
+	InBytes, OutBytes int64
 }
 
-func (r *runStats) add(d time.Duration) {
-	r.mu.Lock()
-	r.calls++
-	r.total += d
-	r.mu.Unlock()
+// Runs is what the session's runs took so far.
+func (s *Session) Runs() RunStats {
+	s.runsMu.Lock()
+	defer s.runsMu.Unlock()
+	return s.runs
 }
 
-func (r *runStats) get() (int, time.Duration) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.calls, r.total
+func (s *Session) addRun(d time.Duration, inputs, outputs []ort.Value) {
+	in, out := tensorBytes(inputs), tensorBytes(outputs)
+	s.runsMu.Lock()
+	defer s.runsMu.Unlock()
+	s.runs.Calls++
+	s.runs.Time += d
+	s.runs.InBytes += in
+	s.runs.OutBytes += out
+}
+
+// tensorBytes is the size of the tensors' data.
+func tensorBytes(vs []ort.Value) int64 {
+	var n int64
+	for _, v := range vs {
+		if v == nil || v.GetONNXType() != ort.ONNXTypeTensor {
+			continue
+		}
+		n += v.GetShape().FlattenedSize() * elementBytes(ort.TensorElementDataType(v.DataType()))
+	}
+	return n
+}
+
+// elementBytes is the size of one element of type t (0 for strings and
+// sub-byte types).
+func elementBytes(t ort.TensorElementDataType) int64 {
+	switch t {
+	case ort.TensorElementDataTypeUint8, ort.TensorElementDataTypeInt8, ort.TensorElementDataTypeBool:
+		return 1
+	case ort.TensorElementDataTypeUint16, ort.TensorElementDataTypeInt16, ort.TensorElementDataTypeFloat16, ort.TensorElementDataTypeBFloat16:
+		return 2
+	case ort.TensorElementDataTypeFloat, ort.TensorElementDataTypeInt32, ort.TensorElementDataTypeUint32:
+		return 4
+	case ort.TensorElementDataTypeDouble, ort.TensorElementDataTypeInt64, ort.TensorElementDataTypeUint64:
+		return 8
+	}
+	return 0
 }
 
 // ErrModelMismatch is returned when a model's inputs or outputs are not

@@ -611,3 +611,41 @@ func float32Raw(f []float32) []byte {
 
 // eachField walks a message's fields (onnxproto.EachField).
 var eachField = onnxproto.EachField
+
+// MatMulModel is a model of one MatMul, y [m, n] = x [m, k] times the
+// constant weight w [k, n] (row-major), m any: the yardstick of a
+// runtime's matrix product rate, in fp32 as it is and in 8 or 4 bits after
+// NBits.
+func MatMulModel(w []float32, k, n int) []byte {
+	info := func(name string, dims ...int64) []byte {
+		var shape []byte
+		for _, d := range dims {
+			dim := protowire.AppendString(protowire.AppendTag(nil, 2, protowire.BytesType), "m") // dim_param
+			if d >= 0 {
+				dim = protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), uint64(d)) // dim_value
+			}
+			shape = protowire.AppendBytes(protowire.AppendTag(shape, 1, protowire.BytesType), dim)
+		}
+		tt := protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), typeFloat)
+		tt = protowire.AppendBytes(protowire.AppendTag(tt, 2, protowire.BytesType), shape)
+		typ := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), tt)
+		v := protowire.AppendString(protowire.AppendTag(nil, valueName, protowire.BytesType), name)
+		return protowire.AppendBytes(protowire.AppendTag(v, 2, protowire.BytesType), typ)
+	}
+	fields := [][]byte{protowire.AppendString(protowire.AppendTag(nil, nodeOutput, protowire.BytesType), "y")}
+	mm := node{inputs: []string{"x", "w"}, opType: "MatMul", fields: fields}
+	var g []byte
+	add := func(num protowire.Number, b []byte) {
+		g = protowire.AppendBytes(protowire.AppendTag(g, num, protowire.BytesType), b)
+	}
+	add(graphNode, mm.encode())
+	add(2, []byte("matmul"))
+	add(graphInit, tensorBytes("w", typeFloat, []int64{int64(k), int64(n)}, float32Raw(w)))
+	add(graphInput, info("x", -1, int64(k)))
+	add(onnxproto.GraphOutput, info("y", -1, int64(n)))
+	var m []byte
+	m = protowire.AppendVarint(protowire.AppendTag(m, 1, protowire.VarintType), 8) // ir_version
+	opset := protowire.AppendVarint(protowire.AppendTag(nil, opsetVer, protowire.VarintType), 17)
+	m = protowire.AppendBytes(protowire.AppendTag(m, modelOpset, protowire.BytesType), opset)
+	return protowire.AppendBytes(protowire.AppendTag(m, modelGraph, protowire.BytesType), g)
+}

@@ -361,13 +361,12 @@ func (s *Synthesizer) openGraphs(ttsDir, codecDir string, tm *ttsMeta, cm *codec
 	return nil
 }
 
-// GraphRuns is how often one of the synthesizer's graphs ran and the wall
-// time its runs took (onnx.Session.Runs).
+// GraphRuns is what one of the synthesizer's graphs' runs took
+// (onnx.Session.Runs).
 type GraphRuns struct {
 	Graph string // prefill, decode step, local frame, codec
 	Model string // its file
-	Calls int
-	Time  time.Duration
+	onnx.RunStats
 }
 
 // Runs is, graph by graph, what the synthesizer's runs took so far; a
@@ -379,8 +378,7 @@ func (s *Synthesizer) Runs() []GraphRuns {
 		s    *onnx.Session
 	}{{"prefill", s.prefill}, {"decode step", s.decode}, {"local frame", s.local}, {"codec", s.codec}} {
 		if g.s != nil {
-			calls, total := g.s.Runs()
-			out = append(out, GraphRuns{Graph: g.name, Model: g.s.Path, Calls: calls, Time: total})
+			out = append(out, GraphRuns{Graph: g.name, Model: g.s.Path, RunStats: g.s.Runs()})
 		}
 	}
 	return out
