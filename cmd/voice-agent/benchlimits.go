@@ -44,7 +44,7 @@ func measureLimits(opts onnx.Options) (machineLimits, error) {
 		return l, err
 	}
 	defer os.RemoveAll(dir)
-	fp32 := quantize.MatMulModel(w, k, n)
+	fp32 := quantize.MatMulModel(w, k, n, 1)
 	for _, f := range []struct {
 		name string
 		bits int

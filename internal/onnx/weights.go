@@ -17,6 +17,11 @@ type Weights struct {
 	// feeding them), each counted once however many nodes read it,
 	// as the file stores them (4-bit weights half a byte each).
 	Bytes int64
+	// PerNodeBytes counts each weight once for every node that reads it
+	// (directly or through Identity nodes, as the steps of an unrolled
+	// loop do): ONNX Runtime prepacks a weight for each kernel, so what
+	// it holds follows PerNodeBytes, not Bytes.
+	PerNodeBytes int64
 	// NBits is the bits attribute of its MatMulNBits nodes, 0 if none.
 	NBits int
 }
@@ -132,7 +137,12 @@ func readWeights(model []byte) (Weights, error) {
 			for hops := 0; hops <= len(identity) && sizes[in] == 0 && identity[in] != ""; hops++ {
 				in = identity[in]
 			}
-			if size, ok := sizes[in]; ok && !counted[in] {
+			size, ok := sizes[in]
+			if !ok {
+				continue
+			}
+			w.PerNodeBytes += size
+			if !counted[in] {
 				counted[in] = true
 				w.Bytes += size
 			}

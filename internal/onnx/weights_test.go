@@ -15,20 +15,25 @@ import (
 )
 
 // ReadWeights counts the bytes a model's matrix products read, as the
-// file stores them: a [64, 96] fp32 MatMul weight, and the same in 4 bits
-// (MatMulNBits: half a byte a weight and an fp32 scale for each 32).
+// file stores them: a [64, 96] fp32 MatMul weight, the same in 4 bits
+// (MatMulNBits: half a byte a weight and an fp32 scale for each 32), and
+// a weight three MatMuls read, once and once a node.
 func TestReadWeights(t *testing.T) {
 	const k, n = 64, 96
-	model := quantize.MatMulModel(make([]float32, k*n), k, n)
+	model := quantize.MatMulModel(make([]float32, k*n), k, n, 1)
 	int4, _, err := quantize.NBits(model, quantize.Format{Bits: 4})
+	require.NoError(t, err)
+	const int4Bytes = k*n/2 + 4*k*n/32
+	thrice, _, err := quantize.NBits(quantize.MatMulModel(make([]float32, k*n), k, n, 3), quantize.Format{Bits: 4})
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name  string
 		model []byte
 		want  onnx.Weights
 	}{
-		{"fp32", model, onnx.Weights{Bytes: 4 * k * n}},
-		{"int4", int4, onnx.Weights{Bytes: k*n/2 + 4*k*n/32, NBits: 4}},
+		{"fp32", model, onnx.Weights{Bytes: 4 * k * n, PerNodeBytes: 4 * k * n}},
+		{"int4", int4, onnx.Weights{Bytes: int4Bytes, PerNodeBytes: int4Bytes, NBits: 4}},
+		{"read thrice", thrice, onnx.Weights{Bytes: int4Bytes, PerNodeBytes: 3 * int4Bytes, NBits: 4}},
 	} {
 		path := filepath.Join(t.TempDir(), tc.name+".onnx")
 		require.NoError(t, os.WriteFile(path, tc.model, 0o644))
@@ -48,7 +53,7 @@ func TestRunsAndProfile(t *testing.T) {
 	const rows, k, n, runs = 3, 64, 96, 4
 	dir := t.TempDir()
 	path := filepath.Join(dir, "matmul.onnx")
-	require.NoError(t, os.WriteFile(path, quantize.MatMulModel(make([]float32, k*n), k, n), 0o644))
+	require.NoError(t, os.WriteFile(path, quantize.MatMulModel(make([]float32, k*n), k, n, 1), 0o644))
 	prefix := filepath.Join(dir, "profile")
 	s, err := onnx.Open(path, []onnx.Tensor{{Name: "x", Type: onnx.Float}}, []onnx.Tensor{{Name: "y", Type: onnx.Float}}, onnx.Options{Profile: prefix}, "")
 	require.NoError(t, err)

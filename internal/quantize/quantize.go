@@ -22,6 +22,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -612,11 +613,12 @@ func float32Raw(f []float32) []byte {
 // eachField walks a message's fields (onnxproto.EachField).
 var eachField = onnxproto.EachField
 
-// MatMulModel is a model of one MatMul, y [m, n] = x [m, k] times the
-// constant weight w [k, n] (row-major), m any: the yardstick of a
-// runtime's matrix product rate, in fp32 as it is and in 8 or 4 bits after
-// NBits.
-func MatMulModel(w []float32, k, n int) []byte {
+// MatMulModel is a model of uses MatMuls, y<i> [m, n] = x [m, k] times
+// the constant weight w [k, n] (row-major), m any: with one use, the
+// yardstick of a runtime's matrix product rate, in fp32 as it is and in 8
+// or 4 bits after NBits; with more, a weight read at several places, as
+// an unrolled loop's steps read theirs.
+func MatMulModel(w []float32, k, n, uses int) []byte {
 	info := func(name string, dims ...int64) []byte {
 		var shape []byte
 		for _, d := range dims {
@@ -632,17 +634,27 @@ func MatMulModel(w []float32, k, n int) []byte {
 		v := protowire.AppendString(protowire.AppendTag(nil, valueName, protowire.BytesType), name)
 		return protowire.AppendBytes(protowire.AppendTag(v, 2, protowire.BytesType), typ)
 	}
-	fields := [][]byte{protowire.AppendString(protowire.AppendTag(nil, nodeOutput, protowire.BytesType), "y")}
-	mm := node{inputs: []string{"x", "w"}, opType: "MatMul", fields: fields}
 	var g []byte
 	add := func(num protowire.Number, b []byte) {
 		g = protowire.AppendBytes(protowire.AppendTag(g, num, protowire.BytesType), b)
 	}
-	add(graphNode, mm.encode())
+	output := func(i int) string {
+		if i == 0 {
+			return "y"
+		}
+		return "y" + strconv.Itoa(i)
+	}
+	for i := range uses {
+		fields := [][]byte{protowire.AppendString(protowire.AppendTag(nil, nodeOutput, protowire.BytesType), output(i))}
+		mm := node{inputs: []string{"x", "w"}, opType: "MatMul", fields: fields}
+		add(graphNode, mm.encode())
+	}
 	add(2, []byte("matmul"))
 	add(graphInit, tensorBytes("w", typeFloat, []int64{int64(k), int64(n)}, float32Raw(w)))
 	add(graphInput, info("x", -1, int64(k)))
-	add(onnxproto.GraphOutput, info("y", -1, int64(n)))
+	for i := range uses {
+		add(onnxproto.GraphOutput, info(output(i), -1, int64(n)))
+	}
 	var m []byte
 	m = protowire.AppendVarint(protowire.AppendTag(m, 1, protowire.VarintType), 8) // ir_version
 	opset := protowire.AppendVarint(protowire.AppendTag(nil, opsetVer, protowire.VarintType), 17)

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/voiceassistant/voice/internal/onnx"
 )
 
 // DefaultMemoryBudget is the budget on arch: on the glasses (arm64, 1-2
@@ -85,7 +87,7 @@ func (s Stages) ExpectedMemory() []StageMemory {
 		if fused {
 			k = stageMemory["llm fused"]
 		}
-		model := mib(files) + mib(twice)
+		model := mib(files) + mib(twice) + packedPerNodeMiB(files)
 		m := StageMemory{Stage: sm.Stage, MiB: k.perModelMiB*model + k.runMiB}
 		switch {
 		case sm.Stage == "tts" && !s.TTSLowMemory:
@@ -190,6 +192,23 @@ func (s Stages) modelFiles(stage string) (files, twice []string) {
 		return files, twice
 	}
 	return nil, nil
+}
+
+// packedPerNodeMiB is what the ONNX graphs among files hold beyond their
+// files because ONNX Runtime prepacks a weight once for every node that
+// reads it: MOSS's local frame graph, its 17 steps unrolled, reads each of
+// its transformer's weights at 17 places (onnx.Weights.PerNodeBytes).
+func packedPerNodeMiB(files []string) float64 {
+	var n int64
+	for _, f := range files {
+		if filepath.Ext(f) != ".onnx" {
+			continue
+		}
+		if w, err := onnx.ReadWeights(f); err == nil {
+			n += w.PerNodeBytes - w.Bytes
+		}
+	}
+	return float64(n) / (1 << 20)
 }
 
 func mib(files []string) float64 {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/voiceassistant/voice/internal/clock"
+	"github.com/voiceassistant/voice/internal/quantize"
 	"github.com/voiceassistant/voice/llm/mnn"
 )
 
@@ -68,6 +69,14 @@ func TestExpectedMemoryFollowsTheModels(t *testing.T) {
 
 	s.TTSLowMemory = true
 	assert.InDelta(t, full["tts"]-67, expected(s)["tts"], 1)
+
+	// A weight read at 17 places (the unrolled local frame graph's) is
+	// prepacked 17 times: 16 more copies of its 1 MiB.
+	const k, n = 512, 512
+	local := quantize.MatMulModel(make([]float32, k*n), k, n, 17)
+	require.NoError(t, os.WriteFile(filepath.Join(s.ModelDir, MossDir, "moss_tts_local_fixed_sampled_frame.onnx"), local, 0o644))
+	size := float64(len(local)) / (1 << 20)
+	assert.InDelta(t, full["tts"]-67+size+16, expected(s)["tts"], 0.1)
 }
 
 // Over the budget, start-up stops before loading anything, with one line
