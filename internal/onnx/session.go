@@ -122,14 +122,24 @@ func (s *Session) addRun(d time.Duration, inputs, outputs []ort.Value) {
 	s.runs.OutBytes += out
 }
 
-// tensorBytes is the size of the tensors' data.
+// tensorBytes is the size of the tensors' data. The common types are
+// measured by their data, which GetShape would copy a shape to learn.
 func tensorBytes(vs []ort.Value) int64 {
 	var n int64
 	for _, v := range vs {
-		if v == nil || v.GetONNXType() != ort.ONNXTypeTensor {
-			continue
+		switch t := v.(type) {
+		case nil:
+		case *ort.Tensor[float32]:
+			n += 4 * int64(len(t.GetData()))
+		case *ort.Tensor[int32]:
+			n += 4 * int64(len(t.GetData()))
+		case *ort.Tensor[int64]:
+			n += 8 * int64(len(t.GetData()))
+		default:
+			if v.GetONNXType() == ort.ONNXTypeTensor {
+				n += v.GetShape().FlattenedSize() * elementBytes(ort.TensorElementDataType(v.DataType()))
+			}
 		}
-		n += v.GetShape().FlattenedSize() * elementBytes(ort.TensorElementDataType(v.DataType()))
 	}
 	return n
 }
