@@ -13,12 +13,12 @@ import (
 type codecState struct {
 	s     *Synthesizer
 	state []ort.Value
-	// next receives the state a call returns, in tensors of cs's own
-	// (the state's shapes do not change), and then the two swap: without
-	// them ONNX Runtime would allocate the returned state and
-	// onnxruntime_go copy it into new Go slices, three copies of the
-	// codec's caches (25 MB at full size) live at once instead of two.
-	// The caches slide, so a call cannot write over its input.
+	// next receives the state a call returns, in tensors of the
+	// synthesizer's own (the state's shapes do not change), and then the
+	// two swap: without them ONNX Runtime would allocate the returned
+	// state and onnxruntime_go copy it into new Go slices, three copies of
+	// the codec's caches (25 MB at full size) live at once instead of
+	// two. The caches slide, so a call cannot write over its input.
 	next    []ort.Value
 	pending [][]int32 // frames not decoded yet
 	calls   int       // codec calls made
@@ -29,64 +29,71 @@ type codecState struct {
 	firstAudio time.Time
 }
 
-func zeros[T ort.TensorData](shape []int64, fill T) (ort.Value, error) {
-	t, err := ort.NewEmptyTensor[T](ort.NewShape(shape...))
-	if err != nil {
-		return nil, fmt.Errorf("moss: codec state %v: %w", shape, err)
-	}
-	var zero T
-	if fill != zero {
-		d := t.GetData()
-		for i := range d {
-			d[i] = fill
-		}
-	}
-	return t, nil
-}
-
 func (s *Synthesizer) newCodecState() (*codecState, error) {
 	cs := &codecState{s: s}
 	if err := cs.reset(); err != nil {
-		cs.close()
 		return nil, err
 	}
 	return cs, nil
 }
 
-// reset sets the state to its start: zero offsets and caches, positions -1.
+// reset sets the state to its start: zero offsets and caches, positions
+// -1. The state's two sets of tensors are the synthesizer's, made at its
+// first chunk and reused by every chunk after it (calls are serialized):
+// making them anew, 50 MB at full size, took tens of milliseconds of each
+// chunk's first audio.
 func (cs *codecState) reset() error {
-	cs.close()
-	var err error
-	if cs.state, err = cs.s.codecStateTensors(); err != nil {
-		return err
+	s := cs.s
+	for i := range s.codecSets {
+		if s.codecSets[i] == nil {
+			var err error
+			if s.codecSets[i], err = s.codecStateTensors(); err != nil {
+				return err
+			}
+		}
 	}
-	cs.next, err = cs.s.codecStateTensors()
-	return err
+	cs.state, cs.next = s.codecSets[0], s.codecSets[1]
+	for i, v := range cs.state {
+		switch t := v.(type) {
+		case *ort.Tensor[float32]:
+			clear(t.GetData())
+		case *ort.Tensor[int32]:
+			d := t.GetData()
+			clear(d)
+			if j := i - len(s.offsets); j >= 0 && j%4 == 3 { // an attention's cached positions
+				for k := range d {
+					d[k] = -1
+				}
+			}
+		}
+	}
+	return nil
 }
 
-// codecStateTensors are a codec state at its start, in the codec
-// session's input order.
+// codecStateTensors are tensors for a codec state, in the codec session's
+// input order: per transformer an offset, per attention layer its offset,
+// cached keys and values and cached positions.
 func (s *Synthesizer) codecStateTensors() ([]ort.Value, error) {
 	var state []ort.Value
 	add := func(v ort.Value, err error) error {
 		if err != nil {
-			return err
+			return fmt.Errorf("moss: codec state: %w", err)
 		}
 		state = append(state, v)
 		return nil
 	}
 	for _, o := range s.offsets {
-		if err := add(zeros[int32](o.Shape, 0)); err != nil {
+		if err := add(ort.NewEmptyTensor[int32](ort.NewShape(o.Shape...))); err != nil {
 			destroyAll(state)
 			return nil, err
 		}
 	}
 	for _, a := range s.attns {
 		for _, err := range []error{
-			add(zeros[int32](a.OffsetShape, 0)),
-			add(zeros[float32](a.CacheShape, 0)),
-			add(zeros[float32](a.CacheShape, 0)),
-			add(zeros[int32](a.PositionsShape, -1)),
+			add(ort.NewEmptyTensor[int32](ort.NewShape(a.OffsetShape...))),
+			add(ort.NewEmptyTensor[float32](ort.NewShape(a.CacheShape...))),
+			add(ort.NewEmptyTensor[float32](ort.NewShape(a.CacheShape...))),
+			add(ort.NewEmptyTensor[int32](ort.NewShape(a.PositionsShape...))),
 		} {
 			if err != nil {
 				destroyAll(state)
@@ -95,12 +102,6 @@ func (s *Synthesizer) codecStateTensors() ([]ort.Value, error) {
 		}
 	}
 	return state, nil
-}
-
-func (cs *codecState) close() {
-	destroyAll(cs.state)
-	destroyAll(cs.next)
-	cs.state, cs.next = nil, nil
 }
 
 // budget is how many frames the next codec call decodes, as upstream's

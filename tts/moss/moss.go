@@ -79,6 +79,10 @@ type Synthesizer struct {
 	local   *onnx.Session
 	codec   *onnx.Session
 
+	// The codec's state, two sets of tensors a chunk's codecState uses in
+	// turn (see reset).
+	codecSets [2][]ort.Value
+
 	// The voice prompt's KV cache (see warmPrompt), in decode step input
 	// order, and its length in rows.
 	promptKV  []ort.Value
@@ -390,6 +394,9 @@ func (s *Synthesizer) Format() audio.Format { return s.format }
 // Close releases the sessions and the voice prompt's KV cache.
 func (s *Synthesizer) Close() error {
 	destroyAll(s.promptKV)
+	for _, set := range s.codecSets {
+		destroyAll(set)
+	}
 	for _, p := range []**onnx.Session{&s.prefill, &s.decode, &s.local, &s.codec} {
 		if *p != nil {
 			_ = (*p).Destroy()

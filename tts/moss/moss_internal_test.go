@@ -422,7 +422,6 @@ func decode(t *testing.T, s *Synthesizer, chunks ...[][]int32) []float32 {
 	t.Helper()
 	cs, err := s.newCodecState()
 	require.NoError(t, err)
-	defer cs.close()
 	var out []float32
 	emit := func(x []float32) error {
 		out = append(out, x...)

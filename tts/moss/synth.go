@@ -374,7 +374,6 @@ func (s *Synthesizer) chunk(ctx context.Context, rng *rand.Rand, text []int, emi
 	if err != nil {
 		return err
 	}
-	defer cs.close()
 	if err := g.start(ctx, text); err != nil {
 		return err
 	}
