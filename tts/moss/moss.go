@@ -80,8 +80,10 @@ type Synthesizer struct {
 	codec   *onnx.Session
 
 	// The codec's state, two sets of tensors a chunk's codecState uses in
-	// turn (see reset).
+	// turn (see reset), and the decode step's KV cache buffers, which
+	// each chunk's globalState takes over from the one before.
 	codecSets [2][]ort.Value
+	kvBufs    [][]float32
 
 	// The voice prompt's KV cache (see warmPrompt), in decode step input
 	// order, and its length in rows.

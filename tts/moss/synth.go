@@ -234,7 +234,7 @@ type globalState struct {
 }
 
 func (s *Synthesizer) newGlobalState() (*globalState, error) {
-	g := &globalState{s: s, past: s.promptKV, len: s.promptLen}
+	g := &globalState{s: s, past: s.promptKV, len: s.promptLen, spareBufs: s.kvBufs}
 	var err error
 	if g.rowT, err = ort.NewEmptyTensor[int32](ort.NewShape(1, 1, int64(s.cfg.rowWidth))); err != nil {
 		return nil, fmt.Errorf("moss: %w", err)
@@ -250,9 +250,17 @@ func (s *Synthesizer) newGlobalState() (*globalState, error) {
 	return g, nil
 }
 
+// close releases g's tensors and hands its cache buffers on to the next
+// chunk's globalState: made anew for every chunk, they cost an
+// allocation of megabytes, and more each time they grow.
 func (g *globalState) close() {
+	bufs := g.pastBufs
+	if bufs == nil {
+		bufs = g.spareBufs
+	}
 	g.setPast(nil, 0, nil)
 	destroy(g.rowT, g.lenT, g.hiddenT)
+	g.s.kvBufs = bufs
 }
 
 // setPast replaces the KV cache with one of n rows that g owns, held in
