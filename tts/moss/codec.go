@@ -38,10 +38,10 @@ func (s *Synthesizer) newCodecState() (*codecState, error) {
 }
 
 // reset sets the state to its start: zero offsets and caches, positions
-// -1. The state's two sets of tensors are the synthesizer's, made at its
-// first chunk and reused by every chunk after it (calls are serialized):
-// making them anew, 50 MB at full size, took tens of milliseconds of each
-// chunk's first audio.
+// -1. The state's two sets of tensors are the synthesizer's, made when it
+// opens and reused by every chunk (calls are serialized): making them
+// anew, 50 MB at full size, took tens of milliseconds of each chunk's
+// first audio.
 func (cs *codecState) reset() error {
 	s := cs.s
 	for i := range s.codecSets {

@@ -168,6 +168,12 @@ func Open(ttsDir, codecDir string, opts Options) (*Synthesizer, error) {
 		_ = s.Close()
 		return nil, err
 	}
+	// The codec's state, made now rather than in the first chunk's time
+	// to its first audio.
+	if _, err := s.newCodecState(); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
 	if opts.LowMemory {
 		_ = s.prefill.Destroy()
 		s.prefill = nil
