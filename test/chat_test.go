@@ -202,6 +202,8 @@ func TestBenchStagesWritesJSON(t *testing.T) {
 				OpsMS     map[string]float64 `json:"ops_ms"`
 			} `json:"graphs"`
 			OutsideGraphsMS float64 `json:"outside_graphs_ms"`
+			GoAllocMB       float64 `json:"go_alloc_mb"`
+			GoAllocs        uint64  `json:"go_allocs"`
 		} `json:"stages"`
 		Skipped      []string `json:"skipped"`
 		PeakRSSBytes int64    `json:"peak_rss_bytes"`
@@ -242,6 +244,8 @@ func TestBenchStagesWritesJSON(t *testing.T) {
 	}
 	assert.Equal(t, []string{"prefill", "decode step", "local frame", "codec"}, graphs)
 	assert.Positive(t, tts.OutsideGraphsMS)
+	assert.Positive(t, tts.GoAllocMB, "what the Go side allocated while it spoke")
+	assert.Positive(t, tts.GoAllocs)
 	assert.InDelta(t, tts.ComputeMS*tts.AudioS, inside+tts.OutsideGraphsMS, 1, "the parts add up to the synthesis's time")
 	assert.Equal(t, []string{"llm"}, res.Skipped, "no MNN in this build")
 	assert.Positive(t, res.PeakRSSBytes)

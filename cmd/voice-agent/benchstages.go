@@ -56,6 +56,11 @@ type stageBench struct {
 	// much audio it made.
 	FirstAudioMS float64 `json:"first_audio_ms,omitempty"`
 	AudioS       float64 `json:"audio_s,omitempty"`
+	// GoAllocMB and GoAllocs are what the TTS's Go side allocated while
+	// it spoke (tensors, buffers, the audio handed on; ONNX Runtime's and
+	// MNN's own allocations are not Go's).
+	GoAllocMB float64 `json:"go_alloc_mb,omitempty"`
+	GoAllocs  uint64  `json:"go_allocs,omitempty"`
 	// LLM speed (engine-timed, as bench llm), and its first token in a
 	// conversation (bench llm's turn test).
 	PrefillTokS  float64 `json:"prefill_tok_s,omitempty"`
@@ -326,6 +331,8 @@ func benchStage(ctx context.Context, s wiring.Stages, sm wiring.StageModel, inpu
 		compute = func() error {
 			var samples int
 			before, _ := graphRuns(tts, nil, 0)
+			var memBefore, memAfter runtime.MemStats
+			runtime.ReadMemStats(&memBefore)
 			start := time.Now()
 			err := tts.Synthesize(ctx, text, func(p []float32) error {
 				if samples == 0 {
@@ -343,6 +350,9 @@ func benchStage(ctx context.Context, s wiring.Stages, sm wiring.StageModel, inpu
 			format := tts.Format()
 			seconds := format.Duration(int64(samples / max(1, format.Channels))).Seconds()
 			b.AudioS = seconds
+			runtime.ReadMemStats(&memAfter)
+			b.GoAllocMB = float64(memAfter.TotalAlloc-memBefore.TotalAlloc) / 1e6
+			b.GoAllocs = memAfter.Mallocs - memBefore.Mallocs
 			if seconds > 0 {
 				b.RTF = elapsed.Seconds() / seconds
 				b.ComputeMS = 1000 * b.RTF
@@ -406,7 +416,7 @@ func printStages(w io.Writer, r stagesBench) {
 		case s.Stage == "llm":
 			extra = fmt.Sprintf("  prefill %.0f tok/s, decode %.0f tok/s, first token of a turn %.0f ms", s.PrefillTokS, s.DecodeTokS, s.FirstTokenMS)
 		case s.Stage == "tts":
-			extra = fmt.Sprintf("  RTF %.3f, first audio %.0f ms", s.RTF, s.FirstAudioMS)
+			extra = fmt.Sprintf("  RTF %.3f, first audio %.0f ms; Go allocated %.1f MB in %d allocations", s.RTF, s.FirstAudioMS, s.GoAllocMB, s.GoAllocs)
 		case s.RTF > 0:
 			extra = fmt.Sprintf("  RTF %.4f", s.RTF)
 		}
