@@ -121,10 +121,12 @@ func (s *Synthesizer) textRows(text []int) []int32 {
 }
 
 // prefillRows runs the prefill graph over rows, returning the last row's
-// hidden state and the KV cache in decode step input order. A run takes no
+// hidden state and the KV cache in decode step input order, written into
+// kv's buffers (in the decode step's output order, as globalState.buffers
+// gives them) when kv is set, else into ONNX Runtime's. A run takes no
 // KV cache to continue from and so cannot be split: a cancellation stops
 // it between two of its nodes instead.
-func (s *Synthesizer) prefillRows(ctx context.Context, rows []int32) (hidden []float32, past []ort.Value, err error) {
+func (s *Synthesizer) prefillRows(ctx context.Context, rows []int32, kv [][]float32) (hidden []float32, past []ort.Value, err error) {
 	n := len(rows) / s.cfg.rowWidth
 	inIDs, err := ort.NewTensor(ort.NewShape(1, int64(n), int64(s.cfg.rowWidth)), rows)
 	if err != nil {
@@ -140,6 +142,12 @@ func (s *Synthesizer) prefillRows(ctx context.Context, rows []int32) (hidden []f
 		return nil, nil, fmt.Errorf("moss: %w", err)
 	}
 	outs := make([]ort.Value, len(s.prefillOut))
+	if kv != nil {
+		if err := s.kvTensors(outs[1:], s.prefillOut[1:], kv, n); err != nil {
+			destroy(inIDs, inMask)
+			return nil, nil, err
+		}
+	}
 	start := time.Now()
 	err = s.prefill.RunContext(ctx, []ort.Value{inIDs, inMask}, outs)
 	destroy(inIDs, inMask)
@@ -163,7 +171,7 @@ func (s *Synthesizer) prefillRows(ctx context.Context, rows []int32) (hidden []f
 // step, so that the first chunk can choose between the two (see start).
 func (s *Synthesizer) warmPrompt() error {
 	rows := s.promptRows()
-	_, past, err := s.prefillRows(context.Background(), rows)
+	_, past, err := s.prefillRows(context.Background(), rows, nil)
 	if err != nil {
 		return fmt.Errorf("moss: the voice prompt: %w", err)
 	}
@@ -272,16 +280,15 @@ func (g *globalState) setPast(past []ort.Value, n int, bufs [][]float32) {
 	g.past, g.len, g.owned, g.pastBufs = past, n, true, bufs
 }
 
-// presentInto fills outs, the decode step's KV cache outputs, with tensors
-// of the next length over the past's own buffers (or the spare ones),
-// growing a buffer by a quarter (at least 32 rows) where it is too short,
-// and returns the buffers.
-func (g *globalState) presentInto(outs []ort.Value) ([][]float32, error) {
+// buffers are g's cache buffers in the decode step's output order (the
+// past's own, else the spare ones), each cut to rows positions and grown
+// by a quarter (at least 32 rows) where it is too short.
+func (g *globalState) buffers(rows int) [][]float32 {
 	c := g.s.cfg
 	row := c.heads * c.headDim
-	n := (g.len + 1) * row
-	bufs := make([][]float32, len(outs))
-	for i := range outs {
+	n := rows * row
+	bufs := make([][]float32, len(g.s.decodeOut)-1)
+	for i := range bufs {
 		var b []float32
 		switch {
 		case i < len(g.pastBufs):
@@ -293,14 +300,31 @@ func (g *globalState) presentInto(outs []ort.Value) ([][]float32, error) {
 			b = make([]float32, n, n+max(n/4, 32*row))
 		}
 		bufs[i] = b[:n]
-		t, err := ort.NewTensor(ort.NewShape(1, int64(g.len+1), int64(c.heads), int64(c.headDim)), bufs[i])
+	}
+	return bufs
+}
+
+// kvTensors fills outs with cache tensors of rows positions over bufs:
+// outs[i] is the output names[i], bufs in the decode step's output order.
+func (s *Synthesizer) kvTensors(outs []ort.Value, names []string, bufs [][]float32, rows int) error {
+	at := make(map[string]int, len(bufs))
+	for i, name := range s.decodeOut[1:] {
+		at[name] = i
+	}
+	c := s.cfg
+	for i, name := range names {
+		j, ok := at[name]
+		if !ok {
+			continue // ONNX Runtime allocates it
+		}
+		t, err := ort.NewTensor(ort.NewShape(1, int64(rows), int64(c.heads), int64(c.headDim)), bufs[j])
 		if err != nil {
 			destroyAll(outs)
-			return nil, fmt.Errorf("moss: %w", err)
+			return fmt.Errorf("moss: %w", err)
 		}
 		outs[i] = t
 	}
-	return bufs, nil
+	return nil
 }
 
 // step feeds one row to the decode step, leaving its hidden state in
@@ -311,8 +335,8 @@ func (g *globalState) step(row []int32, keep bool) error {
 	copy(g.rowT.GetData(), row)
 	g.lenT.GetData()[0] = int32(g.len)
 	outs := make([]ort.Value, len(s.decodeOut))
-	bufs, err := g.presentInto(outs[1:])
-	if err != nil {
+	bufs := g.buffers(g.len + 1)
+	if err := s.kvTensors(outs[1:], s.decodeOut[1:], bufs, g.len+1); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -351,11 +375,12 @@ func (g *globalState) start(ctx context.Context, text []int) error {
 	rows := s.textRows(text)
 	n := len(rows) / s.cfg.rowWidth
 	if s.prefill != nil && time.Duration(n)*s.stepCost.d > time.Duration(s.promptLen+n)*s.rowCost.d {
-		hidden, past, err := s.prefillRows(ctx, append(s.promptRows(), rows...))
+		kv := g.buffers(s.promptLen + n)
+		hidden, past, err := s.prefillRows(ctx, append(s.promptRows(), rows...), kv)
 		if err != nil {
 			return err
 		}
-		g.setPast(past, s.promptLen+n, nil)
+		g.setPast(past, s.promptLen+n, kv)
 		copy(g.hiddenT.GetData(), hidden)
 		return nil
 	}
