@@ -8,10 +8,10 @@
 package memstat
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"runtime/metrics"
-	"strings"
 	"sync"
 	"time"
 )
@@ -53,28 +53,51 @@ func (u Usage) max(o Usage) Usage {
 
 // Now reads the process's memory, with PSS.
 func Now() Usage {
-	u := sample()
-	u.PSS = procBytes("/proc/self/smaps_rollup", "Pss:")[0]
+	var r procReader
+	defer r.close()
+	u := r.sample()
+	u.PSS = procBytes("/proc/self/smaps_rollup", "Pss:")
 	return u
 }
 
 // PeakRSS is the kernel's high-water mark of resident memory (VmHWM):
 // exact, where sampled peaks can miss a spike between two samples.
-func PeakRSS() int64 { return procBytes("/proc/self/status", "VmHWM:")[0] }
+func PeakRSS() int64 { return procBytes("/proc/self/status", "VmHWM:") }
 
-func sample() Usage {
-	f := procBytes("/proc/self/status", "VmRSS:", "RssAnon:", "RssFile:")
-	return Usage{RSS: f[0], Anon: f[1], File: f[2], Go: goHeld()}
+// procReader samples the process's memory without allocating: a Sampler
+// reads it every few milliseconds while the code it measures runs, and
+// its garbage would show in that code's allocations. It keeps
+// /proc/self/status open and reads it again from its start, which makes
+// the kernel write it anew.
+type procReader struct {
+	status *os.File
+	buf    []byte
+	goMem  []metrics.Sample
 }
 
-var goMetrics = []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+func (r *procReader) sample() Usage {
+	if r.status == nil {
+		f, err := os.Open("/proc/self/status")
+		if err != nil {
+			return Usage{}
+		}
+		r.status, r.buf = f, make([]byte, 8<<10)
+		r.goMem = []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	}
+	n, _ := r.status.ReadAt(r.buf, 0) // io.EOF at the end of the file
+	status := r.buf[:n]
+	metrics.Read(r.goMem)
+	return Usage{
+		RSS: kbField(status, "VmRSS:"), Anon: kbField(status, "RssAnon:"), File: kbField(status, "RssFile:"),
+		// What the Go runtime has mapped and not returned to the system.
+		Go: int64(r.goMem[0].Value.Uint64() - r.goMem[1].Value.Uint64()),
+	}
+}
 
-// goHeld is what the Go runtime has mapped and not returned to the system.
-func goHeld() int64 {
-	s := make([]metrics.Sample, len(goMetrics))
-	copy(s, goMetrics)
-	metrics.Read(s)
-	return int64(s[0].Value.Uint64() - s[1].Value.Uint64())
+func (r *procReader) close() {
+	if r.status != nil {
+		_ = r.status.Close()
+	}
 }
 
 // Sampler follows the peak of each field of Usage: the kernel keeps a
@@ -82,6 +105,7 @@ func goHeld() int64 {
 // A spike shorter than the interval can be missed; PeakRSS cannot miss it.
 type Sampler struct {
 	mu   sync.Mutex
+	r    procReader // under mu
 	peak Usage
 	stop chan struct{}
 	done chan struct{}
@@ -89,7 +113,8 @@ type Sampler struct {
 
 // Sample starts following the peaks, reading every interval.
 func Sample(interval time.Duration) *Sampler {
-	s := &Sampler{peak: sample(), stop: make(chan struct{}), done: make(chan struct{})}
+	s := &Sampler{stop: make(chan struct{}), done: make(chan struct{})}
+	s.peak = s.r.sample()
 	go func() {
 		defer close(s.done)
 		t := time.NewTicker(interval)
@@ -107,9 +132,9 @@ func Sample(interval time.Duration) *Sampler {
 }
 
 func (s *Sampler) observe() Usage {
-	now := sample()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	now := s.r.sample()
 	s.peak = s.peak.max(now)
 	return now
 }
@@ -130,24 +155,39 @@ func (s *Sampler) Stop() Usage {
 	peak := s.Reset()
 	close(s.stop)
 	<-s.done
+	s.r.close()
 	return peak
 }
 
-// procBytes reads kB fields of a /proc file, in bytes (0 for one it lacks).
-func procBytes(file string, fields ...string) []int64 {
-	values := make([]int64, len(fields))
+// procBytes reads a kB field of a /proc file, in bytes (0 if it lacks it).
+func procBytes(file, field string) int64 {
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return values
+		return 0
 	}
-	for line := range strings.SplitSeq(string(data), "\n") {
-		for i, field := range fields {
-			if v, ok := strings.CutPrefix(line, field); ok {
-				var kb int64
-				fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
-				values[i] = kb * 1024
+	return kbField(data, field)
+}
+
+// kbField reads the field named name ("VmRSS:") of a /proc status-style
+// text, given in kB, in bytes; 0 if the text lacks it.
+func kbField(text []byte, name string) int64 {
+	for len(text) > 0 {
+		line := text
+		if i := bytes.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = nil
+		}
+		if v, ok := bytes.CutPrefix(line, []byte(name)); ok {
+			var kb int64
+			for _, c := range bytes.TrimSpace(v) {
+				if c < '0' || c > '9' {
+					break
+				}
+				kb = 10*kb + int64(c-'0')
 			}
+			return kb * 1024
 		}
 	}
-	return values
+	return 0
 }

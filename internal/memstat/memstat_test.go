@@ -41,3 +41,34 @@ func TestUsageString(t *testing.T) {
 	assert.Equal(t, "RSS 300.0 MiB (200.0 anonymous, of which Go 30.0; 100.0 file-backed), PSS 250.0 MiB", u.String())
 	assert.Equal(t, Usage{RSS: 100 << 20, Anon: 50 << 20}, Usage{RSS: 300 << 20, Anon: 250 << 20}.Sub(Usage{RSS: 200 << 20, Anon: 200 << 20}))
 }
+
+// Sampling allocates nothing: the sampler runs beside the code it
+// measures, whose allocations bench stages reports. It reads
+// /proc/self/status afresh at each sample: a buffer touched between two
+// samples shows in the second.
+func TestSamplingAllocatesNothing(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	s := Sample(time.Hour) // samples only when asked
+	defer s.Stop()
+	assert.Zero(t, testing.AllocsPerRun(20, func() { s.observe() }))
+	before := s.observe()
+	buf := make([]byte, 32<<20)
+	for i := range buf {
+		buf[i] = 1
+	}
+	after := s.observe()
+	runtime.KeepAlive(buf)
+	assert.Greater(t, after.Anon-before.Anon, int64(len(buf)*9/10))
+}
+
+func TestKBField(t *testing.T) {
+	status := []byte("Name:\tvoice-agent\nVmHWM:\t  1234 kB\nVmRSS:\t   567 kB\nRssAnon:\t 89 kB\n")
+	for _, tc := range []struct {
+		name string
+		want int64
+	}{{"VmHWM:", 1234 << 10}, {"VmRSS:", 567 << 10}, {"RssAnon:", 89 << 10}, {"RssFile:", 0}, {"Name:", 0}} {
+		assert.Equal(t, tc.want, kbField(status, tc.name), tc.name)
+	}
+}
