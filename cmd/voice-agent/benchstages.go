@@ -502,12 +502,12 @@ func profileGraphs(prefix string, graphs []graphBench, limits machineLimits) err
 				g.ComputeMS += ms(d)
 			}
 		}
+		if p.Runs == 0 || g.Calls == 0 {
+			continue // no call to bound
+		}
 		w, err := onnx.ReadWeights(g.model)
 		if err != nil {
 			return err
-		}
-		if p.Runs == 0 || g.Calls == 0 {
-			continue
 		}
 		// MatMulNBits computes at its bits' rate, the other products in fp32.
 		var macs, seconds float64

@@ -137,25 +137,28 @@ func tensorBytes(vs []ort.Value) int64 {
 			n += 8 * int64(len(t.GetData()))
 		default:
 			if v.GetONNXType() == ort.ONNXTypeTensor {
-				n += v.GetShape().FlattenedSize() * elementBytes(ort.TensorElementDataType(v.DataType()))
+				n += v.GetShape().FlattenedSize() * elementBits(ort.TensorElementDataType(v.DataType())) / 8
 			}
 		}
 	}
 	return n
 }
 
-// elementBytes is the size of one element of type t (0 for strings and
-// sub-byte types).
-func elementBytes(t ort.TensorElementDataType) int64 {
+// elementBits is the size of one element of type t, in bits (0 for
+// strings and other types of no fixed size). ONNX Runtime's element types
+// are ONNX's TensorProto data types, number for number.
+func elementBits(t ort.TensorElementDataType) int64 {
 	switch t {
-	case ort.TensorElementDataTypeUint8, ort.TensorElementDataTypeInt8, ort.TensorElementDataTypeBool:
-		return 1
-	case ort.TensorElementDataTypeUint16, ort.TensorElementDataTypeInt16, ort.TensorElementDataTypeFloat16, ort.TensorElementDataTypeBFloat16:
-		return 2
-	case ort.TensorElementDataTypeFloat, ort.TensorElementDataTypeInt32, ort.TensorElementDataTypeUint32:
+	case ort.TensorElementDataTypeUint4, ort.TensorElementDataTypeInt4:
 		return 4
-	case ort.TensorElementDataTypeDouble, ort.TensorElementDataTypeInt64, ort.TensorElementDataTypeUint64:
+	case ort.TensorElementDataTypeUint8, ort.TensorElementDataTypeInt8, ort.TensorElementDataTypeBool:
 		return 8
+	case ort.TensorElementDataTypeUint16, ort.TensorElementDataTypeInt16, ort.TensorElementDataTypeFloat16, ort.TensorElementDataTypeBFloat16:
+		return 16
+	case ort.TensorElementDataTypeFloat, ort.TensorElementDataTypeInt32, ort.TensorElementDataTypeUint32:
+		return 32
+	case ort.TensorElementDataTypeDouble, ort.TensorElementDataTypeInt64, ort.TensorElementDataTypeUint64:
+		return 64
 	}
 	return 0
 }

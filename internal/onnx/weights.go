@@ -3,6 +3,7 @@ package onnx
 import (
 	"fmt"
 
+	ort "github.com/yalue/onnxruntime_go"
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/voiceassistant/voice/internal/onnxproto"
@@ -178,8 +179,7 @@ func tensorSize(t []byte) (name string, size int64, err error) {
 		}
 		return nil
 	})
-	bits := map[int64]int64{1: 32, 2: 8, 3: 8, 4: 16, 5: 16, 6: 32, 7: 64, 9: 8, 10: 16, 11: 64, 12: 32, 13: 64, 16: 16, 21: 4, 22: 4}[elem]
-	size = bits
+	size = elementBits(ort.TensorElementDataType(elem))
 	for _, d := range dims {
 		size *= d
 	}

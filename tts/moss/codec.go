@@ -29,12 +29,10 @@ type codecState struct {
 	firstAudio time.Time
 }
 
-func (s *Synthesizer) newCodecState() (*codecState, error) {
+func (s *Synthesizer) newCodecState() *codecState {
 	cs := &codecState{s: s}
-	if err := cs.reset(); err != nil {
-		return nil, err
-	}
-	return cs, nil
+	cs.reset()
+	return cs
 }
 
 // reset sets the state to its start: zero offsets and caches, positions
@@ -42,16 +40,8 @@ func (s *Synthesizer) newCodecState() (*codecState, error) {
 // opens and reused by every chunk (calls are serialized): making them
 // anew, 50 MB at full size, took tens of milliseconds of each chunk's
 // first audio.
-func (cs *codecState) reset() error {
+func (cs *codecState) reset() {
 	s := cs.s
-	for i := range s.codecSets {
-		if s.codecSets[i] == nil {
-			var err error
-			if s.codecSets[i], err = s.codecStateTensors(); err != nil {
-				return err
-			}
-		}
-	}
 	cs.state, cs.next = s.codecSets[0], s.codecSets[1]
 	for i, v := range cs.state {
 		switch t := v.(type) {
@@ -67,7 +57,6 @@ func (cs *codecState) reset() error {
 			}
 		}
 	}
-	return nil
 }
 
 // codecStateTensors are tensors for a codec state, in the codec session's
@@ -164,9 +153,7 @@ func (cs *codecState) run(emit func([]float32) error, n int) error {
 	}
 	cs.pending = append(cs.pending[:0], cs.pending[n:]...)
 	if s.resetCodec {
-		if err := cs.reset(); err != nil {
-			return err
-		}
+		cs.reset()
 	}
 	codesT, err := ort.NewTensor(ort.NewShape(1, int64(n), int64(s.cfg.nVQ)), codes)
 	if err != nil {

@@ -205,6 +205,10 @@ func (s *Synthesizer) readNames(path string, tm *ttsMeta) error {
 			return bad("an onnx name list has an empty tensor name")
 		}
 	}
+	s.kvSlot = make(map[string]int, nKV)
+	for i, name := range s.decodeOut[1:] {
+		s.kvSlot[name] = i
+	}
 	// The decode step's past_* inputs must be fed from present_* outputs.
 	presents := map[string]bool{}
 	for _, n := range s.prefillOut[1:] {

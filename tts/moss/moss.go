@@ -84,6 +84,9 @@ type Synthesizer struct {
 	// each chunk's globalState takes over from the one before.
 	codecSets [2][]ort.Value
 	kvBufs    [][]float32
+	// kvSlot is each KV cache output's buffer in kvBufs: its index among
+	// the decode step's present_* outputs.
+	kvSlot map[string]int
 
 	// The voice prompt's KV cache (see warmPrompt), in decode step input
 	// order, and its length in rows.
@@ -170,9 +173,11 @@ func Open(ttsDir, codecDir string, opts Options) (*Synthesizer, error) {
 	}
 	// The codec's state, made now rather than in the first chunk's time
 	// to its first audio.
-	if _, err := s.newCodecState(); err != nil {
-		_ = s.Close()
-		return nil, err
+	for i := range s.codecSets {
+		if s.codecSets[i], err = s.codecStateTensors(); err != nil {
+			_ = s.Close()
+			return nil, err
+		}
 	}
 	if opts.LowMemory {
 		_ = s.prefill.Destroy()

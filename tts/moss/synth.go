@@ -307,13 +307,9 @@ func (g *globalState) buffers(rows int) [][]float32 {
 // kvTensors fills outs with cache tensors of rows positions over bufs:
 // outs[i] is the output names[i], bufs in the decode step's output order.
 func (s *Synthesizer) kvTensors(outs []ort.Value, names []string, bufs [][]float32, rows int) error {
-	at := make(map[string]int, len(bufs))
-	for i, name := range s.decodeOut[1:] {
-		at[name] = i
-	}
 	c := s.cfg
 	for i, name := range names {
-		j, ok := at[name]
+		j, ok := s.kvSlot[name]
 		if !ok {
 			continue // ONNX Runtime allocates it
 		}
@@ -403,10 +399,7 @@ func (s *Synthesizer) chunk(ctx context.Context, rng *rand.Rand, text []int, emi
 		return err
 	}
 	defer g.close()
-	cs, err := s.newCodecState()
-	if err != nil {
-		return err
-	}
+	cs := s.newCodecState()
 	if err := g.start(ctx, text); err != nil {
 		return err
 	}
