@@ -129,6 +129,10 @@ func testModel(nodes [][]string, inits map[string]initializer, inputs, outputs [
 // Identity nodes (an unrolled loop's steps: MOSS's local frame graph) is
 // quantized at every use, its fp32 copy and the Identity nodes dropped;
 // an Identity whose output the graph puts out stays, with its weight.
+// ONNX Runtime runs such a MatMul by the weight itself: it removes every
+// Identity node it can at load (microsoft/onnxruntime
+// onnxruntime/core/optimizer/identity_elimination.cc:13-23,
+// EliminateIdentity::Apply and SatisfyCondition).
 func TestNBitsFollowsIdentity(t *testing.T) {
 	testenv.ONNXRuntime(t)
 	const k, n = 64, 8

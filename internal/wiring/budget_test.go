@@ -71,7 +71,12 @@ func TestExpectedMemoryFollowsTheModels(t *testing.T) {
 	assert.InDelta(t, full["tts"]-67, expected(s)["tts"], 1)
 
 	// A weight read at 17 places (the unrolled local frame graph's) is
-	// prepacked 17 times: 16 more copies of its 1 MiB.
+	// prepacked 17 times: 16 more copies of its 1 MiB. Without a shared
+	// prepacked-weights container ONNX Runtime calls each kernel's
+	// PrePack on its own (microsoft/onnxruntime
+	// onnxruntime/core/framework/session_state.cc,
+	// SessionState::PrepackConstantInitializedTensors, the branch
+	// "caching of pre-packed weights' turned OFF").
 	const k, n = 512, 512
 	local := quantize.MatMulModel(make([]float32, k*n), k, n, 17)
 	require.NoError(t, os.WriteFile(filepath.Join(s.ModelDir, MossDir, "moss_tts_local_fixed_sampled_frame.onnx"), local, 0o644))
