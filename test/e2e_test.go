@@ -142,7 +142,7 @@ func TestVersion(t *testing.T) {
 	assert.Equal(t, "devel", v.Version)
 	assert.Contains(t, v.Go, "go1.")
 	assert.Empty(t, v.MNN, "the test binary is built without -tags mnn")
-	assert.Equal(t, "1.24.3", v.ONNXRuntime)
+	assert.Equal(t, "1.30.0", v.ONNXRuntime)
 
 	stdout, stderr, err = agent(t, "--version")
 	require.NoError(t, err, stderr)

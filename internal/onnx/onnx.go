@@ -26,6 +26,9 @@ const APIVersion = 24
 // EnvLibrary names the environment variable that points at the library.
 const EnvLibrary = "ONNXRUNTIME_LIB"
 
+// envNoTelemetry is ONNX Runtime's switch for its telemetry uploader.
+const envNoTelemetry = "ORT_DISABLE_TELEMETRY"
+
 // ErrLibraryMissing is returned when no ONNX Runtime library can be found.
 var ErrLibraryMissing = errors.New("ONNX Runtime library not found")
 
@@ -117,9 +120,21 @@ func Init(library string) error {
 		return err
 	}
 	env.done, env.path = true, path
+	// Nothing leaves the device: ONNX Runtime 1.29 and later start a
+	// telemetry uploader on Linux, with a device id and an event database
+	// under ~/.cache/Microsoft, unless this is set before the library
+	// starts (docs/Privacy.md of microsoft/onnxruntime v1.29.0); turning
+	// the events off through the API afterwards is too late for those.
+	if err := os.Setenv(envNoTelemetry, "1"); err != nil {
+		return err
+	}
 	ort.SetSharedLibraryPath(env.path)
 	if err := ort.InitializeEnvironment(ort.WithLogLevelError()); err != nil {
 		env.err = explainInit(env.path, err)
+		return env.err
+	}
+	if err := ort.DisableTelemetry(); err != nil {
+		env.err = fmt.Errorf("onnx: turning ONNX Runtime's telemetry off: %w", err)
 	}
 	return env.err
 }
