@@ -2,9 +2,13 @@ package onnx
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,7 +27,8 @@ const (
 
 // mappedCopy returns what to load for the model at path: an optimized copy
 // of it whose weights, prepacked (rearranged for this CPU's kernels), are
-// in a file ONNX Runtime maps, or path itself where a copy gains nothing.
+// in a file ONNX Runtime maps, or path itself where a copy gains nothing
+// or cannot be trusted.
 //
 // ONNX Runtime prepacks a MatMul's weights at load, onto the heap, beside
 // the originals (which it maps from an external data file). Saved with
@@ -32,9 +37,16 @@ const (
 // (onnxruntime PR #23069; the keys in
 // include/onnxruntime/core/session/onnxruntime_session_options_config_keys.h):
 // the fp32 synthesizer's decode step then adds 42 MiB of anonymous memory
-// instead of 331. ONNX Runtime 1.24 saves the prepacked layouts of float
-// kernels only, not those of MatMulNBits or the int8 MatMuls: a quantized
-// model's copy holds no more than the model, and is not kept.
+// instead of 331, the int4 one (ONNX Runtime 1.30, whose MatMulNBits saves
+// its packed layout) about 10 instead of 70.
+//
+// A copy is used only after it has been checked: ONNX Runtime writes the
+// packed blobs where a kernel cannot use them as they lie (relayout moves
+// them), and a copy that does not reproduce the original is worse than
+// none. So the original and the copy each run once on the same probe
+// input (ProbeInputs), and the copy is kept only if every output agrees
+// (sameOutputs). A copy refused is not made again: the verdict, with its
+// reason, stays beside it, and the log says it once.
 //
 // The copy is made once per model content, ONNX Runtime version and CPU
 // (internal/derived), at its first load, which takes longer for it.
@@ -50,37 +62,140 @@ func mappedCopy(path string, configure func(*ort.SessionOptions) error, inputs, 
 	defer release()
 	copyPath := filepath.Join(dir, mappedModel)
 	if verdict, err := os.ReadFile(filepath.Join(dir, mappedVerdict)); err == nil {
-		if strings.TrimSpace(string(verdict)) == "mapped" {
+		if strings.TrimSpace(string(verdict)) == verdictMapped {
 			return copyPath, nil
 		}
 		return path, nil
 	}
-	if err := saveCopy(path, dir, configure, inputs, outputs); err != nil {
-		return "", err
-	}
-	gain, err := holdsPrepacked(dir)
+	verdict, err := makeCopy(path, dir, configure, inputs, outputs)
 	if err != nil {
 		return "", err
 	}
-	verdict := "mapped"
-	switch {
-	case !gain:
-		// The copy would only duplicate the model on disk.
-		verdict = "no prepacked weights saved: the model is loaded as it is"
-	case loads(copyPath, configure, inputs, outputs) != nil:
-		// ONNX Runtime writes some graphs it cannot read back (Silero's
-		// subgraphs: "initializer name is not unique").
-		verdict = "the copy does not load: the model is loaded as it is"
-	}
-	if verdict != "mapped" {
+	if verdict != verdictMapped {
+		// A copy that failed its check is worth a warning; one not
+		// worth making or checking, a note.
+		level := slog.LevelInfo
+		if strings.HasPrefix(verdict, copyFailed) {
+			level = slog.LevelWarn
+		}
+		slog.Log(context.Background(), level, "onnx: the model is loaded as it is, without an optimized copy (said once: later loads do the same)", "model", path, "why", verdict)
 		_ = os.Remove(copyPath)
 		_ = os.Remove(filepath.Join(dir, mappedWeights))
 		copyPath = path
 	}
-	if err := os.WriteFile(filepath.Join(dir, mappedVerdict), []byte(verdict+"\n"), 0o644); err != nil {
+	if err := writeFile(filepath.Join(dir, mappedVerdict), func(w io.Writer) error {
+		_, err := io.WriteString(w, verdict+"\n")
+		return err
+	}); err != nil {
 		return "", err
 	}
 	return copyPath, nil
+}
+
+// verdictMapped is the verdict of a copy that is loaded; copyFailed
+// starts that of one that failed its check.
+const (
+	verdictMapped = "mapped"
+	copyFailed    = "the optimized copy "
+)
+
+// makeCopy has ONNX Runtime save the optimized copy into dir, lays it out
+// for mapping and checks it against the original. Its verdict is
+// verdictMapped or why the copy is not used; its error, a copy that could
+// not be made at all (a full or read-only cache).
+func makeCopy(path, dir string, configure func(*ort.SessionOptions) error, inputs, outputs []string) (string, error) {
+	forgetCopy(filepath.Join(dir, mappedModel)) // what an interrupted attempt left
+	original, err := session(path, func(so *ort.SessionOptions) error {
+		if err := configure(so); err != nil {
+			return err
+		}
+		return saveOptions(so, dir)
+	}, inputs, outputs)
+	if err != nil {
+		return "", err
+	}
+	defer original.Destroy()
+	prepacked, err := layOut(dir)
+	if err != nil {
+		return "", err
+	}
+	if prepacked < minPrepacked {
+		// The copy would only duplicate the model on disk.
+		return "no prepacked weights saved", nil
+	}
+	probeInputs, err := probeDeclared(path, inputs)
+	defer DestroyValues(probeInputs)
+	if err != nil {
+		return "no probe input for the model, so its copy cannot be checked: " + err.Error(), nil
+	}
+	want, err := probe(original, probeInputs, outputs)
+	if err != nil {
+		return "the model does not run on a probe input, so its copy cannot be checked: " + err.Error(), nil
+	}
+	copied, err := session(filepath.Join(dir, mappedModel), configure, inputs, outputs)
+	if err != nil {
+		// ONNX Runtime writes some graphs it cannot read back (Silero's
+		// subgraphs, in 1.24: "initializer name is not unique").
+		return copyFailed + "does not load: " + err.Error(), nil
+	}
+	defer copied.Destroy()
+	got, err := probe(copied, probeInputs, outputs)
+	if err != nil {
+		return copyFailed + "does not run: " + err.Error(), nil
+	}
+	if err := sameOutputs(want, got); err != nil {
+		return copyFailed + "does not reproduce the original: " + err.Error(), nil
+	}
+	return verdictMapped, nil
+}
+
+// layOut is relayout, but where a test asks for ONNX Runtime's own layout.
+var layOut = relayout
+
+// probeDeclared makes the probe input for the named inputs of the model
+// at path.
+func probeDeclared(path string, inputs []string) ([]ort.Value, error) {
+	declared, _, err := Declaration(path)
+	if err != nil {
+		return nil, err
+	}
+	infos := make([]ort.InputOutputInfo, len(inputs))
+	for i, name := range inputs {
+		j := slices.IndexFunc(declared, func(d ort.InputOutputInfo) bool { return d.Name == name })
+		if j < 0 {
+			return nil, fmt.Errorf("model %s declares no input %q", path, name)
+		}
+		infos[i] = declared[j]
+	}
+	return ProbeInputs(infos)
+}
+
+// session loads the model at path with the options configure sets, for
+// a probe: what ONNX Runtime would log of a failed run goes into the
+// verdict instead.
+func session(path string, configure func(*ort.SessionOptions) error, inputs, outputs []string) (*ort.DynamicAdvancedSession, error) {
+	so, err := ort.NewSessionOptions()
+	if err != nil {
+		return nil, err
+	}
+	defer so.Destroy()
+	if err := configure(so); err != nil {
+		return nil, err
+	}
+	if err := so.SetLogSeverityLevel(ort.LoggingLevelFatal); err != nil {
+		return nil, err
+	}
+	return ort.NewDynamicAdvancedSession(path, inputs, outputs, so)
+}
+
+// probe runs the session once on the probe input.
+func probe(s *ort.DynamicAdvancedSession, probeInputs []ort.Value, outputs []string) ([]Output, error) {
+	values := make([]ort.Value, len(outputs))
+	defer DestroyValues(values)
+	if err := s.Run(probeInputs, values); err != nil {
+		return nil, err
+	}
+	return ReadOutputs(values, outputs)
 }
 
 // forgetCopy removes a copy that no longer loads (damaged since it was
@@ -92,68 +207,26 @@ func forgetCopy(copyPath string) {
 	}
 }
 
-// saveCopy has ONNX Runtime optimize the model at path, with the options
-// the sessions use, into dir.
-func saveCopy(path, dir string, configure func(*ort.SessionOptions) error, inputs, outputs []string) error {
-	return loads(path, func(so *ort.SessionOptions) error {
-		if err := configure(so); err != nil {
+// saveOptions have a session save its optimized model, with its
+// prepacked weights, into dir.
+func saveOptions(so *ort.SessionOptions, dir string) error {
+	if err := so.SetOptimizedModelFilePath(filepath.Join(dir, mappedModel)); err != nil {
+		return err
+	}
+	for k, v := range map[string]string{
+		"session.optimized_model_external_initializers_file_name":         mappedWeights,
+		"session.optimized_model_external_initializers_min_size_in_bytes": "1024",
+		"session.save_external_prepacked_constant_initializers":           "1",
+	} {
+		if err := so.AddSessionConfigEntry(k, v); err != nil {
 			return err
 		}
-		if err := so.SetOptimizedModelFilePath(filepath.Join(dir, mappedModel)); err != nil {
-			return err
-		}
-		for k, v := range map[string]string{
-			"session.optimized_model_external_initializers_file_name":         mappedWeights,
-			"session.optimized_model_external_initializers_min_size_in_bytes": "1024",
-			"session.save_external_prepacked_constant_initializers":           "1",
-		} {
-			if err := so.AddSessionConfigEntry(k, v); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, inputs, outputs)
-}
-
-// loads creates a session of the model at path, and closes it.
-func loads(path string, configure func(*ort.SessionOptions) error, inputs, outputs []string) error {
-	so, err := ort.NewSessionOptions()
-	if err != nil {
-		return err
 	}
-	defer so.Destroy()
-	if err := configure(so); err != nil {
-		return err
-	}
-	s, err := ort.NewDynamicAdvancedSession(path, inputs, outputs, so)
-	if err != nil {
-		return err
-	}
-	return s.Destroy()
-}
-
-// holdsPrepacked tells whether the copy holds prepacked weights: ONNX
-// Runtime writes the copy whether or not any kernel gave it prepacked
-// data. Each prepacked blob is named in its initializer's external data
-// as prepacked_N = "KERNEL+HASH|OFFSET;LENGTH;..." (onnxruntime
-// core/framework/tensor_external_data_info.cc).
-func holdsPrepacked(dir string) (bool, error) {
-	graph, err := os.ReadFile(filepath.Join(dir, mappedModel))
-	if err != nil {
-		return false, err
-	}
-	var total int64
-	for _, m := range prepackedBlob.FindAllSubmatch(graph, -1) {
-		n, _ := strconv.ParseInt(string(m[1]), 10, 64)
-		total += n
-	}
-	return total >= minPrepacked, nil
+	return nil
 }
 
 // minPrepacked is the least prepacked data worth a copy of the model.
 var minPrepacked int64 = 1 << 20
-
-var prepackedBlob = regexp.MustCompile(`prepacked_\d+\x12[\x00-\xff][^|]*\|\d+;(\d+);`)
 
 // modelSources are the model's file and the external data files it names,
 // what its copy is derived from.

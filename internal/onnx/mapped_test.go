@@ -1,6 +1,10 @@
 package onnx_test
 
 import (
+	"bytes"
+	"log/slog"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +14,7 @@ import (
 	ort "github.com/yalue/onnxruntime_go"
 
 	"github.com/voiceassistant/voice/internal/onnx"
+	"github.com/voiceassistant/voice/internal/quantize"
 	"github.com/voiceassistant/voice/internal/testenv"
 )
 
@@ -17,9 +22,10 @@ import (
 // optimized copy that later loads map (the session config keys
 // kOrtSessionOptionsOptimizedModelExternalInitializersFileName and
 // kOrtSessionOptionsSavePrePackedConstantInitializers of microsoft/onnxruntime
-// include/onnxruntime/core/session/onnxruntime_session_options_config_keys.h). Silero's copy does not load (ONNX Runtime 1.24 writes its
-// subgraphs' initializers under names that clash), so Silero loads as
-// it is; and with the copies turned off every model does.
+// include/onnxruntime/core/session/onnxruntime_session_options_config_keys.h).
+// Silero's copy cannot be checked (its sample rate input takes 8000 or
+// 16000, not the probe's 1), so Silero loads as it is; and with the
+// copies turned off every model does.
 func TestMappedCopy(t *testing.T) {
 	testenv.ONNXRuntime(t)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
@@ -59,9 +65,95 @@ func TestMappedCopy(t *testing.T) {
 	silero := testenv.Model(t, "silero_vad_v5.onnx")
 	s, err := onnx.Open(silero, sileroIn, sileroOut, onnx.Options{}, "")
 	require.NoError(t, err)
-	assert.Empty(t, s.Mapped, "Silero's copy does not load; the model itself does")
+	assert.Empty(t, s.Mapped, "Silero's copy cannot be checked; the model itself loads")
 	require.NoError(t, s.Destroy())
 
 	t.Setenv("VOICE_ORT_MAPPED_WEIGHTS", "0")
 	assert.Empty(t, open(model).Mapped, "copies turned off")
+}
+
+// Two distinct 4-bit weights (MatMulNBits), whose packed layouts ONNX
+// Runtime 1.30 saves into the copy's data file one after the other. The
+// second lands off a 64-byte boundary, where MLAS reads its parts from the
+// wrong places: relayout moves every blob to a page boundary, and the copy
+// gives the original's outputs bit for bit. Kept where ONNX Runtime wrote
+// them, the copy fails its check against the original and is refused,
+// once: the verdict stays, and the log says why only the first time.
+func TestRelayoutAlignsPrepackedBlobs(t *testing.T) {
+	testenv.ONNXRuntime(t)
+	defer onnx.SetMinPrepacked(1)()
+	const k, n, rows = 384, 384, 2
+	rng := rand.New(rand.NewPCG(1, 2))
+	weight := func() []float32 {
+		w := make([]float32, k*n)
+		for i := range w {
+			w[i] = float32(rng.NormFloat64())
+		}
+		return w
+	}
+	model, _, err := quantize.NBits(quantize.MatMulsModel(k, n, weight(), weight()), quantize.Format{Bits: 4})
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "two-weights.onnx")
+	require.NoError(t, os.WriteFile(path, model, 0o644))
+
+	run := func() (mapped string, y []float32) {
+		s, err := onnx.Open(path, []onnx.Tensor{{Name: "x", Type: onnx.Float}},
+			[]onnx.Tensor{{Name: "y", Type: onnx.Float}, {Name: "y1", Type: onnx.Float}}, onnx.Options{}, "")
+		require.NoError(t, err)
+		defer s.Destroy()
+		x := make([]float32, rows*k)
+		for i := range x {
+			x[i] = float32(math.Sin(float64(i)))
+		}
+		in, err := ort.NewTensor(ort.NewShape(rows, k), x)
+		require.NoError(t, err)
+		defer in.Destroy()
+		outs := make([]ort.Value, 2)
+		defer onnx.DestroyValues(outs)
+		require.NoError(t, s.Run([]ort.Value{in}, outs))
+		for _, o := range outs {
+			y = append(y, o.(*ort.Tensor[float32]).GetData()...)
+		}
+		return s.Mapped, y
+	}
+	t.Setenv("VOICE_ORT_MAPPED_WEIGHTS", "0")
+	_, want := run()
+	t.Setenv("VOICE_ORT_MAPPED_WEIGHTS", "1")
+
+	t.Run("relaid", func(t *testing.T) {
+		t.Setenv("XDG_CACHE_HOME", t.TempDir())
+		run() // makes the copy
+		mapped, got := run()
+		require.NotEmpty(t, mapped, "the copy was refused")
+		assert.Equal(t, want, got, "the mapped copy's outputs")
+		offsets, err := onnx.PrepackedOffsets(filepath.Dir(mapped))
+		require.NoError(t, err)
+		require.Len(t, offsets, 2, "one packed blob for each weight")
+		for _, off := range offsets {
+			assert.Zero(t, off%4096, "a blob at offset %d", off)
+		}
+	})
+
+	t.Run("as saved", func(t *testing.T) {
+		defer onnx.KeepSavedLayout()()
+		t.Setenv("XDG_CACHE_HOME", t.TempDir())
+		var log bytes.Buffer
+		defer slog.SetDefault(slog.Default())
+		slog.SetDefault(slog.New(slog.NewTextHandler(&log, nil)))
+		mapped, got := run()
+		assert.Empty(t, mapped, "the misaligned copy was used")
+		assert.Equal(t, want, got, "the original's outputs")
+		assert.Contains(t, log.String(), "does not reproduce the original")
+		verdicts, err := filepath.Glob(filepath.Join(os.Getenv("XDG_CACHE_HOME"), "voice-agent", "derived", "onnxruntime", "*", "verdict"))
+		require.NoError(t, err)
+		require.Len(t, verdicts, 1)
+		verdict, err := os.ReadFile(verdicts[0])
+		require.NoError(t, err)
+		assert.Contains(t, string(verdict), "does not reproduce the original")
+
+		log.Reset()
+		mapped, _ = run()
+		assert.Empty(t, mapped)
+		assert.Empty(t, log.String(), "the refusal was said again")
+	})
 }

@@ -40,8 +40,8 @@ func Compare(original, quantized string, opts onnx.Options) ([]Agreement, error)
 	if err != nil {
 		return nil, err
 	}
-	inputs, err := patternInputs(ins)
-	defer destroy(inputs)
+	inputs, err := onnx.ProbeInputs(ins)
+	defer onnx.DestroyValues(inputs)
 	if err != nil {
 		return nil, err
 	}
@@ -65,21 +65,15 @@ func Compare(original, quantized string, opts onnx.Options) ([]Agreement, error)
 	}
 	agreements := make([]Agreement, len(compared))
 	for i, o := range compared {
-		if len(want[i].data) != len(got[i].data) {
-			return nil, fmt.Errorf("output %q: %d values from the original, %d from the quantized model", o.Name, len(want[i].data), len(got[i].data))
+		if len(want[i].Data) != len(got[i].Data) {
+			return nil, fmt.Errorf("output %q: %d values from the original, %d from the quantized model", o.Name, len(want[i].Data), len(got[i].Data))
 		}
 		agreements[i] = agree(o.Name, want[i], got[i])
 	}
 	return agreements, nil
 }
 
-type output struct {
-	data    []float32
-	row     int  // the last axis' size
-	integer bool // ids, compared for equality
-}
-
-func runOnce(path string, ins []ort.InputOutputInfo, outs []onnx.Tensor, inputs []ort.Value, opts onnx.Options) ([]output, error) {
+func runOnce(path string, ins []ort.InputOutputInfo, outs []onnx.Tensor, inputs []ort.Value, opts onnx.Options) ([]onnx.Output, error) {
 	want := make([]onnx.Tensor, len(ins))
 	for i, in := range ins {
 		want[i] = onnx.Tensor{Name: in.Name, Type: in.DataType}
@@ -90,96 +84,26 @@ func runOnce(path string, ins []ort.InputOutputInfo, outs []onnx.Tensor, inputs 
 	}
 	defer s.Destroy()
 	values := make([]ort.Value, len(outs))
+	defer onnx.DestroyValues(values)
 	if err := s.Run(inputs, values); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	defer destroy(values)
-	res := make([]output, len(outs))
-	for i, v := range values {
-		var o output
-		switch t := v.(type) {
-		case *ort.Tensor[float32]:
-			o.data = append(o.data, t.GetData()...)
-		case *ort.Tensor[int64]:
-			o.data, o.integer = asFloats(t.GetData()), true
-		case *ort.Tensor[int32]:
-			o.data, o.integer = asFloats(t.GetData()), true
-		default:
-			return nil, fmt.Errorf("%s: output %q has an unexpected type", path, outs[i].Name)
-		}
-		o.row = 1
-		if shape := v.GetShape(); len(shape) > 0 {
-			o.row = int(max(shape[len(shape)-1], 1))
-		}
-		res[i] = o
+	names := make([]string, len(outs))
+	for i, o := range outs {
+		names[i] = o.Name
+	}
+	res, err := onnx.ReadOutputs(values, names)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return res, nil
 }
 
-func patternInputs(ins []ort.InputOutputInfo) ([]ort.Value, error) {
-	values := make([]ort.Value, 0, len(ins))
-	for _, in := range ins {
-		dims := make([]int64, len(in.Dimensions))
-		for i, d := range in.Dimensions {
-			dims[i] = max(d, 1)
-		}
-		shape := ort.NewShape(dims...)
-		n := int(shape.FlattenedSize())
-		var v ort.Value
-		var err error
-		switch in.DataType {
-		case onnx.Float:
-			data := make([]float32, n)
-			for i := range data {
-				data[i] = float32(0.5 * math.Sin(float64(i)*0.37))
-			}
-			v, err = ort.NewTensor(shape, data)
-		case onnx.Int64:
-			v, err = ort.NewTensor(shape, filled(n, int64(1)))
-		case onnx.Int32:
-			v, err = ort.NewTensor(shape, filled(n, int32(1)))
-		case ort.TensorElementDataTypeBool:
-			v, err = ort.NewTensor(shape, make([]bool, n))
-		default:
-			err = fmt.Errorf("input %q is %s, which Compare does not make", in.Name, in.DataType)
-		}
-		if err != nil {
-			return values, err
-		}
-		values = append(values, v)
-	}
-	return values, nil
-}
-
-func asFloats[T int32 | int64](v []T) []float32 {
-	f := make([]float32, len(v))
-	for i, x := range v {
-		f[i] = float32(x)
-	}
-	return f
-}
-
-func filled[T int32 | int64](n int, v T) []T {
-	s := make([]T, n)
-	for i := range s {
-		s[i] = v
-	}
-	return s
-}
-
-func destroy(values []ort.Value) {
-	for _, v := range values {
-		if v != nil {
-			_ = v.Destroy()
-		}
-	}
-}
-
-func agree(name string, want, got output) Agreement {
-	a := Agreement{Output: name, Integer: want.integer}
+func agree(name string, want, got onnx.Output) Agreement {
+	a := Agreement{Output: name, Integer: want.Integer}
 	var dot, ww, gg float64
-	for i, w := range want.data {
-		g := got.data[i]
+	for i, w := range want.Data {
+		g := got.Data[i]
 		dot += float64(w) * float64(g)
 		ww += float64(w) * float64(w)
 		gg += float64(g) * float64(g)
@@ -191,20 +115,20 @@ func agree(name string, want, got output) Agreement {
 	case ww > 0 && gg > 0:
 		a.Cosine = dot / math.Sqrt(ww*gg)
 	}
-	if want.integer {
+	if want.Integer {
 		same := 0
-		for i, w := range want.data {
-			if got.data[i] == w {
+		for i, w := range want.Data {
+			if got.Data[i] == w {
 				same++
 			}
 		}
-		a.Agree = float64(same) / float64(max(len(want.data), 1))
+		a.Agree = float64(same) / float64(max(len(want.Data), 1))
 		return a
 	}
 	rows, same := 0, 0
-	for at := 0; at+want.row <= len(want.data); at += want.row {
+	for at := 0; at+want.Row <= len(want.Data); at += want.Row {
 		rows++
-		if argmax(want.data[at:at+want.row]) == argmax(got.data[at:at+want.row]) {
+		if argmax(want.Data[at:at+want.Row]) == argmax(got.Data[at:at+want.Row]) {
 			same++
 		}
 	}

@@ -619,6 +619,18 @@ var eachField = onnxproto.EachField
 // or 4 bits after NBits; with more, a weight read at several places, as
 // an unrolled loop's steps read theirs.
 func MatMulModel(w []float32, k, n, uses int) []byte {
+	return matMuls(k, n, uses, w)
+}
+
+// MatMulsModel is a model of one MatMul for each weight, y<i> [m, n] =
+// x [m, k] times weights[i] [k, n]: weights that are distinct tensors,
+// each packed by a runtime on its own.
+func MatMulsModel(k, n int, weights ...[]float32) []byte {
+	return matMuls(k, n, 1, weights...)
+}
+
+// matMuls is a model of uses MatMuls of x with each of the weights.
+func matMuls(k, n, uses int, weights ...[]float32) []byte {
 	info := func(name string, dims ...int64) []byte {
 		var shape []byte
 		for _, d := range dims {
@@ -644,15 +656,24 @@ func MatMulModel(w []float32, k, n, uses int) []byte {
 		}
 		return "y" + strconv.Itoa(i)
 	}
-	for i := range uses {
+	weightName := func(j int) string {
+		if j == 0 {
+			return "w"
+		}
+		return "w" + strconv.Itoa(j)
+	}
+	outputs := len(weights) * uses
+	for i := range outputs {
 		fields := [][]byte{protowire.AppendString(protowire.AppendTag(nil, nodeOutput, protowire.BytesType), output(i))}
-		mm := node{inputs: []string{"x", "w"}, opType: "MatMul", fields: fields}
+		mm := node{inputs: []string{"x", weightName(i / uses)}, opType: "MatMul", fields: fields}
 		add(graphNode, mm.encode())
 	}
 	add(2, []byte("matmul"))
-	add(graphInit, tensorBytes("w", typeFloat, []int64{int64(k), int64(n)}, float32Raw(w)))
+	for j, w := range weights {
+		add(graphInit, tensorBytes(weightName(j), typeFloat, []int64{int64(k), int64(n)}, float32Raw(w)))
+	}
 	add(graphInput, info("x", -1, int64(k)))
-	for i := range uses {
+	for i := range outputs {
 		add(onnxproto.GraphOutput, info(output(i), -1, int64(n)))
 	}
 	var m []byte
