@@ -11,6 +11,8 @@ import (
 	"time"
 
 	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/voiceassistant/voice/internal/malloc"
 )
 
 // Float, Int64 and Int32 are the tensor element types the stages use.
@@ -222,6 +224,13 @@ func Open(path string, inputs, outputs []Tensor, opts Options, hint string) (*Se
 	if load == path {
 		load = ""
 	}
+	// What the load freed (ONNX Runtime's graph transformations, the
+	// copy's making) goes back to the system, not to the C heap's free
+	// lists: 3-5 MiB less anonymous memory at the peak of a conversation,
+	// as fast. A lower mmap threshold (MALLOC_MMAP_THRESHOLD_=128 KiB) would
+	// give back 45-50 MiB, but makes every run's large tensors a fresh
+	// mapping: voice to voice 450 -> 1,860-2,020 ms (docs/performance.md).
+	malloc.Trim()
 	return &Session{DynamicAdvancedSession: s, Path: path, Mapped: load, Inputs: ins, Outputs: outs}, nil
 }
 

@@ -22,6 +22,7 @@ import (
 	"unsafe"
 
 	"github.com/voiceassistant/voice/internal/derived"
+	"github.com/voiceassistant/voice/internal/malloc"
 	"github.com/voiceassistant/voice/llm"
 )
 
@@ -109,6 +110,9 @@ func Open(cfg Config) (*Model, error) {
 		m.Close()
 		return nil, fmt.Errorf("mnn: %s: first run: %w", path, err)
 	}
+	// What the load and the first run freed goes back to the system,
+	// not to the heap's free lists (onnx.Open does the same).
+	malloc.Trim()
 	return m, nil
 }
 
