@@ -37,8 +37,9 @@ const (
 // (onnxruntime PR #23069; the keys in
 // include/onnxruntime/core/session/onnxruntime_session_options_config_keys.h):
 // the fp32 synthesizer's decode step then adds 42 MiB of anonymous memory
-// instead of 331, the int4 one (ONNX Runtime 1.30, whose MatMulNBits saves
-// its packed layout) about 10 instead of 70.
+// instead of 331, and the whole int4 synthesizer (ONNX Runtime 1.30, whose
+// MatMulNBits saves its packed layout; 1.24 did not) 73-83 MiB against
+// 312-318 on 1.24 (docs/performance.md, run D).
 //
 // A copy is used only after it has been checked: ONNX Runtime writes the
 // packed blobs where a kernel cannot use them as they lie (relayout moves
@@ -264,7 +265,10 @@ const maxGraphOnly = 16 << 20
 // what they save, and for a disk too small for them.
 const envMappedWeights = "VOICE_ORT_MAPPED_WEIGHTS"
 
-func mappedWeightsOn() bool {
+// MappedWeights tells whether models are loaded from optimized copies
+// whose prepacked weights are mapped (the default), or as they are, their
+// prepacked weights on the heap.
+func MappedWeights() bool {
 	on, err := strconv.ParseBool(os.Getenv(envMappedWeights))
 	return err != nil || on
 }

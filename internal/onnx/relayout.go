@@ -27,15 +27,17 @@ import (
 // The session that saves the copy writes every blob at the next free
 // offset: it pads only blobs over 1 MiB, and only when asked to align,
 // which the optimized-model path does not ask
-// (WritePrepackedToFileAndAddToProto there; ModelSavingOptions'
-// align_offset defaults to false, include/onnxruntime/core/framework/
-// model_saving_options.h). But a kernel's packed layout is made for the
+// (ExternalDataInfo::WritePrepackedToFileAndAddToProto, in the same file;
+// ModelSavingOptions' align_offset defaults to false,
+// include/onnxruntime/core/graph/model_saving_options.h). But a kernel's packed layout is made for the
 // address it was packed at: MLAS's 4-bit GEMM places the parts of a
-// packed weight (the quantized data, its scales, its block sums) at
-// 64-byte-aligned addresses computed from the buffer's start
-// (onnxruntime/core/mlas/lib/qnbitgemm.h, PackedQuantBDataStruct), and
-// ONNX Runtime allocated that buffer 64-byte aligned. A blob mapped back
-// at another alignment has its parts read from the wrong places: two
+// packed weight at addresses rounded up from the buffer's start (the
+// quantized data to 32 bytes, the block sums to 64, the scales after
+// them; onnxruntime/core/mlas/lib/qnbitgemm.h, PackedQuantBDataStruct,
+// MlasAlignAddress). Packing wrote them where those roundings fell for a
+// buffer ONNX Runtime allocated 64-byte aligned; from another alignment
+// the same roundings fall elsewhere, and the parts are read from the
+// wrong places: two
 // distinct 4-bit MatMul weights of 384x384 come back with 208 NaN in 1,536
 // outputs (TestRelayoutAlignsPrepackedBlobs). So relayout lays every blob
 // anew at a page boundary, which also keeps two weights off one page.

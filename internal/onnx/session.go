@@ -203,7 +203,7 @@ func Open(path string, inputs, outputs []Tensor, opts Options, hint string) (*Se
 		return nil, fmt.Errorf("onnx: session options: %w", err)
 	}
 	load := path
-	if mappedWeightsOn() {
+	if MappedWeights() {
 		// A copy that cannot be made (a read-only or full cache) costs
 		// memory, not the stage.
 		if load, err = mappedCopy(path, func(so *ort.SessionOptions) error { return configure(so, derive) }, names(inputs), names(outputs)); err != nil {

@@ -17,12 +17,9 @@ type Weights struct {
 	// Conv and MatMulNBits nodes (and of the DequantizeLinear nodes
 	// feeding them), each counted once however many nodes read it,
 	// as the file stores them (4-bit weights half a byte each).
+	// A weight read through Identity nodes (as the steps of an unrolled
+	// loop read theirs) counts as the weight itself.
 	Bytes int64
-	// PerNodeBytes counts each weight once for every node that reads it
-	// (directly or through Identity nodes, as the steps of an unrolled
-	// loop do): ONNX Runtime prepacks a weight for each kernel, so what
-	// it holds follows PerNodeBytes, not Bytes.
-	PerNodeBytes int64
 	// NBits is the bits attribute of its MatMulNBits nodes, 0 if none.
 	NBits int
 }
@@ -142,7 +139,6 @@ func readWeights(model []byte) (Weights, error) {
 			if !ok {
 				continue
 			}
-			w.PerNodeBytes += size
 			if !counted[in] {
 				counted[in] = true
 				w.Bytes += size

@@ -17,7 +17,7 @@ import (
 // ReadWeights counts the bytes a model's matrix products read, as the
 // file stores them: a [64, 96] fp32 MatMul weight, the same in 4 bits
 // (MatMulNBits: half a byte a weight and an fp32 scale for each 32), and
-// a weight three MatMuls read, once and once a node.
+// a weight three MatMuls read, once.
 func TestReadWeights(t *testing.T) {
 	const k, n = 64, 96
 	model := quantize.MatMulModel(make([]float32, k*n), k, n, 1)
@@ -31,9 +31,9 @@ func TestReadWeights(t *testing.T) {
 		model []byte
 		want  onnx.Weights
 	}{
-		{"fp32", model, onnx.Weights{Bytes: 4 * k * n, PerNodeBytes: 4 * k * n}},
-		{"int4", int4, onnx.Weights{Bytes: int4Bytes, PerNodeBytes: int4Bytes, NBits: 4}},
-		{"read thrice", thrice, onnx.Weights{Bytes: int4Bytes, PerNodeBytes: 3 * int4Bytes, NBits: 4}},
+		{"fp32", model, onnx.Weights{Bytes: 4 * k * n}},
+		{"int4", int4, onnx.Weights{Bytes: int4Bytes, NBits: 4}},
+		{"read thrice", thrice, onnx.Weights{Bytes: int4Bytes, NBits: 4}},
 	} {
 		path := filepath.Join(t.TempDir(), tc.name+".onnx")
 		require.NoError(t, os.WriteFile(path, tc.model, 0o644))

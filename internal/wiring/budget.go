@@ -40,32 +40,45 @@ type StageMemory struct {
 }
 
 // How anonymous memory follows the models, fitted to `bench stages` at
-// true size (the int4 stand-ins of scripts/bench-scale, 2026-12-03,
-// docs/performance.md): per MiB of model file, what the engine holds on
-// the heap (ONNX Runtime's prepacked MatMul weights, MNN's rearranged
-// ones, which the fused projections of an MNN export hold twice), and
-// what a stage adds while it runs (caches, activations, the Go side's
-// copies). The ONNX Runtime library itself and the process take the
-// rest.
+// true size (the int4 stand-ins of scripts/bench-scale, ONNX Runtime
+// 1.30.0, 2026-12-04, docs/performance.md): per MiB of model file, what
+// the engine holds on the heap, and what a stage adds while it runs
+// (caches, activations, the Go side's copies). The ONNX Runtime library
+// itself and the process take the rest.
+//
+// ONNX Runtime prepacks a model's matrix weights at load. From an
+// optimized copy (internal/onnx, on unless VOICE_ORT_MAPPED_WEIGHTS=0) it
+// maps them from a file, and what stays on the heap is what its kernels
+// do not prepack (perModelMiB); without one, the prepacked weights are on
+// the heap too (perModelHeapMiB). ONNX Runtime 1.30 packs a weight read by
+// many nodes once (the unrolled local frame graph's 17 steps), so the
+// model's size is the measure either way. A start that makes the copies
+// (the first after a model or the runtime changes) holds each original
+// on the heap while its copy is made and checked, one model at a time:
+// the estimate is for every start after it.
 const (
 	runtimeMiB = 20 // ONNX Runtime's environment and first session
 	processMiB = 30 // the Go runtime, libraries' data, audio buffers
 )
 
-var stageMemory = map[string]struct{ perModelMiB, runMiB float64 }{
-	"vad":  {2, 2},
-	"turn": {1.5, 30},
-	"asr":  {1.5, 50},
+type memoryFit struct{ perModelMiB, perModelHeapMiB, runMiB float64 }
+
+var stageMemory = map[string]memoryFit{
+	// Silero's copy gains nothing (its graph is small), so it is
+	// loaded as it is.
+	"vad":  {2, 2, 2},
+	"turn": {0.5, 1.5, 27},
+	"asr":  {0.3, 1.3, 50},
 	// MNN maps the weights (use_mmap): what stays anonymous is the KV
 	// cache, the activations, and, in an export with MNN's C4 fusions,
 	// the fused projections MNN unpacks into a copy for each of its two
 	// modules (fusedLLM).
-	"llm":       {0.25, 40},
-	"llm fused": {1.3, 40},
-	// The synthesizer's prefill and decode graphs each prepack the
-	// global transformer's weights; tts counts them twice unless the
-	// prefill graph is closed (moss.Options.LowMemory).
-	"tts": {1, 140},
+	"llm":       {0.25, 0.25, 40},
+	"llm fused": {1.33, 1.33, 40},
+	// The synthesizer's prefill and decode graphs each load the global
+	// transformer's weights; tts counts them twice unless the prefill
+	// graph is closed (moss.Options.LowMemory).
+	"tts": {0.2, 1, 140},
 }
 
 // ExpectedMemory estimates, stage by stage, the anonymous memory of the
@@ -87,11 +100,14 @@ func (s Stages) ExpectedMemory() []StageMemory {
 		if fused {
 			k = stageMemory["llm fused"]
 		}
-		model := mib(files) + mib(twice) + packedPerNodeMiB(files)
-		m := StageMemory{Stage: sm.Stage, MiB: k.perModelMiB*model + k.runMiB}
+		perModel := k.perModelHeapMiB
+		if onnx.MappedWeights() {
+			perModel = k.perModelMiB
+		}
+		m := StageMemory{Stage: sm.Stage, MiB: perModel*(mib(files)+mib(twice)) + k.runMiB}
 		switch {
 		case sm.Stage == "tts" && !s.TTSLowMemory:
-			m.Fits = fmt.Sprintf("--tts-low-memory (about %.0f MiB less)", k.perModelMiB*mib(twice))
+			m.Fits = fmt.Sprintf("--tts-low-memory (about %.0f MiB less)", perModel*mib(twice))
 		case fused:
 			m.Fits = "the LLM exported without MNN's C4 fusions (llmexport --disable_transformer_c4; docs/performance.md)"
 		case sm.Stage == "llm":
@@ -192,23 +208,6 @@ func (s Stages) modelFiles(stage string) (files, twice []string) {
 		return files, twice
 	}
 	return nil, nil
-}
-
-// packedPerNodeMiB is what the ONNX graphs among files hold beyond their
-// files because ONNX Runtime prepacks a weight once for every node that
-// reads it: MOSS's local frame graph, its 17 steps unrolled, reads each of
-// its transformer's weights at 17 places (onnx.Weights.PerNodeBytes).
-func packedPerNodeMiB(files []string) float64 {
-	var n int64
-	for _, f := range files {
-		if filepath.Ext(f) != ".onnx" {
-			continue
-		}
-		if w, err := onnx.ReadWeights(f); err == nil {
-			n += w.PerNodeBytes - w.Bytes
-		}
-	}
-	return float64(n) / (1 << 20)
 }
 
 func mib(files []string) float64 {
