@@ -49,11 +49,11 @@ func Acquire(engine, version string, sources ...string) (dir string, release fun
 	}
 	dir = filepath.Join(root, engine, hex.EncodeToString(h.Sum(nil))[:32])
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", nil, fmt.Errorf("derived files: %w", err)
+		return "", nil, fmt.Errorf("derived files: %w (set XDG_CACHE_HOME to a writable folder)", err)
 	}
 	release, err = lock(filepath.Join(dir, ".lock"))
 	if err != nil {
-		return "", nil, fmt.Errorf("derived files: %w", err)
+		return "", nil, fmt.Errorf("derived files: %w (set XDG_CACHE_HOME to a writable folder)", err)
 	}
 	return dir, release, nil
 }
@@ -105,3 +105,15 @@ var machine = sync.OnceValue(func() string {
 	}
 	return runtime.GOARCH + " " + flags
 })
+
+// Bytes is the size of the files at paths, those that exist: what a
+// derivation from them takes on disk is a multiple of it.
+func Bytes(paths []string) int64 {
+	var n int64
+	for _, p := range paths {
+		if info, err := os.Stat(p); err == nil {
+			n += info.Size()
+		}
+	}
+	return n
+}

@@ -37,3 +37,10 @@ func PrepackedOffsets(dir string) ([]int64, error) {
 	})
 	return offsets, err
 }
+
+// SetFreeBytes has copies see f's free space, for a full disk.
+func SetFreeBytes(f func(string) (uint64, error)) (restore func()) {
+	old := freeBytes
+	freeBytes = f
+	return func() { freeBytes = old }
+}

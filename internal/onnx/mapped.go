@@ -3,6 +3,7 @@ package onnx
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -63,10 +64,24 @@ func mappedCopy(path string, configure func(*ort.SessionOptions) error, inputs, 
 	defer release()
 	copyPath := filepath.Join(dir, mappedModel)
 	if verdict, err := os.ReadFile(filepath.Join(dir, mappedVerdict)); err == nil {
-		if strings.TrimSpace(string(verdict)) == verdictMapped {
+		if strings.TrimSpace(string(verdict)) != verdictMapped {
+			return path, nil
+		}
+		err := derived.Verify(dir)
+		if err == nil {
 			return copyPath, nil
 		}
-		return path, nil
+		// Damaged since it was made (or made before copies were
+		// sealed): made again, as at the first load.
+		level := slog.LevelWarn
+		if errors.Is(err, derived.ErrUnsealed) {
+			level = slog.LevelInfo
+		}
+		slog.Log(context.Background(), level, "onnx: the optimized copy is not as it was made; making it again", "model", path, "copy", copyPath, "why", err)
+		forgetCopy(copyPath)
+	}
+	if err := roomForCopy(dir, sources); err != nil {
+		return "", err
 	}
 	verdict, err := makeCopy(path, dir, configure, inputs, outputs)
 	if err != nil {
@@ -80,11 +95,9 @@ func mappedCopy(path string, configure func(*ort.SessionOptions) error, inputs, 
 			level = slog.LevelWarn
 		}
 		slog.Log(context.Background(), level, "onnx: the model is loaded as it is, without an optimized copy (said once: later loads do the same)", "model", path, "why", verdict)
-		_ = os.Remove(copyPath)
-		_ = os.Remove(filepath.Join(dir, mappedWeights))
 		copyPath = path
 	}
-	if err := writeFile(filepath.Join(dir, mappedVerdict), func(w io.Writer) error {
+	if err := derived.WriteFile(filepath.Join(dir, mappedVerdict), func(w io.Writer) error {
 		_, err := io.WriteString(w, verdict+"\n")
 		return err
 	}); err != nil {
@@ -100,12 +113,63 @@ const (
 	copyFailed    = "the optimized copy "
 )
 
-// makeCopy has ONNX Runtime save the optimized copy into dir, lays it out
-// for mapping and checks it against the original. Its verdict is
-// verdictMapped or why the copy is not used; its error, a copy that could
-// not be made at all (a full or read-only cache).
+// makeCopy has ONNX Runtime save the optimized copy, lays it out for
+// mapping and checks it against the original, in a folder of its own
+// inside dir; a copy that passes is moved into dir and sealed
+// (derived.Seal). Its verdict is verdictMapped or why the copy is not
+// used; its error, a copy that could not be made at all (a full or
+// read-only cache), which leaves nothing behind.
+//
+// ONNX Runtime writes its copy's files in place, so a copy made again in
+// dir itself would rewrite the pages another agent has mapped (a SIGBUS
+// there); renamed into place, the new files are new inodes.
 func makeCopy(path, dir string, configure func(*ort.SessionOptions) error, inputs, outputs []string) (string, error) {
-	forgetCopy(filepath.Join(dir, mappedModel)) // what an interrupted attempt left
+	forgetCopy(filepath.Join(dir, mappedModel))
+	stale, _ := filepath.Glob(filepath.Join(dir, makingPrefix+"*")) // what an interrupted attempt left
+	for _, s := range stale {
+		_ = os.RemoveAll(s)
+	}
+	making, err := os.MkdirTemp(dir, makingPrefix)
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(making)
+	verdict, err := checkedCopy(path, making, configure, inputs, outputs)
+	if err != nil || verdict != verdictMapped {
+		return verdict, err
+	}
+	for _, f := range []string{mappedWeights, mappedModel} {
+		if err := os.Rename(filepath.Join(making, f), filepath.Join(dir, f)); err != nil {
+			return "", err
+		}
+	}
+	if err := derived.Seal(dir, mappedModel, mappedWeights); err != nil {
+		return "", err
+	}
+	return verdictMapped, nil
+}
+
+// roomForCopy refuses to start a copy the disk has no room for: the copy
+// holds the model's weights and their prepacked layouts, up to twice the
+// model (fp32 X-ASR's 584 MB made 1.2 GB). Started anyway, it would fail
+// half written, at every start.
+func roomForCopy(dir string, sources []string) error {
+	need := uint64(derived.Bytes(sources))*2 + 16<<20
+	free, err := freeBytes(dir)
+	if err == nil && free < need {
+		err = fmt.Errorf("%d MiB free in %s, where the optimized copy needs about %d MiB; free some space", free>>20, dir, need>>20)
+	}
+	return err
+}
+
+// freeBytes is derived.FreeBytes, or a test's full disk.
+var freeBytes = derived.FreeBytes
+
+// makingPrefix names the folder a copy is made in.
+const makingPrefix = ".making-"
+
+// checkedCopy makes the copy in dir and checks it: makeCopy's verdict.
+func checkedCopy(path, dir string, configure func(*ort.SessionOptions) error, inputs, outputs []string) (string, error) {
 	original, err := session(path, func(so *ort.SessionOptions) error {
 		if err := configure(so); err != nil {
 			return err
@@ -203,7 +267,7 @@ func probe(s *ort.DynamicAdvancedSession, probeInputs []ort.Value, outputs []str
 // made), so that the next load makes it again.
 func forgetCopy(copyPath string) {
 	dir := filepath.Dir(copyPath)
-	for _, f := range []string{mappedVerdict, mappedModel, mappedWeights} {
+	for _, f := range []string{mappedVerdict, mappedModel, mappedWeights, derived.SealFile} {
 		_ = os.Remove(filepath.Join(dir, f))
 	}
 }

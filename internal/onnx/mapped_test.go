@@ -28,6 +28,8 @@ import (
 // copies turned off every model does.
 func TestMappedCopy(t *testing.T) {
 	testenv.ONNXRuntime(t)
+	defaultLog := slog.Default()
+	defer slog.SetDefault(defaultLog)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	defer onnx.SetMinPrepacked(1)()
 	model := filepath.Join("..", "..", "tts", "moss", "testdata", "tiny-codec", "moss_audio_tokenizer_decode_step.onnx")
@@ -56,11 +58,47 @@ func TestMappedCopy(t *testing.T) {
 	assert.FileExists(t, filepath.Join(dir, "weights.bin"))
 	assert.Equal(t, first.Mapped, open(model).Mapped, "a later load maps the same copy")
 
-	// A copy damaged since (a truncated data file) costs the mapping, not
-	// the stage: the model itself loads.
-	require.NoError(t, os.Truncate(filepath.Join(dir, "weights.bin"), 100))
-	assert.Empty(t, open(model).Mapped, "the damaged copy was loaded")
-	assert.Equal(t, first.Mapped, open(model).Mapped, "the copy is made again at the next load")
+	// A copy damaged since it was made (zero-filled at its size, or cut
+	// short) is not mapped: it is made again, and said so.
+	weights := filepath.Join(dir, "weights.bin")
+	info, err := os.Stat(weights)
+	require.NoError(t, err)
+	for name, damage := range map[string]func() error{
+		"zero-filled": func() error { return os.WriteFile(weights, make([]byte, info.Size()), 0o644) },
+		"truncated":   func() error { return os.Truncate(weights, 100) },
+	} {
+		require.NoError(t, damage(), name)
+		var log bytes.Buffer
+		slog.SetDefault(slog.New(slog.NewTextHandler(&log, nil)))
+		again := open(model)
+		slog.SetDefault(defaultLog)
+		assert.Equal(t, first.Mapped, again.Mapped, "%s: the copy is made again", name)
+		assert.Contains(t, log.String(), "not as it was made", name)
+		data, err := os.ReadFile(weights)
+		require.NoError(t, err)
+		assert.Equal(t, info.Size(), int64(len(data)), name)
+		assert.False(t, bytes.Equal(make([]byte, len(data)), data), "%s: the zeros were mapped", name)
+	}
+
+	// A disk without room for a copy: the model loads as it is, nothing
+	// half written stays, and the log says what to do.
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	restore := onnx.SetFreeBytes(func(string) (uint64, error) { return 120 << 10, nil })
+	var log bytes.Buffer
+	slog.SetDefault(slog.New(slog.NewTextHandler(&log, nil)))
+	full := open(model)
+	slog.SetDefault(defaultLog)
+	restore()
+	assert.Empty(t, full.Mapped, "a copy made on a full disk")
+	assert.Contains(t, log.String(), "free some space")
+	cache, err := os.UserCacheDir()
+	require.NoError(t, err)
+	written, err := filepath.Glob(filepath.Join(cache, "voice-agent", "derived", "onnxruntime", "*", "*"))
+	require.NoError(t, err)
+	for _, w := range written {
+		assert.Equal(t, ".lock", filepath.Base(w), "left on a full disk")
+	}
+	assert.NotEmpty(t, open(model).Mapped, "made once there is room")
 
 	silero := testenv.Model(t, "silero_vad_v5.onnx")
 	s, err := onnx.Open(silero, sileroIn, sileroOut, onnx.Options{}, "")

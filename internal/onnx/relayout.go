@@ -1,7 +1,6 @@
 package onnx
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/voiceassistant/voice/internal/derived"
 	"github.com/voiceassistant/voice/internal/onnxproto"
 )
 
@@ -115,7 +115,7 @@ func relayout(dir string) (prepacked int64, err error) {
 		return 0, err
 	}
 
-	if err := writeFile(dataPath, func(w io.Writer) error {
+	if err := derived.WriteFile(dataPath, func(w io.Writer) error {
 		var at int64
 		for _, r := range order {
 			if _, err := io.CopyN(w, zeros{}, placed[r]-at); err != nil {
@@ -130,35 +130,10 @@ func relayout(dir string) (prepacked int64, err error) {
 	}); err != nil {
 		return 0, err
 	}
-	return prepacked, writeFile(modelPath, func(w io.Writer) error {
+	return prepacked, derived.WriteFile(modelPath, func(w io.Writer) error {
 		_, err := w.Write(rewritten)
 		return err
 	})
-}
-
-// writeFile writes path's new content beside it and renames it into
-// place, so that path is never half written.
-func writeFile(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	w := bufio.NewWriterSize(tmp, 1<<20)
-	err = write(w)
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 type zeros struct{}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/voiceassistant/voice/internal/derived"
 	"github.com/voiceassistant/voice/internal/onnx"
 )
 
@@ -210,15 +211,7 @@ func (s Stages) modelFiles(stage string) (files, twice []string) {
 	return nil, nil
 }
 
-func mib(files []string) float64 {
-	var n int64
-	for _, f := range files {
-		if info, err := os.Stat(f); err == nil {
-			n += info.Size()
-		}
-	}
-	return float64(n) / (1 << 20)
-}
+func mib(files []string) float64 { return float64(derived.Bytes(files)) / (1 << 20) }
 
 // fusedLLM tells whether an MNN export has the C4 fusions (MNNConvert's
 // FuseTransformerC4, llmexport's default): its graph then names FusedRoPE

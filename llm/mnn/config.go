@@ -57,7 +57,7 @@ func (c Config) configPath() (string, error) {
 // KV reuse across replies (the binding keeps what the next prompt shares
 // with the KV cache and prefills only the rest; the engine's own
 // text-based prompt cache is off), the weights mapped from files in
-// mapped, and the chat template's context.
+// mapped (none if ""), and the chat template's context.
 func (c Config) engineSettings(mapped string) map[string]any {
 	s := map[string]any{
 		"thread_num":     defaultThreads(runtime.NumCPU()),
@@ -73,9 +73,9 @@ func (c Config) engineSettings(mapped string) map[string]any {
 		// its sync marker: alibaba/MNN source/backend/cpu/CPUBackend.cpp
 		// onClearBuffer and the weightMemoryPath setup). Mapped pages are
 		// the kernel's to drop and read again under pressure; on the
-		// heap (the default), the int4 stand-in's 100 MiB were anonymous.
-		"use_mmap": true,
-		"tmp_path": mapped,
+		// heap (the default, and where mapped is "": the cache cannot
+		// hold them), the int4 stand-in's 100 MiB were anonymous.
+		"use_mmap": mapped != "",
 		// A Qwen3-style model (MNN-Pocket) thinks before it answers
 		// unless its chat template is told not to, which MNN does only
 		// through the template's context, as its llm_demo does: the
@@ -84,6 +84,9 @@ func (c Config) engineSettings(mapped string) map[string]any {
 		// thinking a model still writes is dropped from the reply
 		// (stream).
 		"jinja": map[string]any{"context": map[string]any{"enable_thinking": false}},
+	}
+	if mapped != "" {
+		s["tmp_path"] = mapped
 	}
 	if c.Threads > 0 {
 		s["thread_num"] = c.Threads

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,14 +75,13 @@ func Open(cfg Config) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mnn: %w", err)
 	}
-	// The rearranged weights MNN maps (use_mmap) are kept for the next
-	// load, in a directory of this model's own: their file names do not
-	// say which model they are of.
-	mapped, loadedWeights, err := derived.Acquire("mnn", Version(), sources...)
+	pool, err := openPool(sources)
 	if err != nil {
-		return nil, fmt.Errorf("mnn: %w", err)
+		// The weights then go onto the heap: more anonymous memory, the
+		// same replies.
+		slog.Warn("mnn: the weights are loaded onto the heap, not mapped from a file", "model", cfg.Dir, "why", err)
 	}
-	defer loadedWeights()
+	defer pool.release()
 	m := &Model{engine: make(chan struct{}, 1), cfg: cfg}
 	keepStdoutClean()
 	cpath := C.CString(path)
@@ -91,7 +91,7 @@ func Open(cfg Config) (*Model, error) {
 	if m.l == nil {
 		return nil, fmt.Errorf("mnn: %s: %w", path, takeErr(cerr, "create failed"))
 	}
-	settings := cfg.engineSettings(mapped)
+	settings := cfg.engineSettings(pool.dir)
 	if err := m.setConfig(settings); err != nil {
 		m.Close()
 		return nil, fmt.Errorf("mnn: %s: %w", path, err)
@@ -110,10 +110,103 @@ func Open(cfg Config) (*Model, error) {
 		m.Close()
 		return nil, fmt.Errorf("mnn: %s: first run: %w", path, err)
 	}
+	if err := pool.seal(); err != nil {
+		slog.Warn("mnn: the mapped weights could not be sealed; they are made again at the next load", "dir", pool.dir, "err", err)
+	}
 	// What the load and the first run freed goes back to the system,
 	// not to the heap's free lists (onnx.Open does the same).
 	malloc.Trim()
 	return m, nil
+}
+
+// pool is the folder of the weights MNN rearranges for the CPU at the
+// first load and maps from then on (use_mmap), kept in the user's cache
+// per model (internal/derived): their file names do not say which model
+// they are of.
+type pool struct {
+	dir     string
+	release func()
+	// making: MNN writes the pool at this load; sealed once it loaded.
+	making bool
+}
+
+// poolSuffix ends the name of every file MNN writes into the pool (the
+// weights, then an empty sync marker once they are whole).
+const poolSuffix = ".static"
+
+// openPool returns the pool for the model of sources, or an error that
+// says why the weights cannot be mapped (and what to do), with a pool
+// that maps nothing.
+//
+// MNN trusts a pool whose sync marker exists and writes a new one through
+// a shared mapping of a 1 GiB sparse file: a pool damaged since it was
+// made (zeroed, cut short, deleted, swapped for a symlink) gives empty
+// replies at every start, and a disk that fills while MNN writes kills
+// the process with SIGBUS. So a pool is used only as it was sealed, made
+// again otherwise, and made only where the disk has room for it.
+func openPool(sources []string) (pool, error) {
+	none := pool{release: func() {}}
+	dir, release, err := derived.Acquire("mnn", Version(), sources...)
+	if err != nil {
+		return none, err
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*"+poolSuffix))
+	if len(files) > 0 {
+		err := derived.Verify(dir)
+		if err == nil {
+			return pool{dir: dir, release: release}, nil
+		}
+		level := slog.LevelWarn
+		if errors.Is(err, derived.ErrUnsealed) {
+			level = slog.LevelInfo // made by an earlier agent, or by a load that did not finish
+		}
+		slog.Log(context.Background(), level, "mnn: the mapped weights are not as they were made; making them again", "dir", dir, "why", err)
+	}
+	// New files, not the old ones rewritten: an agent that maps them
+	// keeps its pages, and a symlink planted in the folder is not
+	// written through.
+	for _, f := range append(files, filepath.Join(dir, derived.SealFile)) {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			release()
+			return none, err
+		}
+	}
+	need := poolBytes(sources)
+	free, err := freeBytes(dir)
+	if err == nil && free < need {
+		err = fmt.Errorf("%d MiB free in %s, where the mapped weights need about %d MiB; free some space", free>>20, dir, need>>20)
+	}
+	if err != nil {
+		release()
+		return none, err
+	}
+	return pool{dir: dir, release: release, making: true}, nil
+}
+
+// freeBytes is derived.FreeBytes, or a test's full disk.
+var freeBytes = derived.FreeBytes
+
+// poolBytes is what a pool of the model of sources takes on disk: MNN's
+// rearranged weights are about an eighth larger than llm.mnn.weight
+// (184 MiB for MNN-Pocket's 163).
+func poolBytes(sources []string) uint64 {
+	return uint64(derived.Bytes(sources))*5/4 + 16<<20
+}
+
+// seal records the pool MNN has just made (derived.Seal).
+func (p pool) seal() error {
+	if !p.making {
+		return nil
+	}
+	files, err := filepath.Glob(filepath.Join(p.dir, "*"+poolSuffix))
+	if err != nil || len(files) == 0 {
+		return fmt.Errorf("MNN wrote no weights into %s (%v)", p.dir, err)
+	}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = filepath.Base(f)
+	}
+	return derived.Seal(p.dir, names...)
 }
 
 // setConfig merges settings into the engine's config.
@@ -391,8 +484,11 @@ func modelFiles(dir string) ([]string, error) {
 	}
 	var files []string
 	for _, e := range entries {
-		if e.Type().IsRegular() {
-			files = append(files, filepath.Join(dir, e.Name()))
+		// A Hugging Face snapshot's files are symlinks into its blobs:
+		// what they point at is the model.
+		path := filepath.Join(dir, e.Name())
+		if info, err := os.Stat(path); err == nil && info.Mode().IsRegular() {
+			files = append(files, path)
 		}
 	}
 	return files, nil

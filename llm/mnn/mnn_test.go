@@ -99,6 +99,9 @@ func TestEngineSettings(t *testing.T) {
 		"thread_num": 3, "max_new_tokens": 64, "reuse_kv": true, "async": false, "prompt_cache": false, "use_mmap": true, "tmp_path": "/tmp/x", "sampler_type": "greedy",
 		"jinja": map[string]any{"context": map[string]any{"enable_thinking": false}},
 	}, c.engineSettings("/tmp/x"), "explicit settings win over the defaults")
+	heap := c.engineSettings("")
+	assert.Equal(t, false, heap["use_mmap"], "no pool: the weights on the heap")
+	assert.NotContains(t, heap, "tmp_path")
 	assert.Equal(t, 64, c.maxNewTokens())
 	assert.Equal(t, 512, Config{}.maxNewTokens())
 }

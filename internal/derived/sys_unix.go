@@ -27,3 +27,13 @@ func inode(info os.FileInfo) uint64 {
 	}
 	return 0
 }
+
+// FreeBytes is the space in dir's file system that an unprivileged
+// process may still write.
+func FreeBytes(dir string) (uint64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	return st.Bavail * uint64(st.Bsize), nil
+}
