@@ -60,7 +60,13 @@ type app struct {
 func main() {
 	a := newApp()
 	root := a.root()
-	ctx, stop := interruptible(context.Background())
+	ctx, stop, end := interruptible(context.Background())
+	// A reader of stdout that goes away (`replay --json | head -1`, a
+	// companion process that exits) ends the run as SIGTERM would, with
+	// what was played kept, instead of killing it mid-write: SIGPIPE is
+	// ignored, and a write that finds the pipe closed ends the run.
+	signal.Ignore(syscall.SIGPIPE)
+	root.SetOut(closedPipeEnds{os.Stdout, func() { end(syscall.SIGPIPE) }})
 	err := root.ExecuteContext(ctx)
 	stop()
 	if err == nil {
@@ -87,10 +93,11 @@ func main() {
 		}
 		// A live session ends on a signal and returns nil; a command with an
 		// end of its own (a replay, a bench, a pull) returns the context's
-		// error, and what it printed is not the whole answer: say so, and exit
-		// as a shell expects of a program stopped by that signal.
+		// error (or, its stdout closed, the write's), and what it printed is
+		// not the whole answer: say so, and exit as a shell expects of a
+		// program stopped by that signal.
 		var sig interrupted
-		if errors.As(context.Cause(ctx), &sig) && errors.Is(err, context.Canceled) {
+		if errors.As(context.Cause(ctx), &sig) {
 			fmt.Fprintf(os.Stderr, "voice-agent: interrupted (%v): the results above are incomplete\n", sig.Signal)
 			os.Exit(sig.exitCode())
 		}
@@ -115,13 +122,13 @@ func (s interrupted) exitCode() int {
 }
 
 // interruptible is a context cancelled, with interrupted as its cause, by
-// the first SIGINT or SIGTERM. Only the first is caught: a second Ctrl-C
-// kills the process the default way, for a user who will not wait for a
-// clean stop.
-func interruptible(parent context.Context) (context.Context, context.CancelFunc) {
+// the first SIGINT, SIGTERM or SIGHUP (a closed terminal), or by end. Only
+// the first signal is caught: a second Ctrl-C kills the process the
+// default way, for a user who will not wait for a clean stop.
+func interruptible(parent context.Context) (ctx context.Context, stop context.CancelFunc, end func(os.Signal)) {
 	ctx, cancel := context.WithCancelCause(parent)
 	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		select {
 		case s := <-ch:
@@ -131,9 +138,26 @@ func interruptible(parent context.Context) (context.Context, context.CancelFunc)
 		}
 	}()
 	return ctx, func() {
-		signal.Stop(ch)
-		cancel(nil)
+			signal.Stop(ch)
+			cancel(nil)
+		}, func(s os.Signal) {
+			cancel(interrupted{s})
+		}
+}
+
+// closedPipeEnds is stdout, which calls end when a write finds its reader
+// gone.
+type closedPipeEnds struct {
+	*os.File
+	end func()
+}
+
+func (w closedPipeEnds) Write(p []byte) (int, error) {
+	n, err := w.File.Write(p)
+	if errors.Is(err, syscall.EPIPE) {
+		w.end()
 	}
+	return n, err
 }
 
 func (a *app) root() *cobra.Command {
