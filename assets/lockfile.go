@@ -70,7 +70,7 @@ func parseLock(path string, b []byte) (map[string]lockEntry, error) {
 		return entries, nil
 	}
 	if err := json.Unmarshal(b, &entries); err != nil {
-		return nil, fmt.Errorf("assets: lock file %s: %w", path, err)
+		return nil, fmt.Errorf("assets: lock file %s is not the JSON object of sha256 sums it should be (%w); move it aside and pull again, which records the sums anew", path, err)
 	}
 	if entries == nil {
 		entries = map[string]lockEntry{}

@@ -232,6 +232,16 @@ func TestDecodeWAVValid(t *testing.T) {
 			want:   []float32{0.5},
 		},
 		{
+			// Some writers leave the pad byte out: the next chunk's name
+			// starts where it would be.
+			name: "odd-sized unknown chunk without its pad byte",
+			file: riff(fmtPCM(1, 16000, 16),
+				chunkSized("LIST", 3, []byte("abc"), false),
+				chunk("data", pcm16Bytes(16384))),
+			format: Mono16k,
+			want:   []float32{0.5},
+		},
+		{
 			name:   "chunks before fmt and after data",
 			file:   riff(chunk("JUNK", make([]byte, 28)), fmtPCM(1, 16000, 16), chunk("data", pcm16Bytes(-32768)), chunk("id3 ", []byte{1, 2, 3})),
 			format: Mono16k,
@@ -320,6 +330,12 @@ func TestDecodeWAVInvalid(t *testing.T) {
 			ErrMalformedWAV,
 		},
 		{"zero-length data", riff(fmtPCM(1, 16000, 16), chunk("data", nil)), "zero-length audio", ErrMalformedWAV},
+		{
+			"a chunk header that names no chunk",
+			riff(fmtPCM(1, 16000, 16), []byte{0x01, 0x00, 0x01, 0x00, 2, 0, 0, 0, 0, 0}, chunk("data", pcm16Bytes(1))),
+			"damaged: the chunk header at byte 36 names no chunk (01 00 01 00)",
+			ErrMalformedWAV,
+		},
 		{"not RIFF", append([]byte("RIFX"), valid[4:]...), `unsupported container "RIFX"`, ErrUnsupportedWAV},
 		{"garbage", bytes.Repeat([]byte("x"), 64), "not a WAV file (missing RIFF header)", ErrMalformedWAV},
 		{"MP3 with an ID3 tag", append([]byte("ID3\x04\x00\x00\x00\x00\x00\x00"), valid...), "not a WAV file but MP3 audio; convert it, e.g. sox IN OUT.wav or ffmpeg -i IN -ar 16000 -ac 1 OUT.wav", ErrUnsupportedWAV},

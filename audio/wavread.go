@@ -221,6 +221,9 @@ func (d *wavDecoder) readHeader() (*wavFmt, int64, error) {
 		}
 		id := string(ch[0:4])
 		size := int64(binary.LittleEndian.Uint32(ch[4:8]))
+		if !chunkID(ch[0:4]) {
+			return nil, 0, d.fail(ErrMalformedWAV, "damaged: the chunk header at byte %d names no chunk (% x)", d.off-8, ch[0:4])
+		}
 		switch id {
 		case "fmt ":
 			if format != nil {
@@ -248,16 +251,51 @@ func (d *wavDecoder) readHeader() (*wavFmt, int64, error) {
 				}
 				return nil, 0, d.ioFail(err, "skipping %q chunk", id)
 			}
-			// RIFF chunks are word aligned: an odd-sized chunk is followed
-			// by a pad byte that is not counted in its size. A missing pad
-			// at EOF just means there is no data chunk, reported above.
 			if size&1 == 1 {
-				if _, err := d.skip(1); err != nil && !isEOF(err) {
+				if err := d.skipPad(); err != nil {
 					return nil, 0, d.ioFail(err, "skipping %q chunk", id)
 				}
 			}
 		}
 	}
+}
+
+// skipPad skips the byte that word-aligns what follows an odd-sized chunk
+// (RIFF's pad, not counted in the chunk's size), unless the writer left it
+// out, as some do: then the next chunk's name starts where the pad would
+// be. A missing pad at EOF just means there is no data chunk, which the
+// next header's read reports.
+func (d *wavDecoder) skipPad() error {
+	var b [5]byte
+	n, err := d.readFull(b[:])
+	if err != nil && !isEOF(err) {
+		return err
+	}
+	if n == len(b) && !chunkID(b[1:5]) && chunkID(b[0:4]) {
+		d.unread(b[:])
+		return nil
+	}
+	if n > 1 {
+		d.unread(b[1:n])
+	}
+	return nil
+}
+
+// unread puts b back in front of what is still to be read.
+func (d *wavDecoder) unread(b []byte) {
+	d.r = io.MultiReader(bytes.NewReader(bytes.Clone(b)), d.r)
+	d.off -= int64(len(b))
+}
+
+// chunkID tells whether id can name a RIFF chunk: four printable ASCII
+// characters (a space pads a short name, as in "fmt ").
+func chunkID(id []byte) bool {
+	for _, c := range id {
+		if c < ' ' || c > '~' {
+			return false
+		}
+	}
+	return true
 }
 
 // otherFormat names the audio format hdr, a file's first bytes, is the
@@ -300,10 +338,8 @@ func (d *wavDecoder) readFmt(size int64) (*wavFmt, error) {
 		}
 		return nil, d.ioFail(err, "reading fmt chunk")
 	}
-	// A missing pad byte at EOF cannot hide a data chunk; the next header
-	// read reports what is really wrong.
 	if size&1 == 1 {
-		if _, err := d.skip(1); err != nil && !isEOF(err) {
+		if err := d.skipPad(); err != nil {
 			return nil, d.ioFail(err, "reading fmt chunk")
 		}
 	}

@@ -96,6 +96,10 @@ func TestConfigFileErrors(t *testing.T) {
 		{"misspelt section", "devices:\n  rate: 16000\n", []string{"line 1: unknown key devices; did you mean device?"}},
 		{"unknown knob", "stages:\n  frobnicate: 1\n", []string{"unknown key stages.frobnicate (`voice-agent config` prints every key)"}},
 		{"wrong type", "stages:\n  vad_threads: many\n", []string{`line 2: stages.vad_threads: want a whole number, not "many"`}},
+		// yaml alone cuts these to 1 and 1ns, without a word.
+		{"a fraction for a whole number", "stages:\n  memory_budget: 1.5\n", []string{`line 2: stages.memory_budget: want a whole number, not "1.5"`}},
+		{"a bare number for a duration", "stages:\n  barge_in:\n    min_speech: 1.5\n", []string{`line 3: stages.barge_in.min_speech: want a duration such as 250ms or 1.5s, not "1.5"`}},
+		{"a budget past any device", "stages:\n  memory_budget: 17592186044417\n", []string{"stages.memory_budget: 17592186044417 MiB is not between 0 (no budget) and 1048576 (1 TiB)"}},
 		{"not a duration", "stages:\n  barge_in:\n    min_speech: soon\n", []string{`line 3: stages.barge_in.min_speech: want a duration such as 250ms or 1.5s, not "soon"`}},
 		{"a list for a word", "stages:\n  barge_in:\n    backchannels: yeah\n", []string{`stages.barge_in.backchannels: want a list such as [a, b], not "yeah"`}},
 		{"a value for a section", "stages: 5\n", []string{`line 1: stages: want its keys indented below it, not "5"`}},

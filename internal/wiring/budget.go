@@ -21,6 +21,11 @@ func DefaultMemoryBudget(arch string) int {
 	return 0
 }
 
+// maxMemoryBudget bounds --memory-budget, in MiB: no device has more, and
+// GoMemoryLimit's bytes would overflow past 8 EiB (a budget of 2^44 MiB
+// gave the Go runtime a limit of 341 KiB).
+const maxMemoryBudget = 1 << 20
+
 // GoMemoryLimit is the soft limit the agent sets on the Go runtime's
 // memory (debug.SetMemoryLimit, unless GOMEMLIMIT is set) under a budget:
 // a third of it. The Go side's live heap peaks near 110 MB in a replayed

@@ -193,8 +193,8 @@ func (s Stages) Validate() error {
 	if s.LLMMaxTokens < 0 {
 		return fmt.Errorf("config: stages.llm_max_tokens: %d is negative (0 means 512)", s.LLMMaxTokens)
 	}
-	if s.MemoryBudget < 0 {
-		return fmt.Errorf("config: stages.memory_budget: %d is negative (0 turns the budget off)", s.MemoryBudget)
+	if s.MemoryBudget < 0 || s.MemoryBudget > maxMemoryBudget {
+		return fmt.Errorf("config: stages.memory_budget: %d MiB is not between 0 (no budget) and %d (1 TiB)", s.MemoryBudget, maxMemoryBudget)
 	}
 	if s.HistoryChars < 0 {
 		return fmt.Errorf("config: stages.history_chars: %d is negative (0 means no bound)", s.HistoryChars)
