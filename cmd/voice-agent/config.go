@@ -90,6 +90,15 @@ func (a *app) loadConfig(cmd *cobra.Command) (string, error) {
 const maxConfigSize = 1 << 20
 
 func readConfigFile(path string) ([]byte, error) {
+	// A FIFO (or a device) would block the open until someone writes,
+	// where Ctrl-C cannot reach: only a file is a config file.
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a file (%s); a config file is a YAML file (voice-agent config prints one)", path, info.Mode().Type())
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

@@ -20,6 +20,7 @@ import (
 
 	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/audio/device"
+	"github.com/voiceassistant/voice/internal/derived"
 	_ "github.com/voiceassistant/voice/internal/gogc"
 	_ "github.com/voiceassistant/voice/internal/malloc" // before anything allocates
 	"github.com/voiceassistant/voice/internal/wiring"
@@ -61,6 +62,7 @@ func main() {
 	a := newApp()
 	root := a.root()
 	ctx, stop, end := interruptible(context.Background())
+	derived.StopWaitingOn(ctx.Done())
 	// A reader of stdout that goes away (`replay --json | head -1`, a
 	// companion process that exits) ends the run as SIGTERM would, with
 	// what was played kept, instead of killing it mid-write: SIGPIPE is

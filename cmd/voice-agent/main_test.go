@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -105,6 +106,31 @@ func TestBadConfigFileIsAnError(t *testing.T) {
 	err := root.Execute()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), path)
+}
+
+// A --config that is a FIFO is refused at once (bug: the open waited for
+// a writer, where Ctrl-C could not reach it).
+func TestConfigThatIsNotAFile(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	done := make(chan error, 1)
+	go func() {
+		root := newApp().root()
+		root.SetArgs([]string{"config", "--config", fifo})
+		done <- root.Execute()
+	}()
+	select {
+	case err := <-done:
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), fifo+" is not a file")
+	case <-time.After(5 * time.Second):
+		// Unblock the open so the test's goroutine ends.
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err == nil {
+			f.Close()
+		}
+		t.Fatal("still opening the FIFO")
+	}
 }
 
 func TestModelsCacheFromFlagEnvOrConfigFile(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"github.com/voiceassistant/voice/app"
 	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/internal/derived"
 	_ "github.com/voiceassistant/voice/internal/fynelocale" // before fyne reads the locale
 	_ "github.com/voiceassistant/voice/internal/gogc"
 	_ "github.com/voiceassistant/voice/internal/malloc" // before anything allocates
@@ -123,6 +124,7 @@ func run(ctx context.Context, o options) error {
 	u := app.New(a, opts)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	derived.StopWaitingOn(ctx.Done())
 	go func() {
 		<-ctx.Done()
 		fyne.Do(a.Quit)

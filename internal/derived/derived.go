@@ -16,6 +16,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/voiceassistant/voice/assets"
 )
@@ -51,12 +53,27 @@ func Acquire(engine, version string, sources ...string) (dir string, release fun
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", nil, fmt.Errorf("derived files: %w (set XDG_CACHE_HOME to a writable folder)", err)
 	}
-	release, err = lock(filepath.Join(dir, ".lock"))
+	release, err = lock(filepath.Join(dir, ".lock"), stopWaiting.Load().(<-chan struct{}))
 	if err != nil {
 		return "", nil, fmt.Errorf("derived files: %w (set XDG_CACHE_HOME to a writable folder)", err)
 	}
 	return dir, release, nil
 }
+
+// stopWaiting closes when a wait for another process's lock should end.
+var stopWaiting atomic.Value
+
+func init() { stopWaiting.Store((<-chan struct{})(nil)) }
+
+// StopWaitingOn has every wait for another process's lock end when done
+// closes (a process's interrupted context): a process that holds a lock
+// for as long as it makes a model's derived files (a minute for the
+// full-size X-ASR), or that was stopped holding it, does not hold this one
+// past Ctrl-C. The caller then goes without the derived files.
+func StopWaitingOn(done <-chan struct{}) { stopWaiting.Store(done) }
+
+// lockPoll is how often a wait for another process's lock looks again.
+const lockPoll = 100 * time.Millisecond
 
 // contentSum is the sha256 of the file at path. Hashing a model of a few
 // hundred MB takes a second on a small device, so the sum is kept, beside

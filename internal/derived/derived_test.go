@@ -1,8 +1,12 @@
 package derived
 
 import (
+	"bytes"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -84,4 +88,55 @@ func TestAcquireWaitsForTheHolder(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("not acquired after release")
 	}
+}
+
+// A wait for another process's lock says so, and ends when the process is
+// interrupted (bug: a silent wait, forever if the holder was stopped).
+func TestWaitForALockEndsOnInterrupt(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	a := model(t, "weights")
+	_, release, err := Acquire("mnn", "1", a)
+	require.NoError(t, err)
+	defer release()
+	var log syncBuffer
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(slog.New(slog.NewTextHandler(&log, nil)))
+	interrupted := make(chan struct{})
+	defer StopWaitingOn(nil)
+	StopWaitingOn(interrupted)
+	got := make(chan error, 1)
+	go func() {
+		_, again, err := Acquire("mnn", "1", a)
+		if err == nil {
+			again()
+		}
+		got <- err
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(log.String(), "waiting for another process") }, 5*time.Second, 10*time.Millisecond)
+	close(interrupted)
+	select {
+	case err := <-got:
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "stopped waiting for the process that holds")
+	case <-time.After(5 * time.Second):
+		t.Fatal("still waiting after the interrupt")
+	}
+}
+
+// syncBuffer is a log another goroutine writes while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

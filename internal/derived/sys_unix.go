@@ -3,22 +3,40 @@
 package derived
 
 import (
+	"errors"
+	"fmt"
+	"log/slog"
 	"os"
 	"syscall"
+	"time"
 )
 
 // lock takes an exclusive lock on the file at path, waiting for another
-// process's.
-func lock(path string) (func(), error) {
+// process's while it holds it (waiting says so once), until stop closes.
+func lock(path string, stop <-chan struct{}) (func(), error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, err
+	for said := false; ; said = true {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, err
+		}
+		if !said {
+			slog.Info("derived files: waiting for another process that makes them (Ctrl-C stops waiting)", "lock", path)
+		}
+		select {
+		case <-stop:
+			f.Close()
+			return nil, fmt.Errorf("stopped waiting for the process that holds %s", path)
+		case <-time.After(lockPoll):
+		}
 	}
-	return func() { f.Close() }, nil
 }
 
 func inode(info os.FileInfo) uint64 {
