@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/voiceassistant/voice/assets"
+	"github.com/voiceassistant/voice/internal/derived"
 )
 
 // modelsCmd manages the model cache: the only command that touches the
@@ -211,7 +212,26 @@ func (a *app) modelsCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(list, pull, verify, path, a.quantizeCmd(), a.compareCmd())
+	prune := &cobra.Command{
+		Use:     "prune",
+		Example: `  voice-agent models prune`,
+		Short:   "Remove the derived weights (mapped copies) of models that are gone or changed",
+		Long: `The agent derives files from each model at its first load (MNN's mapped weights, ONNX Runtime's
+optimized copies), under $XDG_CACHE_HOME/voice-agent/derived. A new derivation removes those of
+models whose files are gone; prune also finds the models changed since, by their checksums.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			pruned, err := derived.Prune(true)
+			var freed int64
+			for _, p := range pruned {
+				freed += p.Bytes
+				fmt.Fprintf(cmd.OutOrStdout(), "removed %s (%d MiB): %s\n", p.Dir, p.Bytes>>20, p.Why)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%d folder(s) removed, %d MiB freed\n", len(pruned), freed>>20)
+			return err
+		},
+	}
+	cmd.AddCommand(list, pull, verify, path, prune, a.quantizeCmd(), a.compareCmd())
 	return cmd
 }
 

@@ -10,7 +10,9 @@ package derived
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -42,14 +44,24 @@ func Acquire(engine, version string, sources ...string) (dir string, release fun
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", engine, version, machine())
-	for _, src := range sources {
+	sums := make([]string, len(sources))
+	for i, src := range sources {
 		sum, err := contentSum(root, src)
 		if err != nil {
 			return "", nil, fmt.Errorf("derived files of %s: %w", src, err)
 		}
+		sums[i] = sum
 		fmt.Fprintf(h, "%s\x00%s\x00", filepath.Base(src), sum)
 	}
 	dir = filepath.Join(root, engine, hex.EncodeToString(h.Sum(nil))[:32])
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		// A new model, or a new engine: what the old ones left whose
+		// model is gone goes (a pool is a 1 GiB sparse file, an fp32
+		// X-ASR copy 1.2 GB). Checking costs a stat a source.
+		if pruned, err := Prune(false); err == nil && len(pruned) > 0 {
+			slog.Info("derived files: removed those of models that are gone", "folders", len(pruned), "bytes", bytesOf(pruned))
+		}
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", nil, fmt.Errorf("derived files: %w (set XDG_CACHE_HOME to a writable folder)", err)
 	}
@@ -57,6 +69,9 @@ func Acquire(engine, version string, sources ...string) (dir string, release fun
 	if err != nil {
 		return "", nil, fmt.Errorf("derived files: %w (set XDG_CACHE_HOME to a writable folder)", err)
 	}
+	// Prune reads what the folder is of; a record that cannot be written
+	// costs only that.
+	_ = recordSources(dir, sources, sums)
 	return dir, release, nil
 }
 

@@ -27,14 +27,20 @@ func lock(path string, stop <-chan struct{}) (func(), error) {
 			f.Close()
 			return nil, err
 		}
+		wait := time.After(lockPoll)
 		if !said {
-			slog.Info("derived files: waiting for another process that makes them (Ctrl-C stops waiting)", "lock", path)
+			select {
+			case <-stop:
+				wait = nil // stopped before the wait began: nothing to say
+			default:
+				slog.Info("derived files: waiting for another process that makes them (Ctrl-C stops waiting)", "lock", path)
+			}
 		}
 		select {
 		case <-stop:
 			f.Close()
 			return nil, fmt.Errorf("stopped waiting for the process that holds %s", path)
-		case <-time.After(lockPoll):
+		case <-wait:
 		}
 	}
 }
@@ -54,4 +60,13 @@ func FreeBytes(dir string) (uint64, error) {
 		return 0, err
 	}
 	return st.Bavail * uint64(st.Bsize), nil
+}
+
+// diskBytes is what the file takes on disk (a sparse file less than its
+// size).
+func diskBytes(info os.FileInfo) int64 {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return st.Blocks * 512
+	}
+	return info.Size()
 }
