@@ -5,13 +5,17 @@ package assets
 // kind, not an error page, a truncated body or two versions spliced.
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/voiceassistant/voice/internal/filemap"
 	"github.com/voiceassistant/voice/internal/onnxproto"
 )
 
@@ -21,12 +25,20 @@ const modelIRVersion protowire.Number = 1
 
 // checkFormat checks that the file at p, downloaded as f of m, reads as
 // what its name says it is: an ONNX model, or for an MNN LLM export a
-// config (JSON) that names the package's files. Other files have no
-// format to check.
+// config (JSON) that names the package's files, a graph (a flatbuffer), a
+// tokenizer (MNN's text format), and weights that are not a web page.
+// MNN checks none of its files: a page a mirror sent for llm.mnn.weight
+// crashed the engine at the first prefill, at every start.
 func checkFormat(m Model, f File, p string) error {
 	switch {
 	case path.Ext(f.Path) == ".onnx":
 		return checkONNX(p)
+	case m.Format == FormatMNNLLM && path.Ext(f.Path) == ".mnn":
+		return checkFlatbuffer(p)
+	case m.Format == FormatMNNLLM && path.Base(f.Path) == "tokenizer.txt":
+		return checkMNNTokenizer(p)
+	case m.Format == FormatMNNLLM && path.Ext(f.Path) != ".json":
+		return checkNotAPage(p)
 	case m.Format == FormatMNNLLM && path.Ext(f.Path) == ".json":
 		cfg, err := readJSON(p)
 		if err != nil || f.Path != mnnConfig {
@@ -45,10 +57,11 @@ func checkFormat(m Model, f File, p string) error {
 // fields, and those of its graph, walk as protobuf, and it has an IR
 // version and a graph.
 func checkONNX(p string) error {
-	b, err := os.ReadFile(p)
+	b, unmap, err := filemap.Map(p)
 	if err != nil {
 		return err
 	}
+	defer unmap()
 	var ir, graph bool
 	err = onnxproto.EachField(b, func(num protowire.Number, typ protowire.Type, val, _ []byte) error {
 		switch {
@@ -67,4 +80,98 @@ func checkONNX(p string) error {
 		return fmt.Errorf("not an ONNX model: %w", err)
 	}
 	return nil
+}
+
+// checkFlatbuffer checks that the file at p starts as a flatbuffer does
+// (MNN's graphs are one: schema/default/MNN.fbs, root type Net): the
+// offset to its root table, and from the table to its vtable, land in the
+// file, and the vtable's sizes are whole and in it.
+func checkFlatbuffer(p string) error {
+	b, err := head(p, 1<<16)
+	if err != nil {
+		return err
+	}
+	size, err := fileSize(p)
+	if err != nil {
+		return err
+	}
+	le := binary.LittleEndian
+	bad := errors.New("not an MNN graph (its flatbuffer header points outside it)")
+	if len(b) < 8 {
+		return bad
+	}
+	root := int64(le.Uint32(b))
+	if root < 4 || root+4 > size || root+4 > int64(len(b)) {
+		return bad
+	}
+	vtable := root - int64(int32(le.Uint32(b[root:])))
+	if vtable < 0 || vtable+4 > int64(len(b)) {
+		return bad
+	}
+	vsize, tsize := int64(le.Uint16(b[vtable:])), int64(le.Uint16(b[vtable+2:]))
+	if vsize < 4 || vsize%2 != 0 || vtable+vsize > size || tsize < 4 || root+tsize > size {
+		return bad
+	}
+	return nil
+}
+
+// mnnTokenizerMagic starts an MNN tokenizer.txt (alibaba/MNN
+// transformers/llm/engine/src/tokenizer/tokenizer.hpp, MAGIC_NUMBER; read
+// by tokenizer.cpp's Tokenizer::createTokenizer).
+const mnnTokenizerMagic = "430"
+
+// checkMNNTokenizer checks that the file at p starts with MNN's tokenizer
+// magic number.
+func checkMNNTokenizer(p string) error {
+	b, err := head(p, 64)
+	if err != nil {
+		return err
+	}
+	first, _, _ := bytes.Cut(b, []byte("\n"))
+	if fields := bytes.Fields(first); len(fields) == 0 || string(fields[0]) != mnnTokenizerMagic {
+		return fmt.Errorf("not an MNN tokenizer (it does not start with its magic number %s)", mnnTokenizerMagic)
+	}
+	return nil
+}
+
+// checkNotAPage checks that the file at p, binary weights, is not the
+// HTML page or JSON error a server sent in its place.
+func checkNotAPage(p string) error {
+	b, err := head(p, 512)
+	if err != nil {
+		return err
+	}
+	start := bytes.ToLower(bytes.TrimLeft(b, " \t\r\n\ufeff"))
+	for _, page := range []string{"<!doctype", "<html", "<?xml", "{\"error", "{\"message"} {
+		if bytes.HasPrefix(start, []byte(page)) {
+			return fmt.Errorf("not weights but a page a server sent (it starts %q)", bytes.TrimSpace(b[:min(len(b), 40)]))
+		}
+	}
+	if len(b) == 0 {
+		return errors.New("empty")
+	}
+	return nil
+}
+
+// head is the first n bytes of the file at p (all of a shorter one).
+func head(p string, n int) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	k, err := io.ReadFull(f, b)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return b[:k], nil
+}
+
+func fileSize(p string) (int64, error) {
+	info, err := os.Stat(p)
+	if err != nil {
+		return 0, err
+	}
+	return info.Size(), nil
 }

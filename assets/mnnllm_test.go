@@ -5,6 +5,8 @@ package assets
 // builds.
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -350,4 +352,74 @@ func TestManifestFormat(t *testing.T) {
 		}
 	}
 	assert.NoError(t, Manifest{Models: []Model{mnnModel}}.validate())
+}
+
+// MNN checks none of its files, and a page a mirror sent in the place of
+// one crashed the engine at every start: each file of an export is
+// checked as its kind before its checksum is locked.
+func TestMNNFilesAreCheckedAsTheirKind(t *testing.T) {
+	page := []byte("<!DOCTYPE html>\n<html><body>502 Bad Gateway</body></html>\n")
+	for _, tc := range []struct {
+		file string
+		data []byte
+		want string
+	}{
+		{"llm.mnn", readTiny(t, "llm.mnn"), ""},
+		{"llm.mnn", page, "not an MNN graph"},
+		{"llm.mnn", make([]byte, 4096), "not an MNN graph"},
+		{"llm.mnn", readTiny(t, "llm.mnn")[:16], "not an MNN graph"},
+		{"tokenizer.txt", readTiny(t, "tokenizer.txt"), ""},
+		{"tokenizer.txt", page, "not an MNN tokenizer"},
+		{"llm.mnn.weight", readTiny(t, "llm.mnn.weight"), ""},
+		{"llm.mnn.weight", page, "a page a server sent"},
+		{"embeddings_bf16.bin", []byte(`{"error": "not found"}`), "a page a server sent"},
+		{"llm.mnn.weight", nil, "empty"},
+	} {
+		p := filepath.Join(t.TempDir(), tc.file)
+		require.NoError(t, os.WriteFile(p, tc.data, 0o644))
+		err := checkFormat(mnnModel, File{Path: tc.file}, p)
+		if tc.want == "" {
+			assert.NoError(t, err, tc.file)
+			continue
+		}
+		require.Error(t, err, "%s: %.20q", tc.file, tc.data)
+		assert.Contains(t, err.Error(), tc.want, tc.file)
+	}
+}
+
+// A page locked by an earlier pull is no longer trusted: verify names it,
+// and a pull fetches the file again.
+func TestLockedPageIsPulledAgain(t *testing.T) {
+	pkg := tinyPackage(t)
+	srv, _ := servePackage(t, "/m/", pkg)
+	m := Model{Name: "m", Format: FormatMNNLLM, Files: []File{{Path: "config.json", Sources: []string{srv.URL + "/m/config.json"}}}}
+	p := testPuller(t, srv)
+	require.NoError(t, p.Pull(testCtx(t), m))
+
+	weights := filepath.Join(Path(p.Dir, m), "llm.mnn.weight")
+	page := []byte("<html><body>rate limited</body></html>")
+	require.NoError(t, os.WriteFile(weights, page, 0o644))
+	sum := sha256.Sum256(page)
+	require.NoError(t, p.updateLock(testCtx(t), func(entries map[string]lockEntry) bool {
+		entries["m/llm.mnn.weight"] = lockEntry{SHA256: hex.EncodeToString(sum[:]), Size: int64(len(page))}
+		return true
+	}))
+	files, err := p.Verify(m)
+	require.NoError(t, err)
+	for _, f := range files {
+		if f.File.Path == "llm.mnn.weight" {
+			assert.False(t, f.Verified)
+			assert.Contains(t, f.Problem, "pull it again")
+		}
+	}
+
+	require.NoError(t, p.Pull(testCtx(t), m))
+	got, err := os.ReadFile(weights)
+	require.NoError(t, err)
+	assert.Equal(t, pkg["llm.mnn.weight"], got, "fetched again")
+	files, err = p.Verify(m)
+	require.NoError(t, err)
+	for _, f := range files {
+		assert.True(t, f.Verified, "%s: %s", f.File.Path, f.Problem)
+	}
 }

@@ -126,7 +126,22 @@ func (p *Puller) pullFile(ctx context.Context, m Model, f File) (err error) {
 	// A file that verifies is done (this is what a second waiter on the
 	// lock sees); one that is missing, or does not verify, is fetched again.
 	if st, _ := check(path, size, sum); st.Verified {
-		return nil
+		// A file the lock holds to its first download is only as good as
+		// that download: one not of its kind (a page a mirror sent, which
+		// an earlier agent locked) is forgotten and fetched again.
+		if f.SHA256 != "" || checkFormat(m, f, path) == nil {
+			return nil
+		}
+		if err := p.updateLock(ctx, func(entries map[string]lockEntry) bool {
+			delete(entries, lockKey(m, f))
+			return true
+		}); err != nil {
+			return err
+		}
+		if err := os.Remove(path); err != nil {
+			return fmt.Errorf("assets: model %s file %s: %w", m.Name, f.Path, err)
+		}
+		size, sum, _ = expected(f, lockEntry{}, false)
 	}
 
 	part := path + ".part"

@@ -103,8 +103,16 @@ func (p *Puller) Verify(m Model) ([]FileStatus, error) {
 	out := make([]FileStatus, 0, len(files))
 	for _, f := range files {
 		e, ok := entries[lockKey(m, f)]
-		size, sum, _ := expected(f, e, ok)
-		st, _ := check(filepath.Join(Path(p.Dir, m), filepath.FromSlash(f.Path)), size, sum)
+		size, sum, fromLock := expected(f, e, ok)
+		path := filepath.Join(Path(p.Dir, m), filepath.FromSlash(f.Path))
+		st, _ := check(path, size, sum)
+		// Held to its first download only: the checksum says the file is
+		// what arrived, not that it is a file of its kind.
+		if st.Verified && fromLock {
+			if err := checkFormat(m, f, path); err != nil {
+				st.Verified, st.Problem = false, err.Error()+"; pull it again"
+			}
+		}
 		st.File = f
 		out = append(out, st)
 	}

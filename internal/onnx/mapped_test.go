@@ -96,7 +96,7 @@ func TestMappedCopy(t *testing.T) {
 	written, err := filepath.Glob(filepath.Join(cache, "voice-agent", "derived", "onnxruntime", "*", "*"))
 	require.NoError(t, err)
 	for _, w := range written {
-		assert.Equal(t, ".lock", filepath.Base(w), "left on a full disk")
+		assert.Contains(t, []string{".lock", "sources"}, filepath.Base(w), "left on a full disk")
 	}
 	assert.NotEmpty(t, open(model).Mapped, "made once there is room")
 
