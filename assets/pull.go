@@ -71,11 +71,28 @@ func (p *Puller) stall() time.Duration {
 	return 30 * time.Second
 }
 
+// client is p.Client, or http.DefaultClient, that follows redirects only
+// to http and https: a redirect to file:// or ftp:// ends the source's
+// attempts instead of failing each of them the same way.
 func (p *Puller) client() *http.Client {
+	c := *http.DefaultClient
 	if p.Client != nil {
-		return p.Client
+		c = *p.Client
 	}
-	return http.DefaultClient
+	follow := c.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+			return permanentError{fmt.Errorf("redirected to %s, which is not http or https", req.URL.Redacted())}
+		}
+		if follow != nil {
+			return follow(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &c
 }
 
 // Pull downloads every file of m that is missing or does not verify: for
@@ -83,6 +100,13 @@ func (p *Puller) client() *http.Client {
 func (p *Puller) Pull(ctx context.Context, m Model) error {
 	if p.Dir == "" {
 		return errors.New("assets: Puller.Dir is empty")
+	}
+	// A mirror that cannot serve is said once, not at every file's
+	// every attempt.
+	if p.Mirror != "" {
+		if _, err := p.mirrorURL(); err != nil {
+			return fmt.Errorf("assets: %w", err)
+		}
 	}
 	if m.Format == FormatMNNLLM {
 		if err := p.pullMNNConfigs(ctx, m); err != nil {
@@ -252,9 +276,9 @@ func (p *Puller) sourceURL(src string) (string, error) {
 	if p.Mirror == "" {
 		return src, nil
 	}
-	mu, err := url.Parse(p.Mirror)
-	if err != nil || mu.Host == "" {
-		return "", fmt.Errorf("mirror %q: not a URL with a host", p.Mirror)
+	mu, err := p.mirrorURL()
+	if err != nil {
+		return "", err
 	}
 	u.Scheme, u.Host = mu.Scheme, mu.Host
 	if prefix := strings.TrimSuffix(mu.Path, "/"); prefix != "" {
@@ -262,6 +286,18 @@ func (p *Puller) sourceURL(src string) (string, error) {
 		u.RawPath = ""
 	}
 	return u.String(), nil
+}
+
+// mirrorURL is the mirror, if it is an http or https URL with a host.
+func (p *Puller) mirrorURL() (*url.URL, error) {
+	mu, err := url.Parse(p.Mirror)
+	if err != nil || mu.Host == "" {
+		return nil, fmt.Errorf("mirror %q: not a URL with a host", p.Mirror)
+	}
+	if mu.Scheme != "http" && mu.Scheme != "https" {
+		return nil, fmt.Errorf("mirror %q: scheme %q is not supported for download (http or https)", p.Mirror, mu.Scheme)
+	}
+	return mu, nil
 }
 
 // UnreachableError is the error of a pull that could connect to none of a
@@ -429,7 +465,9 @@ func (p *Puller) fetch(ctx context.Context, m Model, f File, u, part string, siz
 	resp, err := p.client().Do(req)
 	if err != nil {
 		if context.Cause(ctx) == errStall {
-			return fmt.Errorf("%s: no response for %v", u, stall)
+			// A server that takes the connection and never answers is
+			// not asked again: each attempt would cost the whole wait.
+			return permanentError{fmt.Errorf("%s: the server took the connection but sent no response in %v", u, stall)}
 		}
 		return fmt.Errorf("%s: %w", u, err)
 	}

@@ -396,6 +396,46 @@ func TestPullStall(t *testing.T) {
 	assert.Equal(t, int32(2), n.Load(), "requests, want 2 (1 retry)")
 }
 
+// A source that cannot serve costs one attempt, not five: a mirror that
+// is not http (said before any file), a redirect to file://, a server
+// that takes the connection and never answers (each attempt the whole
+// wait: 330 s a file).
+func TestPullGivesUpOnWhatCannotServe(t *testing.T) {
+	var n atomic.Int32
+	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	}))
+	defer silent.Close()
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		http.Redirect(w, r, "file:///etc/passwd", http.StatusFound)
+	}))
+	defer redirect.Close()
+	for _, tc := range []struct {
+		name, mirror string
+		srv          *httptest.Server
+		want         string
+		requests     int32
+	}{
+		{"ftp mirror", "ftp://mirror.local/models", redirect, `mirror "ftp://mirror.local/models": scheme "ftp" is not supported`, 0},
+		{"redirect to a file", "", redirect, "redirected to file:///etc/passwd, which is not http or https", 1},
+		{"a server that never answers", "", silent, "sent no response in 200ms", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n.Store(0)
+			p := &Puller{Dir: t.TempDir(), Client: tc.srv.Client(), Mirror: tc.mirror, StallTimeout: 200 * time.Millisecond, Backoff: 10 * time.Millisecond}
+			err := p.Pull(testCtx(t), testModel(tc.srv.URL, nil, false))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Equal(t, tc.requests, n.Load(), "requests")
+		})
+	}
+}
+
 func TestPullRetries5xx(t *testing.T) {
 	data := testContent(5_000)
 	var n atomic.Int32
