@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"unicode"
 )
 
 // The manifest of every model the assistant uses: where each file comes
@@ -155,9 +156,12 @@ func (m Model) validateFormat() error {
 }
 
 // localPath reports whether p is a clean relative slash-separated path
-// that names something inside the directory it is joined to.
+// that names something inside the directory it is joined to, without a
+// control character (a NUL makes no file name, and a name from a
+// mirror's config is locked in).
 func localPath(p string) bool {
-	return p != "." && !strings.Contains(p, `\`) && path.Clean(p) == p && filepath.IsLocal(filepath.FromSlash(p))
+	return p != "." && !strings.Contains(p, `\`) && path.Clean(p) == p && filepath.IsLocal(filepath.FromSlash(p)) &&
+		!strings.ContainsFunc(p, unicode.IsControl)
 }
 
 // isSHA256 reports whether s is a sha256 in hex.
