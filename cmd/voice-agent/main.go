@@ -68,7 +68,7 @@ func main() {
 	// what was played kept, instead of killing it mid-write: SIGPIPE is
 	// ignored, and a write that finds the pipe closed ends the run.
 	signal.Ignore(syscall.SIGPIPE)
-	root.SetOut(closedPipeEnds{os.Stdout, func() { end(syscall.SIGPIPE) }})
+	root.SetOut(closedPipeEnds(func() { end(syscall.SIGPIPE) }))
 	err := root.ExecuteContext(ctx)
 	stop()
 	if err == nil {
@@ -147,17 +147,16 @@ func interruptible(parent context.Context) (ctx context.Context, stop context.Ca
 		}
 }
 
-// closedPipeEnds is stdout, which calls end when a write finds its reader
-// gone.
-type closedPipeEnds struct {
-	*os.File
-	end func()
-}
+// closedPipeEnds is stdout, which calls itself when a write finds the
+// reader gone. It writes to os.Stdout as it is at each write: the LLM's
+// binding moves the process's stdout to another descriptor (MNN prints to
+// descriptor 1).
+type closedPipeEnds func()
 
-func (w closedPipeEnds) Write(p []byte) (int, error) {
-	n, err := w.File.Write(p)
+func (end closedPipeEnds) Write(p []byte) (int, error) {
+	n, err := os.Stdout.Write(p)
 	if errors.Is(err, syscall.EPIPE) {
-		w.end()
+		end()
 	}
 	return n, err
 }
