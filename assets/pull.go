@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -45,6 +46,11 @@ type Puller struct {
 	// Retrying, if set, is told of each failed attempt that will be tried
 	// again after wait, so a user watching knows the pull is not stuck.
 	Retrying func(model, file string, attempt int, err error, wait time.Duration)
+
+	// silent holds the hosts that took a connection and sent no response
+	// in this Puller's pulls: their other files are not asked for, so a
+	// silent server costs one wait, not one a file.
+	silent sync.Map
 }
 
 func (p *Puller) retries() int {
@@ -458,6 +464,9 @@ func (p *Puller) fetch(ctx context.Context, m Model, f File, u, part string, siz
 	if err != nil {
 		return permanentError{err}
 	}
+	if _, ok := p.silent.Load(req.URL.Host); ok {
+		return permanentError{fmt.Errorf("%s: %s sent no response to an earlier request of this pull", u, req.URL.Host)}
+	}
 	if off > 0 {
 		req.Header.Set("Range", "bytes="+strconv.FormatInt(off, 10)+"-")
 		req.Header.Set("If-Range", valid)
@@ -467,6 +476,7 @@ func (p *Puller) fetch(ctx context.Context, m Model, f File, u, part string, siz
 		if context.Cause(ctx) == errStall {
 			// A server that takes the connection and never answers is
 			// not asked again: each attempt would cost the whole wait.
+			p.silent.Store(req.URL.Host, true)
 			return permanentError{fmt.Errorf("%s: the server took the connection but sent no response in %v", u, stall)}
 		}
 		return fmt.Errorf("%s: %w", u, err)

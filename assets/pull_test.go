@@ -436,6 +436,28 @@ func TestPullGivesUpOnWhatCannotServe(t *testing.T) {
 	}
 }
 
+// A host that sent no response is not asked again in the same pull: a
+// second model from it fails at once instead of after another wait.
+func TestSilentHostIsAskedOnce(t *testing.T) {
+	var n atomic.Int32
+	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	}))
+	defer silent.Close()
+	p := &Puller{Dir: t.TempDir(), Client: silent.Client(), StallTimeout: 200 * time.Millisecond, Backoff: 10 * time.Millisecond}
+	require.Error(t, p.Pull(testCtx(t), testModel(silent.URL, nil, false)))
+	other := testModel(silent.URL, nil, false)
+	other.Name = "other-model"
+	err := p.Pull(testCtx(t), other)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "sent no response to an earlier request of this pull")
+	assert.Equal(t, int32(1), n.Load(), "requests: the second model asked nothing")
+}
+
 func TestPullRetries5xx(t *testing.T) {
 	data := testContent(5_000)
 	var n atomic.Int32
