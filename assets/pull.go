@@ -46,11 +46,18 @@ type Puller struct {
 	// Retrying, if set, is told of each failed attempt that will be tried
 	// again after wait, so a user watching knows the pull is not stuck.
 	Retrying func(model, file string, attempt int, err error, wait time.Duration)
+}
 
-	// silent holds the hosts that took a connection and sent no response
-	// in this Puller's pulls: their other files are not asked for, so a
-	// silent server costs one wait, not one a file.
-	silent sync.Map
+// silentHosts holds the hosts that took a connection and sent no response,
+// and when: for silentFor their other files are not asked for, so a
+// silent server costs a pull one wait, not one a file.
+var silentHosts sync.Map
+
+const silentFor = 5 * time.Minute
+
+func silentHost(host string) bool {
+	at, ok := silentHosts.Load(host)
+	return ok && time.Since(at.(time.Time)) < silentFor
 }
 
 func (p *Puller) retries() int {
@@ -464,7 +471,7 @@ func (p *Puller) fetch(ctx context.Context, m Model, f File, u, part string, siz
 	if err != nil {
 		return permanentError{err}
 	}
-	if _, ok := p.silent.Load(req.URL.Host); ok {
+	if silentHost(req.URL.Host) {
 		return permanentError{fmt.Errorf("%s: %s sent no response to an earlier request of this pull", u, req.URL.Host)}
 	}
 	if off > 0 {
@@ -476,7 +483,7 @@ func (p *Puller) fetch(ctx context.Context, m Model, f File, u, part string, siz
 		if context.Cause(ctx) == errStall {
 			// A server that takes the connection and never answers is
 			// not asked again: each attempt would cost the whole wait.
-			p.silent.Store(req.URL.Host, true)
+			silentHosts.Store(req.URL.Host, time.Now())
 			return permanentError{fmt.Errorf("%s: the server took the connection but sent no response in %v", u, stall)}
 		}
 		return fmt.Errorf("%s: %w", u, err)

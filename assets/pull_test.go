@@ -410,6 +410,7 @@ func TestPullGivesUpOnWhatCannotServe(t *testing.T) {
 		}
 	}))
 	defer silent.Close()
+	forgetSilence(t, silent)
 	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n.Add(1)
 		http.Redirect(w, r, "file:///etc/passwd", http.StatusFound)
@@ -448,6 +449,7 @@ func TestSilentHostIsAskedOnce(t *testing.T) {
 		}
 	}))
 	defer silent.Close()
+	forgetSilence(t, silent)
 	p := &Puller{Dir: t.TempDir(), Client: silent.Client(), StallTimeout: 200 * time.Millisecond, Backoff: 10 * time.Millisecond}
 	require.Error(t, p.Pull(testCtx(t), testModel(silent.URL, nil, false)))
 	other := testModel(silent.URL, nil, false)
@@ -456,6 +458,12 @@ func TestSilentHostIsAskedOnce(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "sent no response to an earlier request of this pull")
 	assert.Equal(t, int32(1), n.Load(), "requests: the second model asked nothing")
+}
+
+// forgetSilence has the process forget, when t ends, that srv was silent:
+// a later test's server may get its port.
+func forgetSilence(t *testing.T, srv *httptest.Server) {
+	t.Cleanup(func() { silentHosts.Delete(srv.Listener.Addr().String()) })
 }
 
 func TestPullRetries5xx(t *testing.T) {

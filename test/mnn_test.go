@@ -43,13 +43,7 @@ func buildFullAgent(t *testing.T) string {
 func greedyTinyLLM(t *testing.T, settings ...map[string]any) string {
 	t.Helper()
 	src, dir := testenv.TinyLLM(t), t.TempDir()
-	entries, err := os.ReadDir(src)
-	require.NoError(t, err)
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(src, e.Name()))
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644))
-	}
+	testenv.CopyDir(t, src, dir)
 	greedy, err := os.ReadFile(filepath.Join(src, "config_greedy.json"))
 	require.NoError(t, err)
 	var config map[string]any

@@ -63,3 +63,28 @@ func MNN(tb testing.TB) {
 		Missing(tb, "MNN is not built (scripts/test exports MNN_ROOT after scripts/setup builds it)")
 	}
 }
+
+// CopyDir copies the files of the folder src (not its subfolders) into
+// dst, which it makes if need be: a model a test may damage or edit.
+func CopyDir(tb testing.TB, src, dst string) {
+	tb.Helper()
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644)
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+}

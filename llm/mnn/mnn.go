@@ -76,6 +76,15 @@ func Open(cfg Config) (*Model, error) {
 		return nil, fmt.Errorf("mnn: %w", err)
 	}
 	pool, err := openPool(sources)
+	if err == nil && pool.making && !inCheck() {
+		// Made and checked in a child first (check.go); the pool it
+		// seals is mapped here.
+		pool.release()
+		if err := checkInChild(cfg); err != nil {
+			return nil, err
+		}
+		pool, err = openPool(sources)
+	}
 	if err != nil {
 		// The weights then go onto the heap: more anonymous memory, the
 		// same replies.

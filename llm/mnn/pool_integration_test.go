@@ -137,3 +137,26 @@ func TestSymlinkedModelsHaveTheirOwnPool(t *testing.T) {
 	}
 	assert.Len(t, dirs, 2, "two models, two pools")
 }
+
+// MNN checks none of its files: corrupt weights crashed the process with
+// SIGSEGV at every start. The first load of an export runs in a child
+// first, so weights that crash the engine are an error that says what to
+// do, and this process lives; good weights load, their pool made once.
+func TestWeightsThatCrashTheEngineAreAnError(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := t.TempDir()
+	testenv.CopyDir(t, testenv.TinyLLM(t), dir)
+	weights := filepath.Join(dir, "llm.mnn.weight")
+	good, err := os.ReadFile(weights)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(weights, make([]byte, len(good)), 0o644))
+
+	_, err = Open(Config{Dir: dir, ConfigFile: "config_greedy.json", Threads: 1})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "its files crash the engine (SIGSEGV")
+	assert.Contains(t, err.Error(), "pull the model again")
+
+	require.NoError(t, os.WriteFile(weights, good, 0o644))
+	text, _ := reply(t, dir)
+	assert.NotEmpty(t, text, "the good weights load")
+}

@@ -269,18 +269,6 @@ func TestUnknownVoice(t *testing.T) {
 	require.ErrorContains(t, err, "Ava", "want an error listing Junhao and Ava")
 }
 
-func copyDir(t *testing.T, src, dst string) {
-	t.Helper()
-	require.NoError(t, os.MkdirAll(dst, 0o755))
-	entries, err := os.ReadDir(src)
-	require.NoError(t, err)
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(src, e.Name()))
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644))
-	}
-}
-
 func TestMissingFiles(t *testing.T) {
 	for _, name := range []string{ManifestFile, TTSMetaFile, TokenizerFile, "moss_tts_decode_step.onnx"} {
 		t.Run(name, func(t *testing.T) {
@@ -288,7 +276,7 @@ func TestMissingFiles(t *testing.T) {
 				testenv.ONNXRuntime(t)
 			}
 			dir := t.TempDir()
-			copyDir(t, tinyDir, filepath.Join(dir, "tts"))
+			testenv.CopyDir(t, tinyDir, filepath.Join(dir, "tts"))
 			require.NoError(t, os.Remove(filepath.Join(dir, "tts", name)))
 			_, err := Open(filepath.Join(dir, "tts"), codecDir, Options{})
 			require.ErrorContains(t, err, name, "want an error naming %s and the model set", name)
@@ -304,7 +292,7 @@ func TestMissingFiles(t *testing.T) {
 func TestMetaNamesMissingTensor(t *testing.T) {
 	testenv.ONNXRuntime(t)
 	dir := t.TempDir()
-	copyDir(t, tinyDir, filepath.Join(dir, "tts"))
+	testenv.CopyDir(t, tinyDir, filepath.Join(dir, "tts"))
 	p := filepath.Join(dir, "tts", TTSMetaFile)
 	data, _ := os.ReadFile(p)
 	data = []byte(strings.Replace(string(data), `"past_valid_lengths"`, `"past_lengths_renamed"`, 1))
@@ -315,7 +303,7 @@ func TestMetaNamesMissingTensor(t *testing.T) {
 
 	// A codec meta naming a state tensor the graph lacks.
 	cdir := filepath.Join(dir, "codec")
-	copyDir(t, codecDir, cdir)
+	testenv.CopyDir(t, codecDir, cdir)
 	p = filepath.Join(cdir, CodecMetaFile)
 	data, _ = os.ReadFile(p)
 	data = []byte(strings.ReplaceAll(string(data), `"attn_offset_out_3"`, `"attn_offset_out_x"`))
@@ -328,7 +316,7 @@ func TestMetaNamesMissingTensor(t *testing.T) {
 func TestWrongHiddenSize(t *testing.T) {
 	testenv.ONNXRuntime(t)
 	dir := t.TempDir()
-	copyDir(t, tinyDir, filepath.Join(dir, "tts"))
+	testenv.CopyDir(t, tinyDir, filepath.Join(dir, "tts"))
 	p := filepath.Join(dir, "tts", TTSMetaFile)
 	data, _ := os.ReadFile(p)
 	data = []byte(strings.Replace(string(data), `"hidden_size": 768`, `"hidden_size": 512`, 1))
