@@ -5,11 +5,13 @@ package mnn
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -23,9 +25,13 @@ import (
 // loads the model, runs a token and exits; only if it does is the pool
 // sealed and the model loaded here. Later starts map the sealed pool and
 // pay nothing.
+// The child loads the model as its parent would (the config file, the
+// settings over it, the threads): MNN lays out the pool by them.
 const (
-	envCheck       = "VOICE_MNN_CHECK"
-	envCheckConfig = "VOICE_MNN_CHECK_CONFIG"
+	envCheck         = "VOICE_MNN_CHECK"
+	envCheckConfig   = "VOICE_MNN_CHECK_CONFIG"
+	envCheckSettings = "VOICE_MNN_CHECK_SETTINGS"
+	envCheckThreads  = "VOICE_MNN_CHECK_THREADS"
 )
 
 // checkTimeout bounds the child: a load and a token take seconds even on
@@ -38,7 +44,13 @@ func init() {
 	if dir == "" {
 		return
 	}
-	m, err := Open(Config{Dir: dir, ConfigFile: os.Getenv(envCheckConfig), Threads: 1, MaxNewTokens: 1})
+	cfg := Config{Dir: dir, ConfigFile: os.Getenv(envCheckConfig), MaxNewTokens: 1}
+	cfg.Threads, _ = strconv.Atoi(os.Getenv(envCheckThreads))
+	err := json.Unmarshal([]byte(os.Getenv(envCheckSettings)), &cfg.Settings)
+	var m *Model
+	if err == nil {
+		m, err = Open(cfg)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -62,7 +74,12 @@ func checkInChild(cfg Config) error {
 	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, self)
-	cmd.Env = append(os.Environ(), envCheck+"="+cfg.Dir, envCheckConfig+"="+cfg.ConfigFile)
+	settings, err := json.Marshal(cfg.Settings)
+	if err != nil {
+		return fmt.Errorf("mnn: settings: %w", err)
+	}
+	cmd.Env = append(os.Environ(), envCheck+"="+cfg.Dir, envCheckConfig+"="+cfg.ConfigFile,
+		envCheckSettings+"="+string(settings), envCheckThreads+"="+strconv.Itoa(cfg.Threads))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
