@@ -402,15 +402,7 @@ func TestPullStall(t *testing.T) {
 // wait: 330 s a file).
 func TestPullGivesUpOnWhatCannotServe(t *testing.T) {
 	var n atomic.Int32
-	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n.Add(1)
-		select {
-		case <-r.Context().Done():
-		case <-time.After(5 * time.Second):
-		}
-	}))
-	defer silent.Close()
-	forgetSilence(t, silent)
+	silent := silentServer(t, &n)
 	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n.Add(1)
 		http.Redirect(w, r, "file:///etc/passwd", http.StatusFound)
@@ -441,15 +433,7 @@ func TestPullGivesUpOnWhatCannotServe(t *testing.T) {
 // second model from it fails at once instead of after another wait.
 func TestSilentHostIsAskedOnce(t *testing.T) {
 	var n atomic.Int32
-	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n.Add(1)
-		select {
-		case <-r.Context().Done():
-		case <-time.After(5 * time.Second):
-		}
-	}))
-	defer silent.Close()
-	forgetSilence(t, silent)
+	silent := silentServer(t, &n)
 	p := &Puller{Dir: t.TempDir(), Client: silent.Client(), StallTimeout: 200 * time.Millisecond, Backoff: 10 * time.Millisecond}
 	require.Error(t, p.Pull(testCtx(t), testModel(silent.URL, nil, false)))
 	other := testModel(silent.URL, nil, false)
@@ -460,10 +444,22 @@ func TestSilentHostIsAskedOnce(t *testing.T) {
 	assert.Equal(t, int32(1), n.Load(), "requests: the second model asked nothing")
 }
 
-// forgetSilence has the process forget, when t ends, that srv was silent:
-// a later test's server may get its port.
-func forgetSilence(t *testing.T, srv *httptest.Server) {
-	t.Cleanup(func() { silentHosts.Delete(srv.Listener.Addr().String()) })
+// silentServer takes each request, counted in n, and never answers it.
+// When t ends the process forgets it was silent: a later test's server may
+// get its port.
+func silentServer(t *testing.T, n *atomic.Int32) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	}))
+	t.Cleanup(func() {
+		srv.Close()
+		silentHosts.Delete(srv.Listener.Addr().String())
+	})
+	return srv
 }
 
 func TestPullRetries5xx(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/internal/testenv"
 	"github.com/voiceassistant/voice/pipeline"
 	"github.com/voiceassistant/voice/pipeline/pipelinetest"
 )
@@ -61,7 +62,7 @@ func BenchmarkLiveBargeInToSilence(b *testing.B) {
 		agent.Env = append(os.Environ(), "XDG_CONFIG_HOME="+b.TempDir())
 		stdout, err := agent.StdoutPipe()
 		require.NoError(b, err)
-		stderr := &lockedBuffer{}
+		stderr := &testenv.LockedBuffer{}
 		agent.Stderr = stderr
 		require.NoError(b, agent.Start())
 		events := timedEvents(stdout)
@@ -120,7 +121,7 @@ func timedEvents(stdout io.Reader) <-chan timedEvent {
 	return out
 }
 
-func waitTimed(b *testing.B, events <-chan timedEvent, typ pipeline.EventType, within time.Duration, stderr *lockedBuffer) time.Time {
+func waitTimed(b *testing.B, events <-chan timedEvent, typ pipeline.EventType, within time.Duration, stderr *testenv.LockedBuffer) time.Time {
 	b.Helper()
 	deadline := time.After(within)
 	for {

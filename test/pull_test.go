@@ -52,13 +52,13 @@ func mirror(t *testing.T, tokens []byte) (*httptest.Server, *atomic.Int32) {
 // runPull starts `voice-agent run --pull` on the null device with the
 // recognizer as the one real model to get (Silero comes with
 // scripts/setup), in a fresh model cache.
-func runPull(t *testing.T, cache, mirrorURL string, env ...string) (*exec.Cmd, *lockedBuffer) {
+func runPull(t *testing.T, cache, mirrorURL string, env ...string) (*exec.Cmd, *testenv.LockedBuffer) {
 	t.Helper()
 	testenv.ONNXRuntime(t)
 	cmd := exec.Command(binary, "run", "--pull", "--mirror", mirrorURL, "--backend", "null", "--aec=false", "--ns=false",
 		"--vad", "energy", "--asr", "xasr", "--turn", "none", "--llm", "scripted", "--tts", "tone", "--script", "testdata/demo.json")
 	cmd.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir(), "VOICE_MODELS="+cache), env...)
-	out := &lockedBuffer{}
+	out := &testenv.LockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { cmd.Process.Kill() })

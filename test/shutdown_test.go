@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/voiceassistant/voice/internal/testenv"
 )
 
 // TestSignalMidReplyShutsDownCleanly stops the live agent with SIGTERM (what
@@ -78,7 +80,7 @@ var liveDoubles = []string{"--vad", "energy", "--asr", "scripted", "--turn", "no
 // monitor of va_test_sink and playing into va_spare_sink: there is no echo
 // to cancel, and barge-in stays possible. env is added to its
 // environment; the agent is killed when t ends if it still runs.
-func startLive(t *testing.T, env ...string) (*exec.Cmd, <-chan map[string]any, *lockedBuffer) {
+func startLive(t *testing.T, env ...string) (*exec.Cmd, <-chan map[string]any, *testenv.LockedBuffer) {
 	t.Helper()
 	args := append([]string{"run", "--json", "--backend", "pulseaudio", "--aec=false", "--ns=false",
 		"--capture", "Monitor of va_test_sink", "--playback", "va_spare_sink"}, liveDoubles...)
@@ -86,7 +88,7 @@ func startLive(t *testing.T, env ...string) (*exec.Cmd, <-chan map[string]any, *
 	agent.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir()), env...)
 	stdout, err := agent.StdoutPipe()
 	require.NoError(t, err)
-	stderr := &lockedBuffer{}
+	stderr := &testenv.LockedBuffer{}
 	agent.Stderr = stderr
 	require.NoError(t, agent.Start())
 	t.Cleanup(func() { agent.Process.Kill() })

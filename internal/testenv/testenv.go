@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/voiceassistant/voice/assets"
@@ -87,4 +89,23 @@ func CopyDir(tb testing.TB, src, dst string) {
 			tb.Fatal(err)
 		}
 	}
+}
+
+// LockedBuffer collects what another goroutine or process writes while the
+// test reads it.
+type LockedBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *LockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *LockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
