@@ -42,7 +42,12 @@ type Puller struct {
 	Backoff time.Duration
 	// StallTimeout: no bytes for this long is an error: 0 means 30s.
 	StallTimeout time.Duration
-	Progress     func(Progress)
+	// MinRate is the least a source must send, in bytes a second over
+	// each StallTimeout, or the attempt ends as stalled: 0 means 1 KiB/s.
+	// A server that trickles a byte at a time never stalls, and a model
+	// at its pace would take weeks.
+	MinRate  int64
+	Progress func(Progress)
 	// Retrying, if set, is told of each failed attempt that will be tried
 	// again after wait, so a user watching knows the pull is not stuck.
 	Retrying func(model, file string, attempt int, err error, wait time.Duration)
@@ -82,6 +87,15 @@ func (p *Puller) stall() time.Duration {
 		return p.StallTimeout
 	}
 	return 30 * time.Second
+}
+
+// stallBytes is what a source must send within each stall() to go on.
+func (p *Puller) stallBytes() int64 {
+	rate := p.MinRate
+	if rate <= 0 {
+		rate = 1 << 10
+	}
+	return max(1, int64(float64(rate)*p.stall().Seconds()))
 }
 
 // client is p.Client, or http.DefaultClient, that follows redirects only
@@ -564,10 +578,16 @@ func (p *Puller) fetch(ctx context.Context, m Model, f File, u, part string, siz
 	}
 	report(true)
 	buf := make([]byte, 64<<10)
+	// sinceReset is what came since the stall timer was last reset: it is
+	// reset only once a window's worth came.
+	enough, sinceReset := p.stallBytes(), int64(0)
 	for {
 		n, rerr := resp.Body.Read(buf)
 		if n > 0 {
-			timer.Reset(stall)
+			if sinceReset += int64(n); sinceReset >= enough {
+				timer.Reset(stall)
+				sinceReset = 0
+			}
 			if done+int64(n) > limit {
 				out.Truncate(0)
 				return tooMuch(u, m, f, size, "sent")
@@ -582,6 +602,9 @@ func (p *Puller) fetch(ctx context.Context, m Model, f File, u, part string, siz
 			break
 		}
 		if rerr != nil {
+			if context.Cause(ctx) == errStall && sinceReset > 0 {
+				return fmt.Errorf("%s: stalled: %d bytes in %v after %d bytes, under the %d needed to go on", u, sinceReset, stall, done-sinceReset, enough)
+			}
 			if context.Cause(ctx) == errStall {
 				return fmt.Errorf("%s: stalled: no data for %v after %d bytes", u, stall, done)
 			}

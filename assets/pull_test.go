@@ -396,6 +396,30 @@ func TestPullStall(t *testing.T) {
 	assert.Equal(t, int32(2), n.Load(), "requests, want 2 (1 retry)")
 }
 
+// A server that trickles a byte at a time never goes a whole stall
+// timeout without sending, and would take weeks over a model: under the
+// least rate over a stall timeout is a stall too.
+func TestPullTrickleIsAStall(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "100000")
+		w.WriteHeader(http.StatusOK)
+		for r.Context().Err() == nil {
+			if _, err := w.Write([]byte{0}); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			time.Sleep(20 * time.Millisecond)
+		}
+	}))
+	defer srv.Close()
+	p := &Puller{Dir: t.TempDir(), Client: srv.Client(), StallTimeout: 200 * time.Millisecond, MinRate: 1000, Retries: -1}
+	start := time.Now()
+	err := p.Pull(testCtx(t), testModel(srv.URL, nil, false))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "under the 200 needed to go on")
+	assert.Less(t, time.Since(start), 5*time.Second, "a trickle at 50 B/s would take 2000 s")
+}
+
 // A source that cannot serve costs one attempt, not five: a mirror that
 // is not http (said before any file), a redirect to file://, a server
 // that takes the connection and never answers (each attempt the whole

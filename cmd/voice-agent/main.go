@@ -15,6 +15,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -63,6 +64,10 @@ func main() {
 	root := a.root()
 	ctx, stop, end := interruptible(context.Background())
 	derived.StopWaitingOn(ctx.Done())
+	go abandonDerivation(ctx, derivationGrace, func(code int) {
+		fmt.Fprintln(os.Stderr, "voice-agent: interrupted while a model's derived weights were being made or loaded; nothing of them is kept unfinished: the next start makes them again")
+		os.Exit(code)
+	})
 	// A reader of stdout that goes away (`replay --json | head -1`, a
 	// companion process that exits) ends the run as SIGTERM would, with
 	// what was played kept, instead of killing it mid-write: SIGPIPE is
@@ -121,6 +126,29 @@ func (s interrupted) exitCode() int {
 		return 128 + int(n)
 	}
 	return 130
+}
+
+// derivationGrace is how long an interrupted process may go on making a
+// model's derived weights before it is ended: a derivation that is about
+// done finishes, one that is not (15 s for the full-size X-ASR) does not
+// hold Ctrl-C.
+const derivationGrace = time.Second
+
+// abandonDerivation calls exit, with the signal's exit code, when a
+// signal ends ctx and the process still holds a derived folder grace
+// later (derived.Holding): it is in an engine's code that no context
+// reaches. Nothing is lost by it: derived files are made under temporary
+// names and sealed once whole. A process that holds none ends its own way.
+func abandonDerivation(ctx context.Context, grace time.Duration, exit func(code int)) {
+	<-ctx.Done()
+	var sig interrupted
+	if !errors.As(context.Cause(ctx), &sig) {
+		return
+	}
+	time.Sleep(grace)
+	if derived.Holding() {
+		exit(sig.exitCode())
+	}
 }
 
 // interruptible is a context cancelled, with interrupted as its cause, by

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/voiceassistant/voice/assets"
+	"github.com/voiceassistant/voice/internal/derived"
 	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/pipeline"
 )
@@ -384,4 +386,48 @@ func executed(t *testing.T, args ...string) (*app, *cobra.Command, *bytes.Buffer
 	root.SetArgs(append(args, "--config", empty))
 	require.NoError(t, root.Execute())
 	return a, root, &out
+}
+
+// Ctrl-C while an engine makes a model's derived weights (in C++, which
+// no context reaches: 15 s for the full-size X-ASR) ends the process a
+// grace later, with the signal's code; a process that holds no derived
+// folder, or that ends without a signal, is left to end its own way.
+func TestInterruptAbandonsADerivation(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		holding  bool
+		cause    error
+		wantExit int
+	}{
+		{"Ctrl-C while deriving", true, interrupted{os.Interrupt}, 130},
+		{"SIGTERM while deriving", true, interrupted{syscall.SIGTERM}, 143},
+		{"Ctrl-C after the models loaded", false, interrupted{os.Interrupt}, 0},
+		{"a normal end while deriving", true, nil, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("XDG_CACHE_HOME", t.TempDir())
+			if tc.holding {
+				weights := filepath.Join(t.TempDir(), "model.onnx")
+				require.NoError(t, os.WriteFile(weights, []byte("weights"), 0o644))
+				_, release, err := derived.Acquire("onnxruntime", "1", weights)
+				require.NoError(t, err)
+				defer release()
+			}
+			ctx, cancel := context.WithCancelCause(context.Background())
+			exited := make(chan int, 1)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				abandonDerivation(ctx, 10*time.Millisecond, func(code int) { exited <- code })
+			}()
+			cancel(tc.cause)
+			<-done
+			got := 0
+			select {
+			case got = <-exited:
+			default:
+			}
+			assert.Equal(t, tc.wantExit, got)
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -131,6 +132,7 @@ func (a *app) modelsCmd() *cobra.Command {
 		},
 	}
 
+	var timeout time.Duration
 	pull := &cobra.Command{
 		Use: "pull [NAME...]",
 		Example: `  voice-agent models pull
@@ -148,7 +150,15 @@ func (a *app) modelsCmd() *cobra.Command {
 				return fmt.Errorf("$%s is set (offline), so nothing is downloaded; unset it to pull, "+
 					"or copy the model files into %s/NAME/ by hand and run voice-agent models verify", envOffline, p.Dir)
 			}
+			if timeout > 0 {
+				ctx, cancel := context.WithTimeoutCause(cmd.Context(), timeout, errPullTimeout)
+				defer cancel()
+				cmd.SetContext(ctx)
+			}
 			failed, err := a.pullModels(cmd, p, mods)
+			if errors.Is(context.Cause(cmd.Context()), errPullTimeout) {
+				return fmt.Errorf("stopped after --timeout %v (%w); what was downloaded is kept: run it again to resume", timeout, err)
+			}
 			if err != nil || len(failed) == 0 {
 				return err
 			}
@@ -158,6 +168,7 @@ func (a *app) modelsCmd() *cobra.Command {
 		},
 	}
 	pull.Flags().StringVar(&mirror, "mirror", "", "base URL replacing the scheme and host of every source")
+	pull.Flags().DurationVar(&timeout, "timeout", 0, "stop the whole pull after this long (e.g. 30m; 0: no limit; a source under 1 KiB/s is dropped anyway)")
 
 	verify := &cobra.Command{
 		Use: "verify [NAME...]",
@@ -234,6 +245,9 @@ models whose files are gone; prune also finds the models changed since, by their
 	cmd.AddCommand(list, pull, verify, path, prune, a.quantizeCmd(), a.compareCmd())
 	return cmd
 }
+
+// errPullTimeout ends a pull at its --timeout.
+var errPullTimeout = errors.New("the pull's time is up")
 
 // pullModels downloads mods with p, with progress on stderr, trying every
 // one so that a model that cannot be had does not keep the others from the

@@ -91,3 +91,26 @@ func TestModelsPullOfflineRefuses(t *testing.T) {
 	}
 	assert.Zero(t, requests.Load(), "requests")
 }
+
+// A pull has an overall deadline when asked (--timeout): a source slow
+// but never slow enough to be dropped ends there, with what came kept and
+// a line that says to run it again.
+func TestModelsPullStopsAtItsTimeout(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for r.Context().Err() == nil {
+			if _, err := w.Write(make([]byte, 1024)); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			time.Sleep(time.Millisecond)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv(envOffline, "")
+	start := time.Now()
+	_, _, err := pullAgent(t, "models", "pull", "smart-turn-v3.2-cpu", "--mirror", srv.URL, "--timeout", "300ms")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "stopped after --timeout 300ms")
+	assert.Contains(t, err.Error(), "run it again to resume")
+	assert.Less(t, time.Since(start), 5*time.Second)
+}

@@ -65,9 +65,17 @@ func Acquire(engine, version string, sources ...string) (dir string, release fun
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", nil, fmt.Errorf("derived files: %w (set XDG_CACHE_HOME to a writable folder)", err)
 	}
-	release, err = lock(filepath.Join(dir, ".lock"), stopWaiting.Load().(<-chan struct{}))
+	unlock, err := lock(filepath.Join(dir, ".lock"), Stopping())
 	if err != nil {
 		return "", nil, fmt.Errorf("derived files: %w (set XDG_CACHE_HOME to a writable folder)", err)
+	}
+	held.Add(1)
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			held.Add(-1)
+			unlock()
+		})
 	}
 	// Prune reads what the folder is of; a record that cannot be written
 	// costs only that.
@@ -86,6 +94,20 @@ func init() { stopWaiting.Store((<-chan struct{})(nil)) }
 // full-size X-ASR), or that was stopped holding it, does not hold this one
 // past Ctrl-C. The caller then goes without the derived files.
 func StopWaitingOn(done <-chan struct{}) { stopWaiting.Store(done) }
+
+// Stopping is the channel of StopWaitingOn (nil if none): a wait of a
+// derivation's own, such as a child process that makes one, ends on it too.
+func Stopping() <-chan struct{} { return stopWaiting.Load().(<-chan struct{}) }
+
+// held counts the derived folders this process holds (Acquire to release).
+var held atomic.Int32
+
+// Holding tells whether this process holds a derived folder: it is making
+// a model's derived files, or loading them, in an engine's code that no
+// context reaches (ONNX Runtime takes 15 s to make the full-size X-ASR's
+// copy). Ending the process then loses nothing: what is made is sealed
+// only once whole, and made again otherwise.
+func Holding() bool { return held.Load() > 0 }
 
 // lockPoll is how often a wait for another process's lock looks again.
 const lockPoll = 100 * time.Millisecond

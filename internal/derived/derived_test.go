@@ -90,6 +90,23 @@ func TestAcquireWaitsForTheHolder(t *testing.T) {
 	}
 }
 
+// Holding says whether a folder is held, until its last release (called
+// twice, as a deferred release after an early one is).
+func TestHoldingFollowsAcquireAndRelease(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	require.False(t, Holding())
+	_, releaseA, err := Acquire("mnn", "1", model(t, "weights A"))
+	require.NoError(t, err)
+	_, releaseB, err := Acquire("onnxruntime", "1", model(t, "weights B"))
+	require.NoError(t, err)
+	assert.True(t, Holding())
+	releaseA()
+	releaseA()
+	assert.True(t, Holding(), "B is still held")
+	releaseB()
+	assert.False(t, Holding())
+}
+
 // A wait for another process's lock says so, and ends when the process is
 // interrupted (bug: a silent wait, forever if the holder was stopped).
 func TestWaitForALockEndsOnInterrupt(t *testing.T) {

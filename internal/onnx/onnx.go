@@ -129,7 +129,10 @@ func Init(library string) error {
 		return err
 	}
 	ort.SetSharedLibraryPath(env.path)
-	if err := ort.InitializeEnvironment(ort.WithLogLevelError()); err != nil {
+	// A failed load or run comes back as an error with the engine's
+	// reason; at its Error level the engine also printed it, in ANSI
+	// colours, on stderr among the agent's own log lines.
+	if err := ort.InitializeEnvironment(ort.WithLogLevelFatal()); err != nil {
 		env.err = explainInit(env.path, err)
 		return env.err
 	}

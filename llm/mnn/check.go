@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/voiceassistant/voice/internal/derived"
 )
 
 // MNN checks none of an export's files: a corrupt or cut-short
@@ -88,7 +90,17 @@ func checkInChild(cfg Config) error {
 		slog.Debug("mnn: the model's first load is not checked in a child", "err", err)
 		return nil
 	}
-	err = cmd.Wait()
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	select {
+	case err = <-waited:
+	case <-derived.Stopping():
+		// Ctrl-C ends the check too: the pool the child made is not
+		// sealed, so it is made again at the next start.
+		cancel()
+		<-waited
+		return fmt.Errorf("mnn: %s: interrupted while its first load was checked", cfg.Dir)
+	}
 	if err == nil {
 		return nil
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/voiceassistant/voice/internal/derived"
 	"github.com/voiceassistant/voice/internal/testenv"
 )
 
@@ -159,4 +160,22 @@ func TestWeightsThatCrashTheEngineAreAnError(t *testing.T) {
 	require.NoError(t, os.WriteFile(weights, good, 0o644))
 	text, _ := reply(t, dir)
 	assert.NotEmpty(t, text, "the good weights load")
+}
+
+// Ctrl-C while the child checks a new export ends the check (it was
+// waited for to the end): Open says it was interrupted, nothing is
+// sealed, and the next load makes the pool and replies.
+func TestInterruptEndsTheFirstLoadsCheck(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	model := testenv.TinyLLM(t)
+	interrupted := make(chan struct{})
+	close(interrupted)
+	derived.StopWaitingOn(interrupted)
+	_, err := Open(Config{Dir: model, ConfigFile: "config_greedy.json", Threads: 1})
+	derived.StopWaitingOn(nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "interrupted while its first load was checked")
+
+	text, _ := reply(t, model)
+	assert.NotEmpty(t, text)
 }
