@@ -75,7 +75,8 @@ func Open(cfg Config) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mnn: %w", err)
 	}
-	pool, err := openPool(sources)
+	layout := poolLayout(cfg.ConfigFile, cfg.engineSettings(""))
+	pool, err := openPool(sources, layout)
 	if err == nil && pool.making && !inCheck() {
 		// Made and checked in a child first (check.go); the pool it
 		// seals is mapped here.
@@ -83,7 +84,7 @@ func Open(cfg Config) (*Model, error) {
 		if err := checkInChild(cfg); err != nil {
 			return nil, err
 		}
-		pool, err = openPool(sources)
+		pool, err = openPool(sources, layout)
 	}
 	if err != nil {
 		// The weights then go onto the heap: more anonymous memory, the
@@ -153,9 +154,9 @@ const poolSuffix = ".static"
 // replies at every start, and a disk that fills while MNN writes kills
 // the process with SIGBUS. So a pool is used only as it was sealed, made
 // again otherwise, and made only where the disk has room for it.
-func openPool(sources []string) (pool, error) {
+func openPool(sources []string, layout string) (pool, error) {
 	none := pool{release: func() {}}
-	dir, release, err := derived.Acquire("mnn", Version(), sources...)
+	dir, release, err := derived.Acquire("mnn", Version()+" "+layout, sources...)
 	if err != nil {
 		return none, err
 	}
@@ -190,6 +191,27 @@ func openPool(sources []string) (pool, error) {
 		return none, err
 	}
 	return pool{dir: dir, release: release, making: true}, nil
+}
+
+// layoutSettings are the engine settings (alibaba/MNN
+// transformers/llm/engine/src/llmconfig.hpp) by which MNN packs the
+// weights it writes into the pool: the backend, its precision, memory and
+// power modes, its threads, and how it quantizes at run time. A pool made
+// under others is not read right under these.
+var layoutSettings = []string{"backend_type", "thread_num", "precision", "power", "memory", "dynamic_option"}
+
+// poolLayout names the layout a pool is made for: the config file the
+// engine starts from (the model's files are the pool's sources already)
+// and the layout settings given over it.
+func poolLayout(configFile string, settings map[string]any) string {
+	key := map[string]any{"config": configFile}
+	for _, name := range layoutSettings {
+		if v, ok := settings[name]; ok {
+			key[name] = v
+		}
+	}
+	js, _ := json.Marshal(key) // keys sorted: one layout, one name
+	return string(js)
 }
 
 // freeBytes is derived.FreeBytes, or a test's full disk.

@@ -131,12 +131,38 @@ func TestSymlinkedModelsHaveTheirOwnPool(t *testing.T) {
 		sources, err := modelFiles(model)
 		require.NoError(t, err)
 		assert.Len(t, sources, 3, "the symlinked files are the model")
-		p, err := openPool(sources)
+		p, err := openPool(sources, "")
 		require.NoError(t, err)
 		p.release()
 		dirs[p.dir] = true
 	}
 	assert.Len(t, dirs, 2, "two models, two pools")
+}
+
+// MNN packs the pool for the settings it loads under: a model loaded
+// under another precision, thread count or config file gets a pool of its
+// own, not one packed for other settings; a setting that packs nothing
+// (the reply's length) shares it.
+func TestPoolFollowsTheLayoutSettings(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	sources, err := modelFiles(testenv.TinyLLM(t))
+	require.NoError(t, err)
+	dir := func(cfg Config) string {
+		p, err := openPool(sources, poolLayout(cfg.ConfigFile, cfg.engineSettings("")))
+		require.NoError(t, err)
+		p.release()
+		return p.dir
+	}
+	base := Config{ConfigFile: "config_greedy.json", Threads: 1}
+	made := dir(base)
+	assert.Equal(t, made, dir(Config{ConfigFile: "config_greedy.json", Threads: 1, MaxNewTokens: 8}), "the reply's length")
+	for name, cfg := range map[string]Config{
+		"threads":     {ConfigFile: "config_greedy.json", Threads: 2},
+		"precision":   {ConfigFile: "config_greedy.json", Threads: 1, Settings: map[string]any{"precision": "high"}},
+		"config file": {ConfigFile: "config.json", Threads: 1},
+	} {
+		assert.NotEqual(t, made, dir(cfg), name)
+	}
 }
 
 // MNN checks none of its files: corrupt weights crashed the process with
