@@ -64,7 +64,7 @@ func main() {
 	root := a.root()
 	ctx, stop, end := interruptible(context.Background())
 	derived.StopWaitingOn(ctx.Done())
-	go abandonDerivation(ctx, derivationGrace, func(code int) {
+	stopWatch := abandonDerivation(ctx, derivationGrace, func(code int) {
 		fmt.Fprintln(os.Stderr, "voice-agent: interrupted while a model's derived weights were being made or loaded; nothing of them is kept unfinished: the next start makes them again")
 		os.Exit(code)
 	})
@@ -76,6 +76,7 @@ func main() {
 	root.SetOut(closedPipeEnds(func() { end(syscall.SIGPIPE) }))
 	err := root.ExecuteContext(ctx)
 	stop()
+	stopWatch()
 	if err == nil {
 		err = checkLeaks()
 	}
@@ -139,15 +140,32 @@ const derivationGrace = time.Second
 // later (derived.Holding): it is in an engine's code that no context
 // reaches. Nothing is lost by it: derived files are made under temporary
 // names and sealed once whole. A process that holds none ends its own way.
-func abandonDerivation(ctx context.Context, grace time.Duration, exit func(code int)) {
-	<-ctx.Done()
-	var sig interrupted
-	if !errors.As(context.Cause(ctx), &sig) {
-		return
-	}
-	time.Sleep(grace)
-	if derived.Holding() {
-		exit(sig.exitCode())
+// stop ends the watch (before the leak check at exit).
+func abandonDerivation(ctx context.Context, grace time.Duration, exit func(code int)) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-ctx.Done():
+		case <-quit:
+			return
+		}
+		var sig interrupted
+		if !errors.As(context.Cause(ctx), &sig) {
+			return
+		}
+		select {
+		case <-time.After(grace):
+		case <-quit:
+			return
+		}
+		if derived.Holding() {
+			exit(sig.exitCode())
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
 	}
 }
 

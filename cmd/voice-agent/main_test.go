@@ -391,7 +391,8 @@ func executed(t *testing.T, args ...string) (*app, *cobra.Command, *bytes.Buffer
 // Ctrl-C while an engine makes a model's derived weights (in C++, which
 // no context reaches: 15 s for the full-size X-ASR) ends the process a
 // grace later, with the signal's code; a process that holds no derived
-// folder, or that ends without a signal, is left to end its own way.
+// folder, or that ends without a signal, is left to end its own way; and
+// the watch ends when asked, leaving no goroutine for the leak check.
 func TestInterruptAbandonsADerivation(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -415,18 +416,14 @@ func TestInterruptAbandonsADerivation(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancelCause(context.Background())
 			exited := make(chan int, 1)
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				abandonDerivation(ctx, 10*time.Millisecond, func(code int) { exited <- code })
-			}()
+			stop := abandonDerivation(ctx, 10*time.Millisecond, func(code int) { exited <- code })
 			cancel(tc.cause)
-			<-done
 			got := 0
 			select {
 			case got = <-exited:
-			default:
+			case <-time.After(200 * time.Millisecond):
 			}
+			stop()
 			assert.Equal(t, tc.wantExit, got)
 		})
 	}
