@@ -167,7 +167,7 @@ func Open(ttsDir, codecDir string, opts Options) (*Synthesizer, error) {
 		_ = s.Close()
 		return nil, err
 	}
-	if err := s.warmPrompt(); err != nil {
+	if err := s.warmPrompt(!opts.LowMemory); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
