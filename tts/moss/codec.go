@@ -43,7 +43,13 @@ func (s *Synthesizer) newCodecState() *codecState {
 func (cs *codecState) reset() {
 	s := cs.s
 	cs.state, cs.next = s.codecSets[0], s.codecSets[1]
-	for i, v := range cs.state {
+	s.startCodecState(cs.state)
+}
+
+// startCodecState sets state to the codec's start: zero offsets and
+// caches, positions -1.
+func (s *Synthesizer) startCodecState(state []ort.Value) {
+	for i, v := range state {
 		switch t := v.(type) {
 		case *ort.Tensor[float32]:
 			clear(t.GetData())

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	ort "github.com/yalue/onnxruntime_go"
 
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/onnx"
@@ -374,6 +375,26 @@ func TestChunksAndSilence(t *testing.T) {
 // (OpenMOSS/MOSS-TTS-Nano onnx_tts_runtime.py:550): a two-sentence text's
 // second chunk sounds as its frames do decoded alone, not as they do
 // decoded after the first chunk's.
+// Both codec state sets are written at Open, so their pages are faulted
+// in at load and not in the first chunk's time to its first audio (at
+// full size the first reset took 90 ms of it, the first codec call more):
+// each set is at the codec's start, positions -1.
+func TestOpenWritesTheCodecState(t *testing.T) {
+	s := openTiny(t, loadGolden(t))
+	for i, set := range s.codecSets {
+		positions := 0
+		for j, v := range set {
+			if k := j - len(s.offsets); k >= 0 && k%4 == 3 {
+				positions++
+				for _, p := range v.(*ort.Tensor[int32]).GetData() {
+					require.Equal(t, int32(-1), p, "set %d, state %d", i, j)
+				}
+			}
+		}
+		require.Positive(t, positions, "set %d has cached positions", i)
+	}
+}
+
 func TestCodecStateFreshPerChunk(t *testing.T) {
 	g := loadGolden(t)
 	for _, tc := range []struct{ name, text string }{
