@@ -183,6 +183,9 @@ func Open(ttsDir, codecDir string, opts Options) (*Synthesizer, error) {
 		}
 		s.startCodecState(s.codecSets[i])
 	}
+	if !opts.LowMemory {
+		s.kvBufs = s.kvBuffers(s.promptLen + kvRowsAhead)
+	}
 	if opts.LowMemory {
 		_ = s.prefill.Destroy()
 		s.prefill = nil

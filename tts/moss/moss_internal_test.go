@@ -477,7 +477,8 @@ func TestVoicePromptCache(t *testing.T) {
 // run sets up its buffers (at full size a prefill row took 2.8 ms in it
 // against 1.45 in the next, and a 17-word sentence stepped at twice the
 // time on one start in two), so Open runs each twice and times the
-// second. Without the prefill graph kept, its cost is not needed.
+// second. Without the prefill graph kept, its cost is not needed. The
+// caches a chunk writes are made at Open too.
 func TestOpenTimesWarmGraphs(t *testing.T) {
 	g := loadGolden(t)
 	for _, tc := range []struct {
@@ -499,6 +500,16 @@ func TestOpenTimesWarmGraphs(t *testing.T) {
 			}
 			assert.Positive(t, s.rowCost.d)
 			assert.Positive(t, s.stepCost.d)
+			// The decode step's cache buffers, made at Open for a
+			// sentence after the voice prompt (or, low on memory, as the
+			// chunks need them).
+			if tc.opts.LowMemory {
+				return
+			}
+			require.Len(t, s.kvBufs, len(s.decodeOut)-1)
+			for _, b := range s.kvBufs {
+				assert.Len(t, b, (s.promptLen+kvRowsAhead)*s.cfg.heads*s.cfg.headDim)
+			}
 		})
 	}
 }

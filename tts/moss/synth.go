@@ -294,6 +294,26 @@ func (g *globalState) setPast(past []ort.Value, n int, bufs [][]float32) {
 	g.past, g.len, g.owned, g.pastBufs = past, n, true, bufs
 }
 
+// kvRowsAhead is how many rows past the voice prompt the decode step's
+// cache buffers are made for at Open: a sentence's text rows (80 with the
+// stand-ins' tokenizer for 17 words) and its frames (some 25-60). Made
+// when the first chunk needs them, their pages faulted in inside its
+// prefill: 50 ms of it at full size (293-305 against 322-363 ms).
+const kvRowsAhead = 192
+
+// kvBuffers are cache buffers for rows positions, written so that their
+// pages are in memory.
+func (s *Synthesizer) kvBuffers(rows int) [][]float32 {
+	bufs := make([][]float32, len(s.decodeOut)-1)
+	for i := range bufs {
+		bufs[i] = make([]float32, rows*s.cfg.heads*s.cfg.headDim)
+		for j := range bufs[i] {
+			bufs[i][j] = 0 // make's pages are the system's until written
+		}
+	}
+	return bufs
+}
+
 // buffers are g's cache buffers in the decode step's output order (the
 // past's own, else the spare ones), each cut to rows positions and grown
 // by a quarter (at least 32 rows) where it is too short.
