@@ -183,6 +183,10 @@ func Open(ttsDir, codecDir string, opts Options) (*Synthesizer, error) {
 		}
 		s.startCodecState(s.codecSets[i])
 	}
+	if err := s.warmFrame(); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
 	if !opts.LowMemory {
 		s.kvBufs = s.kvBuffers(s.promptLen + kvRowsAhead)
 	}

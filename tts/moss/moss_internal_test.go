@@ -478,7 +478,8 @@ func TestVoicePromptCache(t *testing.T) {
 // against 1.45 in the next, and a 17-word sentence stepped at twice the
 // time on one start in two), so Open runs each twice and times the
 // second. Without the prefill graph kept, its cost is not needed. The
-// caches a chunk writes are made at Open too.
+// local frame and the codec run once, and the caches a chunk writes are
+// made at Open too.
 func TestOpenTimesWarmGraphs(t *testing.T) {
 	g := loadGolden(t)
 	for _, tc := range []struct {
@@ -495,6 +496,8 @@ func TestOpenTimesWarmGraphs(t *testing.T) {
 			require.NoError(t, err)
 			defer s.Close()
 			assert.Equal(t, 2, s.decode.Runs().Calls, "decode steps at load")
+			assert.Equal(t, 1, s.local.Runs().Calls, "local frames at load")
+			assert.Equal(t, 1, s.codec.Runs().Calls, "codec calls at load")
 			if s.prefill != nil {
 				assert.Equal(t, tc.prefills, s.prefill.Runs().Calls, "prefills at load")
 			}

@@ -205,6 +205,48 @@ func (s *Synthesizer) warmPrompt(keepPrefill bool) error {
 	return nil
 }
 
+// warmFrame runs the local frame graph and the codec once, on a frame
+// that is no chunk's, and sets the codec's state back to its start: a
+// graph's first run sets up its buffers (and pages a mapped copy's
+// weights in), which belongs in Open, not in the first chunk's time to
+// its first audio.
+func (s *Synthesizer) warmFrame() error {
+	c := s.cfg
+	hidden, err := ort.NewEmptyTensor[float32](ort.NewShape(1, int64(c.hidden)))
+	if err != nil {
+		return fmt.Errorf("moss: %w", err)
+	}
+	seen, err := ort.NewEmptyTensor[int32](ort.NewShape(1, int64(c.nVQ), int64(c.codebook)))
+	if err != nil {
+		destroy(hidden)
+		return fmt.Errorf("moss: %w", err)
+	}
+	au, err := ort.NewTensor(ort.NewShape(1), []float32{0.5})
+	if err != nil {
+		destroy(hidden, seen)
+		return fmt.Errorf("moss: %w", err)
+	}
+	uu, err := ort.NewTensor(ort.NewShape(1, int64(c.nVQ)), make([]float32, c.nVQ))
+	if err != nil {
+		destroy(hidden, seen, au)
+		return fmt.Errorf("moss: %w", err)
+	}
+	outs := []ort.Value{nil, nil}
+	err = s.local.Run([]ort.Value{hidden, seen, au, uu}, outs)
+	destroy(hidden, seen, au, uu)
+	destroyAll(outs)
+	if err != nil {
+		return fmt.Errorf("moss: local frame: %w", err)
+	}
+	cs := s.newCodecState()
+	cs.pending = append(cs.pending, make([]int32, c.nVQ))
+	err = cs.run(func([]float32) error { return nil }, 1)
+	for _, set := range s.codecSets {
+		s.startCodecState(set)
+	}
+	return err
+}
+
 // decodeOrder arranges present_* values, named by names, in the order the
 // decode step takes them as past_*.
 func (s *Synthesizer) decodeOrder(names []string, present []ort.Value) []ort.Value {
