@@ -50,14 +50,21 @@ const (
 // (sameOutputs). A copy refused is not made again: the verdict, with its
 // reason, stays beside it, and the log says it once.
 //
-// The copy is made once per model content, ONNX Runtime version and CPU
-// (internal/derived), at its first load, which takes longer for it.
-func mappedCopy(path string, configure func(*ort.SessionOptions) error, inputs, outputs []string) (string, error) {
+// The copy is made once per model content, ONNX Runtime version, CPU and
+// options that shape the graph (internal/derived), at its first load,
+// which takes longer for it.
+func mappedCopy(path, graphKey string, configure func(*ort.SessionOptions) error, inputs, outputs []string) (string, error) {
 	sources, err := modelSources(path)
 	if err != nil {
 		return "", err
 	}
-	dir, release, err := derived.Acquire("onnxruntime", ort.GetVersion(), sources...)
+	// The options that shape the optimized graph (graphKey) name the copy
+	// too: a copy made under others is another graph.
+	version := ort.GetVersion()
+	if graphKey != "" {
+		version += " " + graphKey
+	}
+	dir, release, err := derived.Acquire("onnxruntime", version, sources...)
 	if err != nil {
 		return "", err
 	}

@@ -100,6 +100,15 @@ func TestMappedCopy(t *testing.T) {
 	}
 	assert.NotEmpty(t, open(model).Mapped, "made once there is room")
 
+	// Options that shape the optimized graph make a copy of their own:
+	// a copy made under others is another graph.
+	basic, err := onnx.Open(model, tensors(ins), tensors(outs), onnx.Options{
+		Optimization: ort.GraphOptimizationLevelEnableBasic, DisabledOptimizers: []string{"TransposeOptimizer"}}, "")
+	require.NoError(t, err)
+	t.Cleanup(func() { basic.Destroy() })
+	require.NotEmpty(t, basic.Mapped)
+	assert.NotEqual(t, open(model).Mapped, basic.Mapped, "one copy for two sets of options")
+
 	silero := testenv.Model(t, "silero_vad_v5.onnx")
 	s, err := onnx.Open(silero, sileroIn, sileroOut, onnx.Options{}, "")
 	require.NoError(t, err)

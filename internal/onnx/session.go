@@ -45,6 +45,10 @@ type Options struct {
 	// Optimization is ONNX Runtime's graph optimization level; the zero
 	// value means all optimizations.
 	Optimization ort.GraphOptimizationLevel
+	// DisabledOptimizers are ONNX Runtime graph transformers not to run
+	// (by name, as onnxruntime/core/optimizer/graph_transformer_utils.cc
+	// makes them: "TransposeOptimizer").
+	DisabledOptimizers []string
 	// Profile, when set, has ONNX Runtime time every node of every run:
 	// each session writes PROFILE-<model>_<time>.json when destroyed
 	// (ReadProfile sums it by operator).
@@ -206,7 +210,7 @@ func Open(path string, inputs, outputs []Tensor, opts Options, hint string) (*Se
 	if MappedWeights() {
 		// A copy that cannot be made (a read-only or full cache) costs
 		// memory, not the stage.
-		if load, err = mappedCopy(path, func(so *ort.SessionOptions) error { return configure(so, derive) }, names(inputs), names(outputs)); err != nil {
+		if load, err = mappedCopy(path, derive.graphKey(), func(so *ort.SessionOptions) error { return configure(so, derive) }, names(inputs), names(outputs)); err != nil {
 			slog.Warn("onnx: loading the model as it is: no optimized copy with mapped weights", "model", path, "err", err)
 			load = path
 		}
@@ -274,11 +278,28 @@ func configure(so *ort.SessionOptions, opts Options) error {
 			return err
 		}
 	}
-	level := opts.Optimization
-	if level == 0 {
-		level = ort.GraphOptimizationLevelEnableAll
+	if len(opts.DisabledOptimizers) > 0 {
+		if err := so.AddSessionConfigEntry("optimization.disable_specified_optimizers", strings.Join(opts.DisabledOptimizers, ";")); err != nil {
+			return err
+		}
 	}
-	return so.SetGraphOptimizationLevel(level)
+	return so.SetGraphOptimizationLevel(opts.level())
+}
+
+func (opts Options) level() ort.GraphOptimizationLevel {
+	if opts.Optimization == 0 {
+		return ort.GraphOptimizationLevelEnableAll
+	}
+	return opts.Optimization
+}
+
+// graphKey names what of opts shapes the optimized graph ONNX Runtime
+// saves: "" for the defaults, so that their copies keep their names.
+func (opts Options) graphKey() string {
+	if opts.level() == ort.GraphOptimizationLevelEnableAll && len(opts.DisabledOptimizers) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("level %d, without %s", opts.level(), strings.Join(opts.DisabledOptimizers, ";"))
 }
 
 // check compares what the code expects with what the model declares.
