@@ -3,6 +3,7 @@ package audio
 import (
 	"context"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,6 +46,12 @@ type Player struct {
 	// a cancelled reply cannot re-mark the player after Flush.
 	active    atomic.Bool
 	underruns atomic.Uint64
+	// The gap playing now (Fill's alone: dry, gap), and the first maxGaps
+	// that ended, each written once before gapsN counts it.
+	dry   bool
+	gap   Gap
+	gaps  [maxGaps]Gap
+	gapsN atomic.Uint64
 
 	// soundC is the queue position just past the newest sample played and
 	// soundD the device position (sample frames, silence included) it
@@ -155,8 +162,16 @@ func (p *Player) Fill(out []float32) {
 	got := p.ring.Read(out[:want])
 	clear(out[got:])
 	p.applyGain(out[:got], gain)
-	if got < len(out) && gain != 0 && p.active.Load() {
+	short := got < len(out) && gain != 0 && p.active.Load()
+	if p.dry && (got > 0 || !short) {
+		p.endGap()
+	}
+	if short {
 		p.underruns.Add(1)
+		if !p.dry {
+			p.dry, p.gap = true, Gap{At: c0 + uint64(got)}
+		}
+		p.gap.Frames += int64((len(out) - got) / p.format.Channels)
 	}
 	p.devicePos.Store(d0 + int64(len(out)/p.format.Channels))
 	if got > 0 {
@@ -201,6 +216,31 @@ func (p *Player) Queued() time.Duration {
 
 // Underruns counts periods that ran dry while a reply was being queued.
 func (p *Player) Underruns() uint64 { return p.underruns.Load() }
+
+// Gap is a stretch of playback that ran dry while a reply was being
+// queued: the audio ran out at queue position At, and Frames sample
+// frames of silence played before more came (or the reply ended).
+type Gap struct {
+	At     uint64
+	Frames int64
+}
+
+// maxGaps is how many gaps the player keeps: the first ones, which say
+// where a reply's audio runs dry; Underruns counts them all.
+const maxGaps = 64
+
+func (p *Player) endGap() {
+	if n := p.gapsN.Load(); n < maxGaps {
+		p.gaps[n] = p.gap
+		p.gapsN.Store(n + 1)
+	}
+	p.dry = false
+}
+
+// Gaps are the gaps that ended so far (the first maxGaps), in order.
+func (p *Player) Gaps() []Gap {
+	return slices.Clone(p.gaps[:p.gapsN.Load()])
+}
 
 // DeviceTime is the audio time at which the sample at queue position q
 // was (or started being) played, and false if it has not been played yet.

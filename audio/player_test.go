@@ -241,6 +241,27 @@ func TestPlayerUnderruns(t *testing.T) {
 	})
 }
 
+// Each gap says where the reply's audio ran out and how long it stayed
+// dry: ended by more audio, or by the end of the reply.
+func TestPlayerGaps(t *testing.T) {
+	p := NewPlayer(Mono16k, time.Second, noSleep{t})
+	write := func(n int) {
+		_, _, err := p.Write(context.Background(), ramp(1, n))
+		require.NoError(t, err)
+	}
+	write(100)
+	fill(p, 160) // 100 played, 60 dry
+	fill(p, 160) // 160 more dry
+	assert.Empty(t, p.Gaps(), "a gap still playing")
+	write(200)
+	fill(p, 160) // the gap ends: 160 played
+	fill(p, 160) // 40 played, 120 dry
+	p.EndOfReply()
+	fill(p, 160) // the reply's end ends the second gap
+	assert.Equal(t, []Gap{{At: 100, Frames: 220}, {At: 300, Frames: 120}}, p.Gaps())
+	assert.Equal(t, uint64(3), p.Underruns())
+}
+
 func TestPlayerDeviceTime(t *testing.T) {
 	ms := func(n int64) time.Duration { return Mono16k.Duration(n) } // 16 kHz samples
 	st := Format{Rate: 48000, Channels: 2}

@@ -47,6 +47,16 @@ type TurnMetrics struct {
 	// Path is EndToEndMS part by part as it fell after the speech ended
 	// (nil for a turn whose reply never played).
 	Path *PathMS `json:"path_ms,omitempty"`
+	// Chunks are where the reply's chunks sat in the player's queue, in
+	// order: a replay places its playback gaps by them (UnderrunGap).
+	Chunks []ChunkSpan `json:"-"`
+}
+
+// ChunkSpan is a chunk of reply text and its audio's queue positions
+// [Start, End) in the player (audio.Player.Written).
+type ChunkSpan struct {
+	Text       string
+	Start, End uint64
 }
 
 // PathMS splits voice to voice into what each stage still had to do after

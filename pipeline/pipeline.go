@@ -782,6 +782,10 @@ func (p *Pipeline) trackPlayback() {
 func (p *Pipeline) finishTurn(r *response, at time.Duration) {
 	r.mu.Lock()
 	m := *r.metrics
+	m.Chunks = make([]ChunkSpan, 0, len(r.spoken))
+	for _, c := range r.spoken {
+		m.Chunks = append(m.Chunks, ChunkSpan{Text: c.text, Start: c.start, End: c.end})
+	}
 	if m.Compute != nil {
 		c := *m.Compute
 		c.merge(r.compute)

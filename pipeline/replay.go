@@ -18,6 +18,9 @@ type ReplayResult struct {
 	Format    audio.Format
 	Metrics   []TurnMetrics
 	Underruns uint64
+	// Gaps are where playback ran dry (the first ones; Underruns counts
+	// the periods of all), each placed in its reply and chunk.
+	Gaps []UnderrunGap
 	// Covered is how much of the input was replayed: all of it unless
 	// the replay was stopped.
 	Covered time.Duration
@@ -57,11 +60,46 @@ func Replay(ctx context.Context, clk *clock.Virtual, cfg Config, dev audio.Virtu
 		err = nil // the pipeline ends with the device's error as its own
 	}
 	err = errors.Join(runErr, err)
+	metrics := p.Metrics()
 	return &ReplayResult{
 		Recording: vd.Recording(),
 		Format:    vd.Player().Format(),
-		Metrics:   p.Metrics(),
+		Metrics:   metrics,
 		Underruns: vd.Player().Underruns(),
+		Gaps:      placeGaps(vd.Player().Gaps(), metrics, vd.Player().Format()),
 		Covered:   vd.Position(),
 	}, err
+}
+
+// UnderrunGap is a gap in a reply's playback (audio.Gap): in the Reply-th
+// turn's reply (counting from 1 over ReplayResult.Metrics; 0 if none
+// holds it), its Chunk-th of Chunks chunks, At into the reply's audio,
+// Length long. Between says the chunk had played whole and the next had
+// not begun (its synthesis started late); otherwise the chunk itself was
+// synthesized slower than it played.
+type UnderrunGap struct {
+	Reply, Chunk, Chunks int
+	At, Length           time.Duration
+	Between              bool
+}
+
+// placeGaps finds each gap's reply and chunk by the queue position where
+// its audio ran out.
+func placeGaps(gaps []audio.Gap, metrics []TurnMetrics, f audio.Format) []UnderrunGap {
+	out := make([]UnderrunGap, 0, len(gaps))
+	for _, g := range gaps {
+		u := UnderrunGap{Length: f.Duration(g.Frames)}
+		for ri, m := range metrics {
+			for ci, c := range m.Chunks {
+				if g.At <= c.Start || g.At > c.End {
+					continue
+				}
+				u.Reply, u.Chunk, u.Chunks = ri+1, ci+1, len(m.Chunks)
+				u.At = f.Duration(int64(g.At-m.Chunks[0].Start) / int64(f.Channels))
+				u.Between = g.At == c.End && ci+1 < len(m.Chunks)
+			}
+		}
+		out = append(out, u)
+	}
+	return out
 }

@@ -27,8 +27,12 @@ type pipelineBench struct {
 	// Underruns counts device periods that ran dry after a reply's first
 	// audio and before its end: the reply stuttered (synthesis behind
 	// playback).
-	Underruns    uint64      `json:"underruns"`
-	VoiceToVoice percentiles `json:"voice_to_voice_ms"`
+	Underruns uint64 `json:"underruns"`
+	// UnderrunGaps say where those periods fell (the first gaps): the
+	// reply (turn, from 1), its chunk, when into its audio and how long,
+	// and whether the chunk had played whole before the next began.
+	UnderrunGaps []underrunGap `json:"underrun_gaps,omitempty"`
+	VoiceToVoice percentiles   `json:"voice_to_voice_ms"`
 	// VoiceToVoiceParts are each stage's own latency over the answered
 	// turns (pipeline.TurnMetrics): endpointing, asr, first_token,
 	// first_audio and playback. A speculated reply's first token and audio
@@ -48,6 +52,23 @@ type pipelineBench struct {
 	PeakRSSBytes int64         `json:"peak_rss_bytes"`
 	Peak         memstat.Usage `json:"peak"`
 	MemoryEnd    memstat.Usage `json:"memory_end"`
+}
+
+type underrunGap struct {
+	Reply   int     `json:"reply"`
+	Chunk   int     `json:"chunk"`
+	Chunks  int     `json:"chunks"`
+	AtMS    float64 `json:"at_ms"`
+	GapMS   float64 `json:"gap_ms"`
+	Between bool    `json:"between_chunks"`
+}
+
+func underrunGaps(gaps []pipeline.UnderrunGap) []underrunGap {
+	out := make([]underrunGap, len(gaps))
+	for i, g := range gaps {
+		out[i] = underrunGap{Reply: g.Reply, Chunk: g.Chunk, Chunks: g.Chunks, AtMS: ms(g.At), GapMS: ms(g.Length), Between: g.Between}
+	}
+	return out
 }
 
 type percentiles struct {
@@ -100,6 +121,7 @@ the scripted recognizer and LLM), and the report names it.`,
 			}
 			b := summarizeBench(res.Metrics)
 			b.Input, b.ComputeScale, b.Swapped, b.Underruns = args[0], scale, swapped, res.Underruns
+			b.UnderrunGaps = underrunGaps(res.Gaps)
 			b.PeakRSSBytes, b.Peak, b.MemoryEnd = peaks(sampler)
 			b.Stages = map[string]string{"vad": stages.VAD, "asr": stages.ASR, "turn": stages.Turn, "llm": stages.LLM, "tts": stages.TTS}
 			if a.json {
@@ -167,6 +189,13 @@ func printBench(w io.Writer, b pipelineBench) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "voice to voice: p50 %.0f ms, p95 %.0f ms; playback underruns after a reply's first audio: %d\npeak %s\nat the end %s\n", b.VoiceToVoice.P50, b.VoiceToVoice.P95, b.Underruns, b.Peak, b.MemoryEnd)
+	for _, g := range b.UnderrunGaps {
+		where := fmt.Sprintf("inside chunk %d of %d (synthesized slower than it played)", g.Chunk, g.Chunks)
+		if g.Between {
+			where = fmt.Sprintf("after chunk %d of %d (the next began late)", g.Chunk, g.Chunks)
+		}
+		fmt.Fprintf(w, "  dry %.0f ms in reply %d, %.2f s into its audio, %s\n", g.GapMS, g.Reply, g.AtMS/1000, where)
+	}
 	fmt.Fprintf(w, "voice to voice on the path (mean ms, adding up to the mean, %.0f ms):\n", b.VoiceToVoiceMean)
 	for _, name := range voiceToVoiceParts {
 		fmt.Fprintf(w, "  %-12s %10.1f\n", name, b.VoiceToVoicePath[name])
