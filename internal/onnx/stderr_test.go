@@ -3,8 +3,6 @@ package onnx_test
 import (
 	"bytes"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,7 +10,6 @@ import (
 	ort "github.com/yalue/onnxruntime_go"
 
 	"github.com/voiceassistant/voice/internal/onnx"
-	"github.com/voiceassistant/voice/internal/testenv"
 )
 
 // A run that fails comes back as an error, and only so: ONNX Runtime
@@ -36,16 +33,9 @@ func TestEngineErrorsStayOffStderr(t *testing.T) {
 		assert.Contains(t, err.Error(), "Pad reflect requires axis length >= 2", "the engine's reason is in the error")
 		return
 	}
-	model, err := filepath.Abs(testenv.Model(t, "silero_vad_v5.onnx"))
-	require.NoError(t, err)
-	lib, err := onnx.FindLibrary("")
-	require.NoError(t, err)
-	lib, err = filepath.Abs(lib)
-	require.NoError(t, err)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestEngineErrorsStayOffStderr$", "-test.v")
+	cmd := sileroChild(t, "TestEngineErrorsStayOffStderr", "VOICE_TEST_STDERR_MODEL", "XDG_CACHE_HOME="+t.TempDir())
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.Env = append(os.Environ(), "VOICE_TEST_STDERR_MODEL="+model, "XDG_CACHE_HOME="+t.TempDir(), "ONNXRUNTIME_LIB="+lib)
 	require.NoError(t, cmd.Run(), "%s%s", &stdout, &stderr)
 	require.Contains(t, stdout.String(), "--- PASS: TestEngineErrorsStayOffStderr", "the child ran no model")
 	assert.NotContains(t, stderr.String(), "onnxruntime:", "the engine's own log line")

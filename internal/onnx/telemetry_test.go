@@ -33,18 +33,28 @@ func TestNoTelemetry(t *testing.T) {
 		}
 		return
 	}
+	cmd := sileroChild(t, "TestNoTelemetry", "VOICE_TEST_TELEMETRY_MODEL", "HOME="+t.TempDir())
+	cmd.Dir = t.TempDir()
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "--- PASS: TestNoTelemetry", "the child ran no model")
+}
+
+// sileroChild is this test binary run again for the test named, with
+// Silero's path in modelEnv (the child's cue to run the model), the
+// library found here, and env besides: what ONNX Runtime does once per
+// process is seen in a process of its own.
+func sileroChild(t *testing.T, test, modelEnv string, env ...string) *exec.Cmd {
+	t.Helper()
 	model, err := filepath.Abs(testenv.Model(t, "silero_vad_v5.onnx"))
 	require.NoError(t, err)
 	lib, err := onnx.FindLibrary("")
 	require.NoError(t, err)
 	lib, err = filepath.Abs(lib)
 	require.NoError(t, err)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestNoTelemetry$", "-test.v")
-	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "VOICE_TEST_TELEMETRY_MODEL="+model, "HOME="+t.TempDir(), "ONNXRUNTIME_LIB="+lib)
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	require.Contains(t, string(out), "--- PASS: TestNoTelemetry", "the child ran no model")
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.v")
+	cmd.Env = append(append(os.Environ(), modelEnv+"="+model, "ONNXRUNTIME_LIB="+lib), env...)
+	return cmd
 }
 
 // files are the files under dir.
