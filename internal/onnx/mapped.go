@@ -54,7 +54,7 @@ const (
 // options that shape the graph (internal/derived), at its first load,
 // which takes longer for it.
 func mappedCopy(path, graphKey string, configure func(*ort.SessionOptions) error, inputs, outputs []string) (string, error) {
-	sources, err := modelSources(path)
+	sources, err := ModelSources(path)
 	if err != nil {
 		return "", err
 	}
@@ -296,9 +296,9 @@ func saveOptions(so *ort.SessionOptions, dir string) error {
 // minPrepacked is the least prepacked data worth a copy of the model.
 var minPrepacked int64 = 1 << 20
 
-// modelSources are the model's file and the external data files it names,
+// ModelSources are the model's file and the external data files it names,
 // what its copy is derived from.
-func modelSources(path string) ([]string, error) {
+func ModelSources(path string) ([]string, error) {
 	sources := []string{path}
 	info, err := os.Stat(path)
 	if err != nil {

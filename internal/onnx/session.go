@@ -238,6 +238,40 @@ func Open(path string, inputs, outputs []Tensor, opts Options, hint string) (*Se
 	return &Session{DynamicAdvancedSession: s, Path: path, Mapped: load, Inputs: ins, Outputs: outs}, nil
 }
 
+// OpenData loads a model held in memory, its weights inline, after
+// checking its inputs and outputs as Open does; name says which model in
+// errors. It makes no optimized copy: it is for short-lived sessions (a
+// derived graph's check).
+func OpenData(model []byte, name string, inputs, outputs []Tensor, opts Options) (*Session, error) {
+	if err := Init(opts.Library); err != nil {
+		return nil, err
+	}
+	ins, outs, err := declaration(model)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", name, err)
+	}
+	if err := check(name, "input", inputs, ins); err != nil {
+		return nil, err
+	}
+	if err := check(name, "output", outputs, outs); err != nil {
+		return nil, err
+	}
+	so, err := ort.NewSessionOptions()
+	if err != nil {
+		return nil, fmt.Errorf("onnx: session options: %w", err)
+	}
+	defer so.Destroy()
+	opts.Profile = ""
+	if err := configure(so, opts); err != nil {
+		return nil, fmt.Errorf("onnx: session options: %w", err)
+	}
+	s, err := ort.NewDynamicAdvancedSessionWithONNXData(model, names(inputs), names(outputs), so)
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", name, err)
+	}
+	return &Session{DynamicAdvancedSession: s, Path: name, Inputs: ins, Outputs: outs}, nil
+}
+
 func configure(so *ort.SessionOptions, opts Options) error {
 	intra, inter := max(opts.IntraThreads, 1), max(opts.InterThreads, 1)
 	if err := so.SetIntraOpNumThreads(intra); err != nil {

@@ -1,4 +1,4 @@
-package quantize
+package quantize_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/voiceassistant/voice/internal/quantize"
 	"github.com/voiceassistant/voice/internal/testenv"
 	"github.com/voiceassistant/voice/tts/moss"
 )
@@ -26,7 +27,7 @@ func externalMossSet(t *testing.T) string {
 		"moss_tts_decode_step.onnx":               "moss_tts_global_shared.data",
 		"moss_tts_local_fixed_sampled_frame.onnx": "moss_tts_local_shared.data",
 	}
-	files := map[string]*DataFile{}
+	files := map[string]*quantize.DataFile{}
 	entries, err := os.ReadDir(tinyMoss)
 	require.NoError(t, err)
 	for _, e := range entries {
@@ -38,7 +39,7 @@ func externalMossSet(t *testing.T) string {
 				f, err := os.Create(filepath.Join(dir, loc))
 				require.NoError(t, err)
 				t.Cleanup(func() { f.Close() })
-				d = NewDataFile(loc, f)
+				d = quantize.NewDataFile(loc, f)
 				files[loc] = d
 			}
 			data, err = d.Externalize(data)
@@ -85,7 +86,7 @@ func TestDirKeepsSharedExternalData(t *testing.T) {
 	assert.Equal(t, want, synthesize(t, ext), "the same weights, from the data files")
 
 	out := filepath.Join(t.TempDir(), "int8")
-	graphs, err := Dir(ext, out, Format{Bits: 8}, nil)
+	graphs, err := quantize.Dir(ext, out, quantize.Format{Bits: 8}, nil)
 	require.NoError(t, err)
 	assert.Len(t, graphs, 3)
 	for _, name := range []string{"moss_tts_global_shared.data", "moss_tts_local_shared.data", "tts_browser_onnx_meta.json", "tokenizer.model"} {
@@ -103,8 +104,8 @@ func referenced(t *testing.T, dir, name string) int64 {
 	model, err := os.ReadFile(filepath.Join(dir, name))
 	require.NoError(t, err)
 	var n int64
-	_, err = mapInitializers(model, func(b []byte) ([]byte, error) {
-		_, _, length, ok, err := externalRef(b)
+	_, err = quantize.MapInitializers(model, func(b []byte) ([]byte, error) {
+		_, _, length, ok, err := quantize.ExternalRef(b)
 		if ok {
 			n += length
 		}
@@ -118,7 +119,7 @@ func referenced(t *testing.T, dir, name string) int64 {
 // the rewritten file no longer holds its weights where it says.
 func TestDirRefusesKeptGraphSharingData(t *testing.T) {
 	ext := externalMossSet(t)
-	_, err := Dir(ext, t.TempDir(), Format{Bits: 8}, []string{"moss_tts_decode_step.onnx"})
+	_, err := quantize.Dir(ext, t.TempDir(), quantize.Format{Bits: 8}, []string{"moss_tts_decode_step.onnx"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "moss_tts_decode_step.onnx is kept as it is but shares moss_tts_global_shared.data")
 }
@@ -131,19 +132,53 @@ func TestInlineBadExternalData(t *testing.T) {
 	require.NoError(t, err)
 	data := filepath.Join(ext, "moss_tts_local_shared.data")
 	require.NoError(t, os.Truncate(data, fileSize(t, data)/2))
-	_, err = Inline(model, ext)
+	_, err = quantize.Inline(model, ext)
 	require.ErrorContains(t, err, "truncated")
 
-	_, err = Inline(model, filepath.Join(ext, "missing"))
+	_, err = quantize.Inline(model, filepath.Join(ext, "missing"))
 	require.ErrorContains(t, err, "moss_tts_local_shared.data")
 
-	outside := withRef(nil, "../secret.data", 0, 4)
-	_, err = Inline(graphWith(outside), ext)
+	outside := quantize.WithRef(nil, "../secret.data", 0, 4)
+	_, err = quantize.Inline(graphWith(outside), ext)
 	require.ErrorContains(t, err, "outside the model's directory")
 }
 
 // graphWith is a model whose graph has the one initializer t.
 func graphWith(t []byte) []byte {
-	g := protowire.AppendBytes(protowire.AppendTag(nil, graphInit, protowire.BytesType), t)
-	return protowire.AppendBytes(protowire.AppendTag(nil, modelGraph, protowire.BytesType), g)
+	g := protowire.AppendBytes(protowire.AppendTag(nil, quantize.GraphInit, protowire.BytesType), t)
+	return protowire.AppendBytes(protowire.AppendTag(nil, quantize.ModelGraph, protowire.BytesType), g)
+}
+
+// The tiny MOSS-TTS-Nano set with its MatMuls in 4 bits (ONNX Runtime's
+// MatMulNBits) and the rest in int8 opens and speaks.
+func TestInt4MOSSSpeaks(t *testing.T) {
+	testenv.ONNXRuntime(t)
+	src := tinyMoss
+	dir := t.TempDir()
+	entries, err := os.ReadDir(src)
+	require.NoError(t, err)
+	matmuls := 0
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		require.NoError(t, err)
+		if filepath.Ext(e.Name()) == ".onnx" {
+			var st quantize.Stats
+			data, st, err = quantize.NBits(data, quantize.Format{Bits: 4})
+			require.NoError(t, err, e.Name())
+			matmuls += st.Weights
+			data, _, err = quantize.Int8(data)
+			require.NoError(t, err, e.Name())
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644))
+	}
+	require.Positive(t, matmuls, "some MatMul went to 4 bits")
+	tts, err := moss.Open(dir, tinyCodec, moss.Options{})
+	require.NoError(t, err)
+	defer tts.Close()
+	samples := 0
+	require.NoError(t, tts.Synthesize(context.Background(), "Hello there.", func(p []float32) error {
+		samples += len(p)
+		return nil
+	}))
+	assert.Positive(t, samples)
 }

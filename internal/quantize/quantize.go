@@ -12,6 +12,11 @@
 // weights lose precision. Everything else in the file is copied as it
 // was. Dir quantizes a model set whose graphs share external data files;
 // Compare measures how closely a quantized model follows its original.
+//
+// The same field-level editing serves one rewrite that is not a
+// quantization: RingCaches turns a streaming graph's sliding caches into
+// rings written in place, which the synthesizer derives from its codec at
+// load.
 package quantize
 
 import (
@@ -79,6 +84,7 @@ const (
 	attrName    = 1
 	attrInt     = 3
 	attrGraph   = 6
+	attrInts    = 8
 	attrGraphs  = 11
 	attrType    = 20
 	attrTypeInt = 2
@@ -155,10 +161,11 @@ type node struct {
 	inputs         []string
 	outputs        []string // also kept in fields
 	opType, domain string
-	ints           map[string]int64 // its integer attributes
-	subgraphs      bool             // an attribute holds a graph
-	fields         [][]byte         // every other field, as written
-	extra          [][]byte         // fields a rewrite adds (attributes)
+	ints           map[string]int64   // its integer attributes
+	lists          map[string][]int64 // its integer-list attributes (a Transpose's perm)
+	subgraphs      bool               // an attribute holds a graph
+	fields         [][]byte           // every other field, as written
+	extra          [][]byte           // fields a rewrite adds (attributes)
 }
 
 // tensor is an initializer: its encoding, and its fp32 values if it is a
@@ -417,6 +424,7 @@ func readNode(b []byte) (*node, error) {
 		case num == nodeAttr && typ == protowire.BytesType:
 			var name string
 			var i int64
+			var list []int64
 			if err := eachField(val, func(num protowire.Number, typ protowire.Type, v, _ []byte) error {
 				switch {
 				case num == attrName && typ == protowire.BytesType:
@@ -424,6 +432,8 @@ func readNode(b []byte) (*node, error) {
 				case num == attrInt && typ == protowire.VarintType:
 					x, _ := protowire.ConsumeVarint(v)
 					i = int64(x)
+				case num == attrInts:
+					return appendInts(&list, typ, v)
 				case (num == attrGraph || num == attrGraphs) && typ == protowire.BytesType:
 					n.subgraphs = true
 				}
@@ -432,9 +442,12 @@ func readNode(b []byte) (*node, error) {
 				return err
 			}
 			if n.ints == nil {
-				n.ints = map[string]int64{}
+				n.ints, n.lists = map[string]int64{}, map[string][]int64{}
 			}
 			n.ints[name] = i
+			if list != nil {
+				n.lists[name] = list
+			}
 		}
 		n.fields = append(n.fields, raw)
 		return nil

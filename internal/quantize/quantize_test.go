@@ -13,7 +13,6 @@ import (
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/onnx"
 	"github.com/voiceassistant/voice/internal/testenv"
-	"github.com/voiceassistant/voice/tts/moss"
 	"github.com/voiceassistant/voice/turn/smartturn"
 )
 
@@ -95,40 +94,6 @@ func FuzzInt8(f *testing.F) {
 		assert.Zero(t, st.Weights)
 		assert.Equal(t, out, again)
 	})
-}
-
-// The tiny MOSS-TTS-Nano set with its MatMuls in 4 bits (ONNX Runtime's
-// MatMulNBits) and the rest in int8 opens and speaks.
-func TestInt4MOSSSpeaks(t *testing.T) {
-	testenv.ONNXRuntime(t)
-	src := "../../tts/moss/testdata/tiny"
-	dir := t.TempDir()
-	entries, err := os.ReadDir(src)
-	require.NoError(t, err)
-	matmuls := 0
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(src, e.Name()))
-		require.NoError(t, err)
-		if filepath.Ext(e.Name()) == ".onnx" {
-			var st Stats
-			data, st, err = NBits(data, Format{Bits: 4})
-			require.NoError(t, err, e.Name())
-			matmuls += st.Weights
-			data, _, err = Int8(data)
-			require.NoError(t, err, e.Name())
-		}
-		require.NoError(t, os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644))
-	}
-	require.Positive(t, matmuls, "some MatMul went to 4 bits")
-	tts, err := moss.Open(dir, "../../tts/moss/testdata/tiny-codec", moss.Options{})
-	require.NoError(t, err)
-	defer tts.Close()
-	samples := 0
-	require.NoError(t, tts.Synthesize(context.Background(), "Hello there.", func(p []float32) error {
-		samples += len(p)
-		return nil
-	}))
-	assert.Positive(t, samples)
 }
 
 // packColumns lays a [k, cols] weight out as MatMulNBits reads it: column by

@@ -18,7 +18,8 @@ type codecState struct {
 	// two swap: without them ONNX Runtime would allocate the returned
 	// state and onnxruntime_go copy it into new Go slices, three copies of
 	// the codec's caches (25 MB at full size) live at once instead of
-	// two. The caches slide, so a call cannot write over its input.
+	// two. Sliding caches cannot be written over their input; rings
+	// (ring.go) are, and both sets then hold the same cache tensors.
 	next    []ort.Value
 	pending [][]int32 // frames not decoded yet
 	calls   int       // codec calls made
@@ -65,10 +66,48 @@ func (s *Synthesizer) startCodecState(state []ort.Value) {
 	}
 }
 
+// codecStateSets are the two sets of tensors a codec state uses in turn,
+// set to the codec's start. With rings (ring, the codec's ring form), the
+// caches are one set of tensors in both: each call writes them in place,
+// and only the offsets swap.
+func (s *Synthesizer) codecStateSets(ring *ringForm) ([2][]ort.Value, error) {
+	var sets [2][]ort.Value
+	first, err := s.codecStateTensors(ring, nil)
+	if err != nil {
+		return sets, err
+	}
+	var shared []ort.Value
+	if ring != nil {
+		shared = first
+	}
+	second, err := s.codecStateTensors(ring, shared)
+	if err != nil {
+		destroyAll(first)
+		return sets, err
+	}
+	sets = [2][]ort.Value{first, second}
+	for _, set := range sets {
+		s.startCodecState(set)
+	}
+	return sets, nil
+}
+
+// destroyCodecSets destroys the tensors of both sets, each once.
+func destroyCodecSets(sets [2][]ort.Value) {
+	for i, v := range sets[1] {
+		if i < len(sets[0]) && sets[0][i] == v {
+			sets[1][i] = nil
+		}
+	}
+	destroyAll(sets[0])
+	destroyAll(sets[1])
+}
+
 // codecStateTensors are tensors for a codec state, in the codec session's
 // input order: per transformer an offset, per attention layer its offset,
-// cached keys and values and cached positions.
-func (s *Synthesizer) codecStateTensors() ([]ort.Value, error) {
+// cached keys and values and cached positions, the caches as ring
+// declares them where given, and shared's where shared is given.
+func (s *Synthesizer) codecStateTensors(ring *ringForm, shared []ort.Value) ([]ort.Value, error) {
 	var state []ort.Value
 	add := func(v ort.Value, err error) error {
 		if err != nil {
@@ -84,14 +123,23 @@ func (s *Synthesizer) codecStateTensors() ([]ort.Value, error) {
 		}
 	}
 	for _, a := range s.attns {
-		for _, err := range []error{
-			add(ort.NewEmptyTensor[int32](ort.NewShape(a.OffsetShape...))),
-			add(ort.NewEmptyTensor[float32](ort.NewShape(a.CacheShape...))),
-			add(ort.NewEmptyTensor[float32](ort.NewShape(a.CacheShape...))),
-			add(ort.NewEmptyTensor[int32](ort.NewShape(a.PositionsShape...))),
-		} {
-			if err != nil {
-				destroyAll(state)
+		keys, values, positions := a.CacheShape, a.CacheShape, a.PositionsShape
+		if ring != nil {
+			keys, values, positions = ring.shapes[a.KeysIn], ring.shapes[a.ValuesIn], ring.shapes[a.PositionsIn]
+		}
+		tensors := []func() (ort.Value, error){
+			func() (ort.Value, error) { return ort.NewEmptyTensor[int32](ort.NewShape(a.OffsetShape...)) },
+			func() (ort.Value, error) { return ort.NewEmptyTensor[float32](ort.NewShape(keys...)) },
+			func() (ort.Value, error) { return ort.NewEmptyTensor[float32](ort.NewShape(values...)) },
+			func() (ort.Value, error) { return ort.NewEmptyTensor[int32](ort.NewShape(positions...)) },
+		}
+		for k, make := range tensors {
+			if k > 0 && shared != nil {
+				state = append(state, shared[len(state)])
+				continue
+			}
+			if err := add(make()); err != nil {
+				destroyAll(state) // never shared: a failure comes before any
 				return nil, err
 			}
 		}

@@ -44,6 +44,9 @@ type Options struct {
 	// chunk at int4 on the build machine).
 	LowMemory bool
 	ONNX      onnx.Options
+	// slidingCodec keeps the codec's caches as the graph has them
+	// (tests compare the ring form with it).
+	slidingCodec bool
 }
 
 // DefaultVoice is the voice Open picks when Options.Voice is empty.
@@ -83,7 +86,10 @@ type Synthesizer struct {
 	// turn (see reset), and the decode step's KV cache buffers, which
 	// each chunk's globalState takes over from the one before.
 	codecSets [2][]ort.Value
-	kvBufs    [][]float32
+	// ring is what the codec's ring form declares of its caches
+	// (useRingCodec); nil while they slide.
+	ring   *ringForm
+	kvBufs [][]float32
 	// kvSlot is each KV cache output's buffer in kvBufs: its index among
 	// the decode step's present_* outputs.
 	kvSlot map[string]int
@@ -163,7 +169,7 @@ func Open(ttsDir, codecDir string, opts Options) (*Synthesizer, error) {
 	if err := onnx.Init(opts.ONNX.Library); err != nil {
 		return nil, fmt.Errorf("moss: %w", err)
 	}
-	if err := s.openGraphs(filepath.Dir(ttsMetaPath), filepath.Dir(codecMetaPath), &tm, &cm, opts.ONNX); err != nil {
+	if err := s.openGraphs(filepath.Dir(ttsMetaPath), filepath.Dir(codecMetaPath), &tm, &cm, opts); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
@@ -176,12 +182,9 @@ func Open(ttsDir, codecDir string, opts Options) (*Synthesizer, error) {
 	// are faulted in here, not by the first chunk (at full size 90 ms of
 	// its first audio for the 25 MB the first reset clears, and more as
 	// the first codec call writes the other set).
-	for i := range s.codecSets {
-		if s.codecSets[i], err = s.codecStateTensors(); err != nil {
-			_ = s.Close()
-			return nil, err
-		}
-		s.startCodecState(s.codecSets[i])
+	if s.codecSets, err = s.codecStateSets(s.ring); err != nil {
+		_ = s.Close()
+		return nil, err
 	}
 	if err := s.warmFrame(); err != nil {
 		_ = s.Close()
@@ -298,8 +301,8 @@ func (s *Synthesizer) pickVoice(path string, man *manifest, name string) error {
 
 // openGraphs opens the sessions, with the tensor names and shapes that
 // configure read from the metadata.
-func (s *Synthesizer) openGraphs(ttsDir, codecDir string, tm *ttsMeta, cm *codecMeta, opts onnx.Options) error {
-	c := s.cfg
+func (s *Synthesizer) openGraphs(ttsDir, codecDir string, tm *ttsMeta, cm *codecMeta, o Options) error {
+	c, opts := s.cfg, o.ONNX
 	prefillIn, localIn, localOut := s.prefillIn, s.localIn, s.localOut
 	kvDims := []int64{-1, -1, int64(c.heads), int64(c.headDim)}
 	tensors := func(names []string, typ ort.TensorElementDataType, dims []int64) []onnx.Tensor {
@@ -364,9 +367,22 @@ func (s *Synthesizer) openGraphs(ttsDir, codecDir string, tm *ttsMeta, cm *codec
 	if p, err = file(codecDir, name, "codec decode_step"); err != nil {
 		return err
 	}
-	codecIn, codecOut := s.codecIn, s.codecOut
-	ins := []onnx.Tensor{{Name: codecIn[0], Type: onnx.Int32, Dims: []int64{-1, -1, nvq}}, {Name: codecIn[1], Type: onnx.Int32, Dims: []int64{-1}}}
-	outs := []onnx.Tensor{{Name: codecOut[0], Type: onnx.Float, Dims: []int64{-1, int64(s.format.Channels), -1}}, {Name: codecOut[1], Type: onnx.Int32, Dims: []int64{-1}}}
+	ins, outs := s.codecTensors()
+	if s.codec, err = onnx.Open(p, ins, outs, codecOptions(opts), Hint); err != nil {
+		return fmt.Errorf("moss: %w", err)
+	}
+	if !o.slidingCodec {
+		s.useRingCodec(p, ins, outs, codecOptions(opts))
+	}
+	return nil
+}
+
+// codecTensors are the codec's tensors in and out, in the order its
+// session takes them: audio_codes and audio_code_lengths in, audio and
+// audio_lengths out, then the streaming state.
+func (s *Synthesizer) codecTensors() (ins, outs []onnx.Tensor) {
+	ins = []onnx.Tensor{{Name: s.codecIn[0], Type: onnx.Int32, Dims: []int64{-1, -1, int64(s.cfg.nVQ)}}, {Name: s.codecIn[1], Type: onnx.Int32, Dims: []int64{-1}}}
+	outs = []onnx.Tensor{{Name: s.codecOut[0], Type: onnx.Float, Dims: []int64{-1, int64(s.format.Channels), -1}}, {Name: s.codecOut[1], Type: onnx.Int32, Dims: []int64{-1}}}
 	for _, o := range s.offsets {
 		ins = append(ins, onnx.Tensor{Name: o.Input, Type: onnx.Int32, Dims: o.Shape})
 		outs = append(outs, onnx.Tensor{Name: o.Output, Type: onnx.Int32, Dims: o.Shape})
@@ -383,10 +399,7 @@ func (s *Synthesizer) openGraphs(ttsDir, codecDir string, tm *ttsMeta, cm *codec
 			onnx.Tensor{Name: a.ValuesOut, Type: onnx.Float, Dims: a.CacheShape},
 			onnx.Tensor{Name: a.PositionsOut, Type: onnx.Int32, Dims: a.PositionsShape})
 	}
-	if s.codec, err = onnx.Open(p, ins, outs, codecOptions(opts), Hint); err != nil {
-		return fmt.Errorf("moss: %w", err)
-	}
-	return nil
+	return ins, outs
 }
 
 // codecOptions are opts for the codec. Its attention caches are a
@@ -433,9 +446,7 @@ func (s *Synthesizer) Format() audio.Format { return s.format }
 // Close releases the sessions and the voice prompt's KV cache.
 func (s *Synthesizer) Close() error {
 	destroyAll(s.promptKV)
-	for _, set := range s.codecSets {
-		destroyAll(set)
-	}
+	destroyCodecSets(s.codecSets)
 	for _, p := range []**onnx.Session{&s.prefill, &s.decode, &s.local, &s.codec} {
 		if *p != nil {
 			_ = (*p).Destroy()

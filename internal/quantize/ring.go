@@ -1,0 +1,576 @@
+package quantize
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/voiceassistant/voice/internal/onnxproto"
+)
+
+// SlidingCache names one attention layer's sliding caches in a streaming
+// graph: the positions that tag each cached entry, and the tensors cached
+// beside them (keys, values), each as its graph input and output.
+type SlidingCache struct {
+	Positions [2]string
+	Tensors   [][2]string
+	// Ring is the length the caches take as rings: at least the
+	// window plus the most entries one call adds, so that every entry a
+	// call's queries may see is still there when they look.
+	Ring int64
+}
+
+// ErrNotSliding is returned by RingCaches for a graph whose caches are not
+// the Concat-then-Slice it rewrites; the reason follows it.
+var ErrNotSliding = errors.New("the graph's caches do not slide as a ring can replace")
+
+// RingCaches rewrites a streaming graph whose caches slide into one whose
+// caches are rings written in place.
+//
+// A sliding cache is a Concat of the cached entries and the call's new
+// ones, which the attention reads, and a Slice of its last entries, which
+// the graph returns for the next call: every call copies the whole cache
+// twice (MOSS's codec: 25 MB of caches, 4 of its 11 ms a call). As a ring
+// of length Ring, the call writes only its new entries, at their positions
+// modulo Ring (ScatterElements), and the attention reads the ring. The
+// attention must tell entries by the positions the graph carries beside
+// them, not by where they lie, which a graph with a positions cache does
+// (its mask compares query and key positions); the ring's extra entries,
+// outside the window, are masked as the sliding cache's dropped ones were.
+// Only the order of the attended entries changes, and with it the order of
+// the sums: the results agree to rounding, not bit for bit, which whoever
+// loads the rewritten graph is to check against the original.
+//
+// ScatterElements copies its data input to its output unless they are
+// the same buffer (ONNX Runtime,
+// onnxruntime/core/providers/cpu/tensor/scatter.cc: "We allow runtime to
+// re-use input for output"): a caller that binds each cache's output to
+// its input's tensor writes the ring in place. The graph's cache inputs
+// and outputs are declared Ring long.
+func RingCaches(model []byte, caches []SlidingCache) ([]byte, error) {
+	var ringErr error
+	out, _, err := rewriteGraph(model, func(g []byte, _ *Stats) ([]byte, error) {
+		b, err := ringGraph(g, caches)
+		ringErr = err
+		return b, err
+	})
+	if ringErr != nil {
+		return nil, ringErr
+	}
+	return out, err
+}
+
+// ringEdit is what the rewrite of one graph does: nodes it removes and
+// adds (each added one placed where the Concat it replaces was), names
+// whose readers read another name, graph inputs and outputs whose axis
+// becomes the ring's length, and the initializers it adds.
+type ringEdit struct {
+	gr       *graph
+	readers  map[string][]*node
+	declared map[string]valueDecl
+	removed  map[*node]bool
+	addedAt  map[*node][]*node
+	renamed  map[string]string
+	resized  map[string]map[int64]int64 // axis -> its new length
+	inits    [][]byte
+	initName map[string]bool
+}
+
+// valueDecl is a graph input's or output's declared element type and rank.
+type valueDecl struct {
+	elemType int64
+	rank     int
+	dims     []int64 // each dim's value, 0 where it has none (a symbol)
+}
+
+func ringGraph(g []byte, caches []SlidingCache) ([]byte, error) {
+	gr, err := readGraph(g)
+	if err != nil {
+		return nil, err
+	}
+	e := &ringEdit{gr: gr, readers: map[string][]*node{}, removed: map[*node]bool{},
+		addedAt: map[*node][]*node{}, renamed: map[string]string{}, resized: map[string]map[int64]int64{},
+		initName: map[string]bool{}}
+	for _, n := range gr.nodes {
+		if n.subgraphs {
+			return nil, fmt.Errorf("%w: a %s node holds a subgraph", ErrNotSliding, n.opType)
+		}
+		for _, in := range n.inputs {
+			e.readers[in] = append(e.readers[in], n)
+		}
+	}
+	if e.declared, err = declarations(gr.rest); err != nil {
+		return nil, err
+	}
+	for _, c := range caches {
+		if err := e.ring(c); err != nil {
+			return nil, err
+		}
+	}
+	return e.encode()
+}
+
+// ring rewrites one layer's caches.
+func (e *ringEdit) ring(c SlidingCache) error {
+	if c.Ring <= 0 {
+		return fmt.Errorf("quantize: ring length %d for %s", c.Ring, c.Positions[0])
+	}
+	in, out := c.Positions[0], c.Positions[1]
+	decl, ok := e.declared[in]
+	if !ok {
+		return fmt.Errorf("%w: no graph input %s", ErrNotSliding, in)
+	}
+	// The positions may be widened for the Concat and narrowed back for
+	// the output (torch.onnx.export's int64 arithmetic on int32 inputs).
+	read, widen := in, (*node)(nil)
+	if r := e.readers[in]; len(r) == 1 && r[0].opType == "Cast" {
+		widen, read = r[0], r[0].outputs[0]
+	}
+	concat, slice, err := e.slidingPair(read, out, true)
+	if err != nil {
+		return err
+	}
+	axis, err := normalAxis(concat, decl.rank)
+	if err != nil {
+		return err
+	}
+	p := "ring/" + in + "/"
+	fresh := concat.inputs[1]
+	rLen := p + "length"
+	e.addInit(rLen, []int64{1}, c.Ring)
+	add := []*node{
+		newNode("Cast", []string{fresh}, p+"fresh64", intAttr("to", typeInt64)),
+		newNode("Mod", []string{p + "fresh64", rLen}, p+"slot"),
+		newNode("Cast", []string{fresh}, p+"fresh", intAttr("to", decl.elemType)),
+		newNode("ScatterElements", []string{in, p + "slot", p + "fresh"}, out, intAttr("axis", axis)),
+	}
+	e.renamed[concat.outputs[0]] = out
+	if widen != nil {
+		add = append(add, newNode("Cast", []string{out}, p+"read", intAttr("to", widen.ints["to"])))
+		e.renamed[concat.outputs[0]] = p + "read"
+		e.removed[widen] = true
+	}
+	e.removed[concat], e.removed[slice] = true, true
+	if r := e.readers[slice.outputs[0]]; len(r) == 1 && slice.outputs[0] != out {
+		e.removed[r[0]] = true // the Cast back to the output's type
+	}
+	e.resize(map[int64]int64{axis: c.Ring}, in, out)
+	for _, t := range c.Tensors {
+		more, err := e.ringTensor(t, p+"slot", c.Ring)
+		if err != nil {
+			return err
+		}
+		add = append(add, more...)
+	}
+	e.addedAt[concat] = add
+	return nil
+}
+
+// ringTensor rewrites a cache kept beside the positions: its new entries
+// go where their positions' slots say. A cache the attention reads
+// transposed (the keys, for the product with the queries: a Transpose
+// that swaps the entries' axis with the last) is kept transposed, so that
+// the call does not transpose the whole cache again: only the new entries
+// are, and the ring is laid along the last axis.
+func (e *ringEdit) ringTensor(t [2]string, slot string, length int64) ([]*node, error) {
+	in, out := t[0], t[1]
+	decl, ok := e.declared[in]
+	if !ok {
+		return nil, fmt.Errorf("%w: no graph input %s", ErrNotSliding, in)
+	}
+	concat, slice, err := e.slidingPair(in, out, false)
+	if err != nil {
+		return nil, err
+	}
+	axis, err := normalAxis(concat, decl.rank)
+	if err != nil {
+		return nil, err
+	}
+	p := "ring/" + in + "/"
+	fresh := concat.inputs[1]
+	e.renamed[concat.outputs[0]] = out
+	e.removed[concat], e.removed[slice] = true, true
+	var add []*node
+	last := int64(decl.rank - 1)
+	if tr := e.transposedRead(concat, slice, axis, last); tr != nil {
+		// The cache's own dims swap too: its entries' length goes last.
+		width := decl.dims[last]
+		if width <= 0 {
+			return nil, fmt.Errorf("%w: %s's last axis has no fixed length", ErrNotSliding, in)
+		}
+		add = append(add, newNode("Transpose", []string{fresh}, p+"fresh", intsAttr("perm", tr.lists["perm"])))
+		fresh, axis = p+"fresh", last
+		e.renamed[tr.outputs[0]] = out
+		e.removed[tr] = true
+		e.resize(map[int64]int64{axis: length, concatAxis(tr): width}, in, out)
+	} else {
+		e.resize(map[int64]int64{axis: length}, in, out)
+	}
+	// The slots, one per new entry ([1, n] for a batch of one), laid
+	// along the cache's axis and spread over its other axes.
+	shape := make([]int64, decl.rank)
+	for i := range shape {
+		shape[i] = 1
+	}
+	shape[axis] = -1
+	e.addInit(p+"along", []int64{int64(decl.rank)}, shape...)
+	return append(add,
+		newNode("Reshape", []string{slot, p + "along"}, p+"slots"),
+		newNode("Shape", []string{fresh}, p+"shape"),
+		newNode("Expand", []string{p + "slots", p + "shape"}, p+"index"),
+		newNode("ScatterElements", []string{in, p + "index", fresh}, out, intAttr("axis", axis)),
+	), nil
+}
+
+// transposedRead is the Transpose through which everything but the
+// Slice reads a cache's Concat, if it swaps the Concat's axis with the
+// last one.
+func (e *ringEdit) transposedRead(concat, slice *node, axis, last int64) *node {
+	var tr *node
+	for _, n := range e.readers[concat.outputs[0]] {
+		if n == slice {
+			continue
+		}
+		if n.opType != "Transpose" || tr != nil {
+			return nil
+		}
+		tr = n
+	}
+	if tr == nil || axis == last {
+		return nil
+	}
+	perm := tr.lists["perm"]
+	if int64(len(perm)) != last+1 {
+		return nil
+	}
+	for i, p := range perm {
+		want := int64(i)
+		switch int64(i) {
+		case axis:
+			want = last
+		case last:
+			want = axis
+		}
+		if p != want {
+			return nil
+		}
+	}
+	return tr
+}
+
+// concatAxis is the axis a swapping Transpose sends to the last one.
+func concatAxis(tr *node) int64 {
+	perm := tr.lists["perm"]
+	return perm[len(perm)-1]
+}
+
+// resize gives the graph inputs and outputs names new lengths on axes.
+func (e *ringEdit) resize(lengths map[int64]int64, names ...string) {
+	for _, name := range names {
+		e.resized[name] = lengths
+	}
+}
+
+// intsAttr is an AttributeProto of type INTS.
+func intsAttr(name string, v []int64) []byte {
+	var a []byte
+	a = protowire.AppendTag(a, attrName, protowire.BytesType)
+	a = protowire.AppendString(a, name)
+	for _, x := range v {
+		a = protowire.AppendTag(a, attrInts, protowire.VarintType)
+		a = protowire.AppendVarint(a, uint64(x))
+	}
+	a = protowire.AppendTag(a, attrType, protowire.VarintType)
+	a = protowire.AppendVarint(a, attrTypeInts)
+	return protowire.AppendBytes(protowire.AppendTag(nil, nodeAttr, protowire.BytesType), a)
+}
+
+// slidingPair finds the Concat that read (a cache input) goes into, first
+// of two, and the Slice of it that becomes out, directly or (positions)
+// through one Cast.
+func (e *ringEdit) slidingPair(read, out string, castBack bool) (concat, slice *node, err error) {
+	r := e.readers[read]
+	if len(r) != 1 || r[0].opType != "Concat" || len(r[0].inputs) != 2 || r[0].inputs[0] != read {
+		return nil, nil, fmt.Errorf("%w: %s is read by %s, not only as the first of a Concat's two inputs", ErrNotSliding, read, opTypes(r))
+	}
+	concat = r[0]
+	for _, n := range e.readers[concat.outputs[0]] {
+		if n.opType != "Slice" || n.inputs[0] != concat.outputs[0] {
+			continue
+		}
+		if n.outputs[0] == out {
+			return concat, n, nil
+		}
+		if rr := e.readers[n.outputs[0]]; castBack && len(rr) == 1 && rr[0].opType == "Cast" && rr[0].outputs[0] == out {
+			return concat, n, nil
+		}
+	}
+	return nil, nil, fmt.Errorf("%w: no Slice of %s's Concat is the output %s", ErrNotSliding, read, out)
+}
+
+func opTypes(ns []*node) []string {
+	var ops []string
+	for _, n := range ns {
+		ops = append(ops, n.opType)
+	}
+	return ops
+}
+
+// normalAxis is a Concat's axis counted from the front.
+func normalAxis(concat *node, rank int) (int64, error) {
+	axis := concat.ints["axis"]
+	if axis < 0 {
+		axis += int64(rank)
+	}
+	if axis < 0 || axis >= int64(rank) {
+		return 0, fmt.Errorf("%w: a Concat's axis %d for rank %d", ErrNotSliding, concat.ints["axis"], rank)
+	}
+	return axis, nil
+}
+
+// addInit adds an int64 initializer.
+func (e *ringEdit) addInit(name string, dims []int64, v ...int64) {
+	e.inits = append(e.inits, tensorBytes(name, typeInt64, dims, int64Raw(v...)))
+	e.initName[name] = true
+}
+
+func newNode(op string, inputs []string, output string, attrs ...[]byte) *node {
+	b := protowire.AppendTag(nil, nodeOutput, protowire.BytesType)
+	return &node{inputs: inputs, outputs: []string{output}, opType: op,
+		fields: [][]byte{protowire.AppendString(b, output)}, extra: attrs}
+}
+
+// encode writes the rewritten graph: its nodes in an order that computes
+// every input before it is read (the added nodes where the Concats they
+// replace were, and what they read before them), the new initializers,
+// the inputs and outputs resized, and no value_info: the shapes it
+// recorded for the Concats and Slices are gone, and ONNX Runtime infers
+// the rest again.
+func (e *ringEdit) encode() ([]byte, error) {
+	var want []*node
+	for _, n := range e.gr.nodes {
+		want = append(want, e.addedAt[n]...)
+		if !e.removed[n] {
+			for i, in := range n.inputs {
+				if to, ok := e.renamed[in]; ok {
+					n.inputs[i] = to
+				}
+			}
+			want = append(want, n)
+		}
+	}
+	ordered, err := topological(want, func(name string) bool {
+		return name == "" || e.gr.inputs[name] || e.gr.inits[name] != nil || e.initName[name]
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.gr.nodes = ordered
+	rest := e.gr.rest[:0:0]
+	for _, raw := range e.gr.rest {
+		num, _, n := protowire.ConsumeTag(raw)
+		switch num {
+		case graphValueInfo:
+			continue
+		case graphInput, onnxproto.GraphOutput:
+			v, _ := protowire.ConsumeBytes(raw[n:])
+			resized, err := e.resizedInfo(v)
+			if err != nil {
+				return nil, err
+			}
+			raw = protowire.AppendBytes(protowire.AppendTag(nil, num, protowire.BytesType), resized)
+		}
+		rest = append(rest, raw)
+	}
+	e.gr.rest = rest
+	return e.gr.encode(nil, nil, e.inits), nil
+}
+
+// topological orders nodes so that each comes after the producers of what
+// it reads, otherwise as given.
+func topological(nodes []*node, given func(string) bool) ([]*node, error) {
+	producer := map[string]*node{}
+	for _, n := range nodes {
+		for _, o := range n.outputs {
+			producer[o] = n
+		}
+	}
+	const (
+		visiting = 1
+		done     = 2
+	)
+	state := map[*node]int{}
+	var ordered []*node
+	var visit func(n *node) error
+	visit = func(n *node) error {
+		switch state[n] {
+		case done:
+			return nil
+		case visiting:
+			return fmt.Errorf("%w: the rewrite made a cycle through a %s node", ErrNotSliding, n.opType)
+		}
+		state[n] = visiting
+		for _, in := range n.inputs {
+			if p := producer[in]; p != nil {
+				if err := visit(p); err != nil {
+					return err
+				}
+			} else if !given(in) {
+				return fmt.Errorf("%w: %s reads %s, which nothing makes", ErrNotSliding, n.opType, in)
+			}
+		}
+		state[n] = done
+		ordered = append(ordered, n)
+		return nil
+	}
+	for _, n := range nodes {
+		if err := visit(n); err != nil {
+			return nil, err
+		}
+	}
+	return ordered, nil
+}
+
+// declarations reads the graph inputs' element types and ranks from its
+// ValueInfoProtos.
+func declarations(rest [][]byte) (map[string]valueDecl, error) {
+	decls := map[string]valueDecl{}
+	for _, raw := range rest {
+		num, _, n := protowire.ConsumeTag(raw)
+		if num != graphInput {
+			continue
+		}
+		v, _ := protowire.ConsumeBytes(raw[n:])
+		var name string
+		var d valueDecl
+		err := eachField(v, func(num protowire.Number, typ protowire.Type, val, _ []byte) error {
+			switch {
+			case num == valueName && typ == protowire.BytesType:
+				name = string(val)
+			case num == valueType && typ == protowire.BytesType:
+				return eachTensorType(val, func(num protowire.Number, typ protowire.Type, val []byte) error {
+					switch {
+					case num == tensorTypeElem && typ == protowire.VarintType:
+						x, _ := protowire.ConsumeVarint(val)
+						d.elemType = int64(x)
+					case num == tensorTypeShape && typ == protowire.BytesType:
+						return eachField(val, func(num protowire.Number, typ protowire.Type, dim, _ []byte) error {
+							if num != shapeDim || typ != protowire.BytesType {
+								return nil
+							}
+							d.rank++
+							d.dims = append(d.dims, 0)
+							return eachField(dim, func(num protowire.Number, typ protowire.Type, v, _ []byte) error {
+								if num == dimValue && typ == protowire.VarintType {
+									x, _ := protowire.ConsumeVarint(v)
+									d.dims[d.rank-1] = int64(x)
+								}
+								return nil
+							})
+						})
+					}
+					return nil
+				})
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		decls[name] = d
+	}
+	return decls, nil
+}
+
+// eachTensorType visits the fields of a TypeProto's tensor_type.
+func eachTensorType(typeProto []byte, visit func(num protowire.Number, typ protowire.Type, val []byte) error) error {
+	return eachField(typeProto, func(num protowire.Number, typ protowire.Type, val, _ []byte) error {
+		if num != typeTensor || typ != protowire.BytesType {
+			return nil
+		}
+		return eachField(val, func(num protowire.Number, typ protowire.Type, val, _ []byte) error {
+			return visit(num, typ, val)
+		})
+	})
+}
+
+// resizedInfo rewrites a ValueInfoProto whose tensor is resized: its
+// axes get their new lengths, every other field stays.
+func (e *ringEdit) resizedInfo(info []byte) ([]byte, error) {
+	var name string
+	_ = eachField(info, func(num protowire.Number, typ protowire.Type, val, _ []byte) error {
+		if num == valueName && typ == protowire.BytesType {
+			name = string(val)
+		}
+		return nil
+	})
+	lengths, ok := e.resized[name]
+	if !ok {
+		return info, nil
+	}
+	return mapNested(info, []protowire.Number{valueType, typeTensor, tensorTypeShape}, func(shape []byte) ([]byte, error) {
+		var out []byte
+		i := int64(0)
+		err := eachField(shape, func(num protowire.Number, _ protowire.Type, _, raw []byte) error {
+			if length, ok := lengths[i]; num == shapeDim && ok {
+				var dim []byte
+				dim = protowire.AppendTag(dim, dimValue, protowire.VarintType)
+				dim = protowire.AppendVarint(dim, uint64(length))
+				raw = protowire.AppendBytes(protowire.AppendTag(nil, shapeDim, protowire.BytesType), dim)
+			}
+			if num == shapeDim {
+				i++
+			}
+			out = append(out, raw...)
+			return nil
+		})
+		return out, err
+	})
+}
+
+// mapNested rewrites the message at path (field numbers, each a message
+// field) inside msg with f, copying everything else.
+func mapNested(msg []byte, path []protowire.Number, f func([]byte) ([]byte, error)) ([]byte, error) {
+	if len(path) == 0 {
+		return f(msg)
+	}
+	var out []byte
+	err := eachField(msg, func(num protowire.Number, typ protowire.Type, val, raw []byte) error {
+		if num != path[0] || typ != protowire.BytesType {
+			out = append(out, raw...)
+			return nil
+		}
+		inner, err := mapNested(val, path[1:], f)
+		if err != nil {
+			return err
+		}
+		out = protowire.AppendTag(out, num, protowire.BytesType)
+		out = protowire.AppendBytes(out, inner)
+		return nil
+	})
+	return out, err
+}
+
+func int64Raw(v ...int64) []byte {
+	b := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(b[8*i:], uint64(x))
+	}
+	return b
+}
+
+// Field numbers the ring rewrite reads besides the quantizer's
+// (GraphProto, ValueInfoProto, TypeProto, TensorShapeProto).
+const (
+	graphValueInfo  = 13
+	valueType       = 2
+	typeTensor      = 1
+	tensorTypeElem  = 1
+	tensorTypeShape = 2
+	shapeDim        = 1
+	dimValue        = 1
+	typeInt64       = 7
+	attrTypeInts    = 7
+)

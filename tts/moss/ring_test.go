@@ -1,0 +1,125 @@
+package moss
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/voiceassistant/voice/internal/derived"
+	"github.com/voiceassistant/voice/internal/testenv"
+)
+
+// attentionCodec is a small codec with the full-size stand-in's attention
+// and sliding caches (scripts/models/make_attention_codec.py): contexts 3,
+// 5, 6 and 9, one layer per transformer, each adding 1, 2, 4 and 8 entries
+// a frame.
+const attentionCodec = "testdata/attention-codec"
+
+func openAttentionCodec(t *testing.T, sliding bool) *Synthesizer {
+	t.Helper()
+	testenv.ONNXRuntime(t)
+	s, err := Open(tinyDir, attentionCodec, Options{slidingCodec: sliding})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// A codec whose caches slide is loaded as rings written in place: each
+// ring its window plus what the largest call (8 frames) adds; one set of
+// cache tensors, which both state sets share; and the same speech as the
+// sliding caches give, in English and Chinese, to rounding (the attention
+// sums its entries in the ring's order). Calls of 8 frames wrap every
+// ring several times over these texts.
+func TestCodecCachesBecomeRings(t *testing.T) {
+	ring := openAttentionCodec(t, false)
+	sliding := openAttentionCodec(t, true)
+	require.NotNil(t, ring.ring)
+	require.Equal(t, []int64{3 + 8*1, 5 + 8*2, 6 + 8*4, 9 + 8*8}, ring.ring.lengths)
+	assert.Equal(t, []int64{1, 2, 8, 3 + 8}, ring.ring.shapes["attn_cached_keys_0"], "the keys lie as the attention reads them")
+	assert.Equal(t, []int64{1, 2, 3 + 8, 8}, ring.ring.shapes["attn_cached_values_0"])
+	require.Nil(t, sliding.ring)
+	for k, v := range ring.codecSets[0] {
+		if j := k - len(ring.offsets); j >= 0 && j%4 != 0 {
+			assert.Same(t, v, ring.codecSets[1][k], "cache tensor %d is shared", k)
+		} else {
+			assert.NotSame(t, v, ring.codecSets[1][k], "offset %d swaps", k)
+		}
+	}
+	for _, text := range []string{"The capital of France is Paris, and it is lovely in spring.", "法国的首都是巴黎，春天很美。"} {
+		for _, batch := range []int{1, maxCodecBatch} {
+			ring.codecBatch, sliding.codecBatch = batch, batch
+			want, err := synth(t, sliding, context.Background(), text)
+			require.NoError(t, err)
+			got, err := synth(t, ring, context.Background(), text)
+			require.NoError(t, err)
+			require.Equal(t, want.frames, got.frames, "%q: the same frames", text)
+			require.Len(t, got.audio, len(want.audio))
+			require.Greater(t, 8*len(want.frames), 73, "%q wraps the ring of 8 entries a frame (73 long)", text)
+			peak, diff := 0.0, 0.0
+			for i := range want.audio {
+				peak = max(peak, math.Abs(float64(want.audio[i])))
+				diff = max(diff, math.Abs(float64(got.audio[i]-want.audio[i])))
+			}
+			assert.Positive(t, peak)
+			assert.LessOrEqual(t, diff, ringTolerance*peak, "%q, %d frames a call", text, batch)
+		}
+	}
+}
+
+// The verdict stays: a later load opens the ring form it made, without
+// deriving it again; and one that does not wrap far enough (rings no
+// longer than the windows, so an 8-frame call's first queries lose
+// entries they see in the original) is refused by the check.
+func TestRingCodecIsCheckedAndKept(t *testing.T) {
+	first := openAttentionCodec(t, false)
+	require.NotNil(t, first.ring)
+	made, err := filepath.Glob(filepath.Join(derivedRoot(t), "moss-ring", "*", ringModel))
+	require.NoError(t, err)
+	require.Len(t, made, 1)
+	info, err := os.Stat(made[0])
+	require.NoError(t, err)
+	again := openAttentionCodec(t, false)
+	assert.Equal(t, first.ring, again.ring)
+	after, err := os.Stat(made[0])
+	require.NoError(t, err)
+	assert.Equal(t, info.ModTime(), after.ModTime(), "the ring form is not made again")
+
+	windows := make([]int64, len(first.attns))
+	for i, a := range first.attns {
+		windows[i] = a.CacheShape[2]
+	}
+	sliding := openAttentionCodec(t, true)
+	ins, outs := sliding.codecTensors()
+	verdict, err := sliding.deriveRing(filepath.Join(attentionCodec, "moss_audio_tokenizer_decode_step.onnx"),
+		filepath.Join(t.TempDir(), ringModel), windows, []int64{1, 2, 4, 8}, ins, outs, codecOptions(Options{}.ONNX))
+	require.NoError(t, err)
+	assert.Contains(t, verdict, "not kept: its audio differs")
+}
+
+// The tiny set's codec reads its caches outside any attention (a mean of
+// the first layer's keys): rewritten as rings, it would say something
+// else. It keeps its sliding caches, and the verdict says why.
+func TestCodecWithoutAttentionKeepsSlidingCaches(t *testing.T) {
+	s := openTiny(t, loadGolden(t))
+	assert.Nil(t, s.ring)
+	verdicts, err := filepath.Glob(filepath.Join(derivedRoot(t), "moss-ring", "*", ringVerdict))
+	require.NoError(t, err)
+	var said []string
+	for _, path := range verdicts {
+		v, err := os.ReadFile(path)
+		require.NoError(t, err)
+		said = append(said, string(v))
+	}
+	assert.Contains(t, said, "not rewritten: the graph's caches do not slide as a ring can replace: attn_cached_keys_0 is read by [ReduceMean Concat], not only as the first of a Concat's two inputs\n")
+}
+
+func derivedRoot(t *testing.T) string {
+	root, err := derived.Root()
+	require.NoError(t, err)
+	return root
+}
