@@ -2,6 +2,7 @@ package moss
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/voiceassistant/voice/internal/derived"
+	"github.com/voiceassistant/voice/internal/onnx"
 	"github.com/voiceassistant/voice/internal/testenv"
 )
 
@@ -122,4 +124,50 @@ func derivedRoot(t *testing.T) string {
 	root, err := derived.Root()
 	require.NoError(t, err)
 	return root
+}
+
+// BenchmarkCodecCall times a codec call of 1 and of 8 frames with its
+// caches sliding and as rings, from a state that has decoded a few
+// hundred frames (the caches full). On the attention codec by default,
+// whose caches of 3-9 entries cost less to copy than the ring's few more
+// nodes (0.6 against 1.5 ms a call: the ring pays off on large caches);
+// VOICE_BENCH_MOSS=DIR (a model set with MOSS-TTS-Nano-100M-ONNX and
+// MOSS-Audio-Tokenizer-Nano-ONNX, e.g. the full-size stand-ins of
+// scripts/bench-scale) times the real sizes, one thread:
+//
+//	VOICE_BENCH_MOSS=~/.cache/voice-agent/standins/int4 go test ./tts/moss -run - -bench CodecCall
+func BenchmarkCodecCall(b *testing.B) {
+	testenv.ONNXRuntime(b)
+	tts, codec := tinyDir, attentionCodec
+	if dir := os.Getenv("VOICE_BENCH_MOSS"); dir != "" {
+		tts, codec = filepath.Join(dir, "MOSS-TTS-Nano-100M-ONNX"), filepath.Join(dir, "MOSS-Audio-Tokenizer-Nano-ONNX")
+	}
+	for _, form := range []struct {
+		name    string
+		sliding bool
+	}{{"sliding", true}, {"ring", false}} {
+		s, err := Open(tts, codec, Options{slidingCodec: form.sliding, ONNX: onnx.Options{IntraThreads: 1}})
+		require.NoError(b, err)
+		frames := make([][]int32, 2*maxCodecBatch)
+		for i := range frames {
+			frames[i] = make([]int32, s.cfg.nVQ)
+			for k := range frames[i] {
+				frames[i][k] = int32((i*31 + k*17) % s.cfg.codebook)
+			}
+		}
+		cs := s.codecRun(s.codecSets)
+		for range 300 / maxCodecBatch {
+			require.NoError(b, cs.decode(frames[:maxCodecBatch], nil))
+		}
+		for _, n := range []int{1, maxCodecBatch} {
+			b.Run(fmt.Sprintf("%s/%d-frames", form.name, n), func(b *testing.B) {
+				for i := 0; b.Loop(); i++ {
+					if err := cs.decode(frames[i%maxCodecBatch:i%maxCodecBatch+n], nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+		require.NoError(b, s.Close())
+	}
 }
