@@ -3,6 +3,7 @@ package test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,11 +44,44 @@ func needArm64(t *testing.T) {
 }
 
 // qemu runs an arm64 program under user-mode emulation in dir.
+//
+// ONNX Runtime's arm64 library reads /proc/cpuinfo as it loads (its
+// bundled pytorch/cpuinfo), and qemu-user 7.2 (Debian 12) shows the
+// program the host's: on an AMD EPYC host (family 26) the arm64 parser
+// crashes inside dlopen, before anything of ours runs (a bare dlopen of
+// libonnxruntime.so.1 does the same). Where it can (root, with
+// util-linux's unshare), the program sees an arm64 cpuinfo instead, in a
+// mount namespace of its own, as it would on the device.
 func qemu(t *testing.T, dir string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(t.Context(), "qemu-aarch64", args...)
+	name := "qemu-aarch64"
+	if cpuinfo := arm64CPUInfo(t); cpuinfo != "" {
+		name, args = "unshare", append([]string{"--mount", "--", "sh", "-c",
+			`mount --bind "$0" /proc/cpuinfo && exec qemu-aarch64 "$@"`, cpuinfo}, args...)
+	}
+	cmd := exec.CommandContext(t.Context(), name, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
 	return cmd
+}
+
+// arm64CPUInfo writes a two-core Neoverse N1's /proc/cpuinfo and returns
+// its path, or "" where a mount namespace cannot show it in place of the
+// host's.
+func arm64CPUInfo(t *testing.T) string {
+	if os.Geteuid() != 0 {
+		return ""
+	}
+	if err := exec.CommandContext(t.Context(), "unshare", "--mount", "--", "true").Run(); err != nil {
+		return ""
+	}
+	var b strings.Builder
+	for cpu := range 2 {
+		fmt.Fprintf(&b, "processor\t: %d\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp\n"+
+			"CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n\n", cpu)
+	}
+	path := filepath.Join(t.TempDir(), "cpuinfo")
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	return path
 }
 
 // TestArm64ReplayMatchesNative builds the device directory with the
