@@ -302,7 +302,7 @@ func (s *Synthesizer) sameAudio(graph, ringGraph []byte, form *ringForm, steps [
 	}
 	var calls []int
 	for n, i := 0, 0; n < frames; i++ {
-		size := min([]int{1, maxCodecBatch, 3, 2, maxCodecBatch, 4}[i%6], frames-n)
+		size := min([]int{maxCodecBatch, 1, maxCodecBatch, 3, maxCodecBatch, 2, maxCodecBatch, 4}[i%8], frames-n)
 		calls = append(calls, size)
 		n += size
 	}
