@@ -187,10 +187,7 @@ func Open(path string, inputs, outputs []Tensor, opts Options, hint string) (*Se
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s", err, hint)
 	}
-	if err := check(path, "input", inputs, ins); err != nil {
-		return nil, err
-	}
-	if err := check(path, "output", outputs, outs); err != nil {
+	if err := checkBoth(path, inputs, outputs, ins, outs); err != nil {
 		return nil, err
 	}
 	derive := opts // the copy is made and checked without a profile
@@ -198,14 +195,11 @@ func Open(path string, inputs, outputs []Tensor, opts Options, hint string) (*Se
 	if opts.Profile != "" {
 		opts.Profile = profilePrefix(opts.Profile, path)
 	}
-	so, err := ort.NewSessionOptions()
+	so, err := sessionOptions(opts)
 	if err != nil {
-		return nil, fmt.Errorf("onnx: session options: %w", err)
+		return nil, err
 	}
 	defer so.Destroy()
-	if err := configure(so, opts); err != nil {
-		return nil, fmt.Errorf("onnx: session options: %w", err)
-	}
 	load := path
 	if MappedWeights() {
 		// A copy that cannot be made (a read-only or full cache) costs
@@ -250,26 +244,43 @@ func OpenData(model []byte, name string, inputs, outputs []Tensor, opts Options)
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", name, err)
 	}
-	if err := check(name, "input", inputs, ins); err != nil {
+	if err := checkBoth(name, inputs, outputs, ins, outs); err != nil {
 		return nil, err
 	}
-	if err := check(name, "output", outputs, outs); err != nil {
-		return nil, err
-	}
-	so, err := ort.NewSessionOptions()
+	opts.Profile = ""
+	so, err := sessionOptions(opts)
 	if err != nil {
-		return nil, fmt.Errorf("onnx: session options: %w", err)
+		return nil, err
 	}
 	defer so.Destroy()
-	opts.Profile = ""
-	if err := configure(so, opts); err != nil {
-		return nil, fmt.Errorf("onnx: session options: %w", err)
-	}
 	s, err := ort.NewDynamicAdvancedSessionWithONNXData(model, names(inputs), names(outputs), so)
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", name, err)
 	}
 	return &Session{DynamicAdvancedSession: s, Path: name, Inputs: ins, Outputs: outs}, nil
+}
+
+// checkBoth checks a model's declared inputs and outputs against those
+// its caller uses.
+func checkBoth(path string, inputs, outputs []Tensor, ins, outs []ort.InputOutputInfo) error {
+	if err := check(path, "input", inputs, ins); err != nil {
+		return err
+	}
+	return check(path, "output", outputs, outs)
+}
+
+// sessionOptions are ONNX Runtime's options for opts; the caller
+// destroys them.
+func sessionOptions(opts Options) (*ort.SessionOptions, error) {
+	so, err := ort.NewSessionOptions()
+	if err != nil {
+		return nil, fmt.Errorf("onnx: session options: %w", err)
+	}
+	if err := configure(so, opts); err != nil {
+		so.Destroy()
+		return nil, fmt.Errorf("onnx: session options: %w", err)
+	}
+	return so, nil
 }
 
 func configure(so *ort.SessionOptions, opts Options) error {

@@ -78,10 +78,9 @@ type ringEdit struct {
 	initName map[string]bool
 }
 
-// valueDecl is a graph input's or output's declared element type and rank.
+// valueDecl is a graph input's declared element type and dims.
 type valueDecl struct {
 	elemType int64
-	rank     int
 	dims     []int64 // each dim's value, 0 where it has none (a symbol)
 }
 
@@ -118,21 +117,13 @@ func (e *ringEdit) ring(c SlidingCache) error {
 		return fmt.Errorf("quantize: ring length %d for %s", c.Ring, c.Positions[0])
 	}
 	in, out := c.Positions[0], c.Positions[1]
-	decl, ok := e.declared[in]
-	if !ok {
-		return fmt.Errorf("%w: no graph input %s", ErrNotSliding, in)
-	}
 	// The positions may be widened for the Concat and narrowed back for
 	// the output (torch.onnx.export's int64 arithmetic on int32 inputs).
 	read, widen := in, (*node)(nil)
 	if r := e.readers[in]; len(r) == 1 && r[0].opType == "Cast" {
 		widen, read = r[0], r[0].outputs[0]
 	}
-	concat, slice, err := e.slidingPair(read, out, true)
-	if err != nil {
-		return err
-	}
-	axis, err := normalAxis(concat, decl.rank)
+	decl, concat, slice, axis, err := e.sliding(in, read, out, true)
 	if err != nil {
 		return err
 	}
@@ -146,11 +137,12 @@ func (e *ringEdit) ring(c SlidingCache) error {
 		newNode("Cast", []string{fresh}, p+"fresh", intAttr("to", decl.elemType)),
 		newNode("ScatterElements", []string{in, p + "slot", p + "fresh"}, out, intAttr("axis", axis)),
 	}
-	e.renamed[concat.outputs[0]] = out
 	if widen != nil {
 		add = append(add, newNode("Cast", []string{out}, p+"read", intAttr("to", widen.ints["to"])))
 		e.renamed[concat.outputs[0]] = p + "read"
 		e.removed[widen] = true
+	} else {
+		e.renamed[concat.outputs[0]] = out
 	}
 	e.removed[concat], e.removed[slice] = true, true
 	if r := e.readers[slice.outputs[0]]; len(r) == 1 && slice.outputs[0] != out {
@@ -176,15 +168,7 @@ func (e *ringEdit) ring(c SlidingCache) error {
 // are, and the ring is laid along the last axis.
 func (e *ringEdit) ringTensor(t [2]string, slot string, length int64) ([]*node, error) {
 	in, out := t[0], t[1]
-	decl, ok := e.declared[in]
-	if !ok {
-		return nil, fmt.Errorf("%w: no graph input %s", ErrNotSliding, in)
-	}
-	concat, slice, err := e.slidingPair(in, out, false)
-	if err != nil {
-		return nil, err
-	}
-	axis, err := normalAxis(concat, decl.rank)
+	decl, concat, slice, axis, err := e.sliding(in, in, out, false)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +177,8 @@ func (e *ringEdit) ringTensor(t [2]string, slot string, length int64) ([]*node, 
 	e.renamed[concat.outputs[0]] = out
 	e.removed[concat], e.removed[slice] = true, true
 	var add []*node
-	last := int64(decl.rank - 1)
+	rank := len(decl.dims)
+	last := int64(rank - 1)
 	if tr := e.transposedRead(concat, slice, axis, last); tr != nil {
 		// The cache's own dims swap too: its entries' length goes last.
 		width := decl.dims[last]
@@ -201,21 +186,21 @@ func (e *ringEdit) ringTensor(t [2]string, slot string, length int64) ([]*node, 
 			return nil, fmt.Errorf("%w: %s's last axis has no fixed length", ErrNotSliding, in)
 		}
 		add = append(add, newNode("Transpose", []string{fresh}, p+"fresh", intsAttr("perm", tr.lists["perm"])))
-		fresh, axis = p+"fresh", last
 		e.renamed[tr.outputs[0]] = out
 		e.removed[tr] = true
-		e.resize(map[int64]int64{axis: length, concatAxis(tr): width}, in, out)
+		e.resize(map[int64]int64{last: length, axis: width}, in, out)
+		fresh, axis = p+"fresh", last
 	} else {
 		e.resize(map[int64]int64{axis: length}, in, out)
 	}
 	// The slots, one per new entry ([1, n] for a batch of one), laid
 	// along the cache's axis and spread over its other axes.
-	shape := make([]int64, decl.rank)
+	shape := make([]int64, rank)
 	for i := range shape {
 		shape[i] = 1
 	}
 	shape[axis] = -1
-	e.addInit(p+"along", []int64{int64(decl.rank)}, shape...)
+	e.addInit(p+"along", []int64{int64(rank)}, shape...)
 	return append(add,
 		newNode("Reshape", []string{slot, p + "along"}, p+"slots"),
 		newNode("Shape", []string{fresh}, p+"shape"),
@@ -260,12 +245,6 @@ func (e *ringEdit) transposedRead(concat, slice *node, axis, last int64) *node {
 	return tr
 }
 
-// concatAxis is the axis a swapping Transpose sends to the last one.
-func concatAxis(tr *node) int64 {
-	perm := tr.lists["perm"]
-	return perm[len(perm)-1]
-}
-
 // resize gives the graph inputs and outputs names new lengths on axes.
 func (e *ringEdit) resize(lengths map[int64]int64, names ...string) {
 	for _, name := range names {
@@ -287,27 +266,35 @@ func intsAttr(name string, v []int64) []byte {
 	return protowire.AppendBytes(protowire.AppendTag(nil, nodeAttr, protowire.BytesType), a)
 }
 
-// slidingPair finds the Concat that read (a cache input) goes into, first
-// of two, and the Slice of it that becomes out, directly or (positions)
-// through one Cast.
-func (e *ringEdit) slidingPair(read, out string, castBack bool) (concat, slice *node, err error) {
+// sliding finds the sliding cache that the graph input in is: its
+// declaration, the Concat that read (in, or in widened) goes into, first
+// of two, the Slice of it that becomes out, directly or (castBack)
+// through one Cast, and the Concat's axis counted from the front.
+func (e *ringEdit) sliding(in, read, out string, castBack bool) (decl valueDecl, concat, slice *node, axis int64, err error) {
+	decl, ok := e.declared[in]
+	if !ok {
+		return decl, nil, nil, 0, fmt.Errorf("%w: no graph input %s", ErrNotSliding, in)
+	}
 	r := e.readers[read]
 	if len(r) != 1 || r[0].opType != "Concat" || len(r[0].inputs) != 2 || r[0].inputs[0] != read {
-		return nil, nil, fmt.Errorf("%w: %s is read by %s, not only as the first of a Concat's two inputs", ErrNotSliding, read, opTypes(r))
+		return decl, nil, nil, 0, fmt.Errorf("%w: %s is read by %s, not only as the first of a Concat's two inputs", ErrNotSliding, read, opTypes(r))
 	}
 	concat = r[0]
+	if axis, err = normalAxis(concat, len(decl.dims)); err != nil {
+		return decl, nil, nil, 0, err
+	}
 	for _, n := range e.readers[concat.outputs[0]] {
 		if n.opType != "Slice" || n.inputs[0] != concat.outputs[0] {
 			continue
 		}
 		if n.outputs[0] == out {
-			return concat, n, nil
+			return decl, concat, n, axis, nil
 		}
 		if rr := e.readers[n.outputs[0]]; castBack && len(rr) == 1 && rr[0].opType == "Cast" && rr[0].outputs[0] == out {
-			return concat, n, nil
+			return decl, concat, n, axis, nil
 		}
 	}
-	return nil, nil, fmt.Errorf("%w: no Slice of %s's Concat is the output %s", ErrNotSliding, read, out)
+	return decl, nil, nil, 0, fmt.Errorf("%w: no Slice of %s's Concat is the output %s", ErrNotSliding, read, out)
 }
 
 func opTypes(ns []*node) []string {
@@ -460,12 +447,11 @@ func declarations(rest [][]byte) (map[string]valueDecl, error) {
 							if num != shapeDim || typ != protowire.BytesType {
 								return nil
 							}
-							d.rank++
 							d.dims = append(d.dims, 0)
 							return eachField(dim, func(num protowire.Number, typ protowire.Type, v, _ []byte) error {
 								if num == dimValue && typ == protowire.VarintType {
 									x, _ := protowire.ConsumeVarint(v)
-									d.dims[d.rank-1] = int64(x)
+									d.dims[len(d.dims)-1] = int64(x)
 								}
 								return nil
 							})

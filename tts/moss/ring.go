@@ -91,7 +91,11 @@ func (s *Synthesizer) ringCodec(path string, ins, outs []onnx.Tensor, opts onnx.
 		return nil, nil, nil
 	}
 	if err == nil && derived.Verify(dir) == nil {
-		return s.openRing(model, ins, outs, opts)
+		form, err := s.ringFormOf(model)
+		if err != nil {
+			return nil, nil, err
+		}
+		return s.openRing(model, form, ins, outs, opts)
 	}
 	steps, err := s.ringSteps()
 	if err != nil {
@@ -101,7 +105,7 @@ func (s *Synthesizer) ringCodec(path string, ins, outs []onnx.Tensor, opts onnx.
 	for i, step := range steps {
 		lengths[i] = s.attns[i].CacheShape[2] + maxCodecBatch*step
 	}
-	verdictText, err := s.deriveRing(path, model, lengths, steps, ins, outs, opts)
+	verdictText, form, err := s.deriveRing(path, model, lengths, steps, ins, outs, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -119,7 +123,7 @@ func (s *Synthesizer) ringCodec(path string, ins, outs []onnx.Tensor, opts onnx.
 		return nil, nil, err
 	}
 	slog.Info("moss: the codec's caches are rings written in place", "model", path, "ring", model)
-	return s.openRing(model, ins, outs, opts)
+	return s.openRing(model, form, ins, outs, opts)
 }
 
 // ringSteps are the entries a frame adds to each cache, which one frame
@@ -148,14 +152,15 @@ func (s *Synthesizer) ringSteps() ([]int64, error) {
 }
 
 // deriveRing writes the codec's ring form to model and checks it against
-// the original: the verdict, ringKept or why not.
-func (s *Synthesizer) deriveRing(path, model string, lengths, steps []int64, ins, outs []onnx.Tensor, opts onnx.Options) (string, error) {
+// the original: the verdict, ringKept (with what the form declares of its
+// caches) or why not.
+func (s *Synthesizer) deriveRing(path, model string, lengths, steps []int64, ins, outs []onnx.Tensor, opts onnx.Options) (string, *ringForm, error) {
 	graph, err := os.ReadFile(path)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if graph, err = quantize.Inline(graph, filepath.Dir(path)); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	caches := make([]quantize.SlidingCache, len(s.attns))
 	for i, a := range s.attns {
@@ -167,33 +172,29 @@ func (s *Synthesizer) deriveRing(path, model string, lengths, steps []int64, ins
 	}
 	ringGraph, err := quantize.RingCaches(graph, caches)
 	if errors.Is(err, quantize.ErrNotSliding) {
-		return "not rewritten: " + err.Error(), nil
+		return "not rewritten: " + err.Error(), nil, nil
 	}
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if err := derived.WriteFile(model, func(w io.Writer) error {
 		_, err := w.Write(ringGraph)
 		return err
 	}); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	form, err := s.ringFormOf(model)
 	if err != nil {
-		return "not loaded: " + err.Error(), nil
+		return "not loaded: " + err.Error(), nil, nil
 	}
 	if err := s.sameAudio(graph, ringGraph, form, steps, ins, outs, opts); err != nil {
-		return "not kept: " + err.Error(), nil
+		return "not kept: " + err.Error(), nil, nil
 	}
-	return ringKept, nil
+	return ringKept, form, nil
 }
 
-// openRing opens the ring form at model.
-func (s *Synthesizer) openRing(model string, ins, outs []onnx.Tensor, opts onnx.Options) (*onnx.Session, *ringForm, error) {
-	form, err := s.ringFormOf(model)
-	if err != nil {
-		return nil, nil, err
-	}
+// openRing opens the ring form at model, whose caches form declares.
+func (s *Synthesizer) openRing(model string, form *ringForm, ins, outs []onnx.Tensor, opts onnx.Options) (*onnx.Session, *ringForm, error) {
 	ins, outs = form.tensors(ins, outs)
 	sess, err := onnx.Open(model, ins, outs, opts, Hint)
 	if err != nil {
@@ -271,7 +272,7 @@ func ringDims(dims []int64, axis int, length int64) []int64 {
 // which only rounding tells them apart.
 func (s *Synthesizer) sameAudio(graph, ringGraph []byte, form *ringForm, steps []int64, ins, outs []onnx.Tensor, opts onnx.Options) error {
 	open := func(g []byte, name string, ins, outs []onnx.Tensor) (*onnx.Session, error) {
-		exact, _, err := quantize.ExactActivations(g)
+		exact, err := quantize.ExactActivations(g)
 		if err != nil {
 			return nil, err
 		}

@@ -36,7 +36,12 @@ func openAttentionCodec(t *testing.T, sliding bool) *Synthesizer {
 // cache tensors, which both state sets share; and the same speech as the
 // sliding caches give, in English and Chinese, to rounding (the attention
 // sums its entries in the ring's order). Calls of 8 frames wrap every
-// ring several times over these texts.
+// ring several times over these texts. Upstream's ring (OpenMOSS/MOSS-TTS
+// moss_tts_delay/core/audio_tokenzier/modeling_moss_audio_tokenizer.py,
+// RingKVCache.complete and MossAudioTokenizerMultiheadAttention.forward)
+// writes at position mod capacity and masks by positions as the ring form
+// does; its capacity is the window alone, which these rings exceed by a
+// call's entries so that they say what the published sliding graph says.
 func TestCodecCachesBecomeRings(t *testing.T) {
 	ring := openAttentionCodec(t, false)
 	sliding := openAttentionCodec(t, true)
@@ -97,7 +102,7 @@ func TestRingCodecIsCheckedAndKept(t *testing.T) {
 	}
 	sliding := openAttentionCodec(t, true)
 	ins, outs := sliding.codecTensors()
-	verdict, err := sliding.deriveRing(filepath.Join(attentionCodec, "moss_audio_tokenizer_decode_step.onnx"),
+	verdict, _, err := sliding.deriveRing(filepath.Join(attentionCodec, "moss_audio_tokenizer_decode_step.onnx"),
 		filepath.Join(t.TempDir(), ringModel), windows, []int64{1, 2, 4, 8}, ins, outs, codecOptions(Options{}.ONNX))
 	require.NoError(t, err)
 	assert.Contains(t, verdict, "not kept: its audio differs")
