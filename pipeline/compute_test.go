@@ -121,14 +121,15 @@ func TestComputeOnTheClockLetsABargeInStopGeneration(t *testing.T) {
 // slow turn model): nothing plays before it.
 func TestComputeOnTheClockHoldsASpeculationUntilTheCommit(t *testing.T) {
 	s := scenario{
-		length:  8 * time.Second,
+		length:  10 * time.Second,
 		user:    []pipelinetest.Utterance{{Start: 500 * ms, End: 1500 * ms, Text: "hello there"}},
 		replies: []string{"Hi, how are you today?"},
 		tune: func(c *pipeline.Config) {
-			// 2 s of turn model on the clock: well beyond what the
-			// doubles' own measured compute (x10, and on a busy machine
-			// under -race up to about 0.7 s) adds to the first audio.
-			c.Turn = busyTurn{work: 200 * time.Millisecond}
+			// 4 s of turn model on the clock: well beyond what the
+			// doubles' own measured compute (x10) adds to the first
+			// audio, which on a busy 2-core machine under -race reached
+			// 2.2 s (2 s of turn model were too few in 2 of 5 runs).
+			c.Turn = busyTurn{work: 400 * time.Millisecond}
 			c.ComputeScale = 10
 		},
 	}
