@@ -67,6 +67,10 @@ type Session struct {
 	Mapped  string
 	Inputs  []ort.InputOutputInfo
 	Outputs []ort.InputOutputInfo
+	// Moved, when set, says what a run reads and writes of its tensors,
+	// in bytes, where their sizes overstate it (RunStats): a cache that a
+	// run reads in part and writes in place.
+	Moved func(inputs, outputs []ort.Value) (in, out int64)
 }
 
 // RunContext runs the session like Run, and stops it when ctx is done:
@@ -119,7 +123,12 @@ func (s *Session) Runs() RunStats {
 }
 
 func (s *Session) addRun(d time.Duration, inputs, outputs []ort.Value) {
-	in, out := tensorBytes(inputs), tensorBytes(outputs)
+	var in, out int64
+	if s.Moved != nil {
+		in, out = s.Moved(inputs, outputs)
+	} else {
+		in, out = tensorBytes(inputs), tensorBytes(outputs)
+	}
 	s.runsMu.Lock()
 	defer s.runsMu.Unlock()
 	s.runs.Calls++
@@ -232,11 +241,12 @@ func Open(path string, inputs, outputs []Tensor, opts Options, hint string) (*Se
 	return &Session{DynamicAdvancedSession: s, Path: path, Mapped: load, Inputs: ins, Outputs: outs}, nil
 }
 
-// OpenData loads a model held in memory, its weights inline, after
-// checking its inputs and outputs as Open does; name says which model in
-// errors. It makes no optimized copy: it is for short-lived sessions (a
-// derived graph's check).
-func OpenData(model []byte, name string, inputs, outputs []Tensor, opts Options) (*Session, error) {
+// OpenData loads a model held in memory after checking its inputs and
+// outputs as Open does; name says which model in errors. Its weights are
+// inline, or in external data files in dataDir (their locations are
+// relative to it, as to a model file's folder). It makes no optimized
+// copy: it is for short-lived sessions (a derived graph's check).
+func OpenData(model []byte, dataDir, name string, inputs, outputs []Tensor, opts Options) (*Session, error) {
 	if err := Init(opts.Library); err != nil {
 		return nil, err
 	}
@@ -253,6 +263,13 @@ func OpenData(model []byte, name string, inputs, outputs []Tensor, opts Options)
 		return nil, err
 	}
 	defer so.Destroy()
+	if dataDir != "" {
+		// onnxruntime/core/session/onnxruntime_session_options_config_keys.h,
+		// kOrtSessionOptionsModelExternalInitializersFileFolderPath.
+		if err := so.AddSessionConfigEntry("session.model_external_initializers_file_folder_path", dataDir); err != nil {
+			return nil, fmt.Errorf("model %s: %w", name, err)
+		}
+	}
 	s, err := ort.NewDynamicAdvancedSessionWithONNXData(model, names(inputs), names(outputs), so)
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", name, err)

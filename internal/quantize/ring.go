@@ -1,13 +1,8 @@
 package quantize
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-
-	"google.golang.org/protobuf/encoding/protowire"
-
-	"github.com/voiceassistant/voice/internal/onnxproto"
 )
 
 // SlidingCache names one attention layer's sliding caches in a streaming
@@ -62,45 +57,9 @@ func RingCaches(model []byte, caches []SlidingCache) ([]byte, error) {
 	return out, err
 }
 
-// ringEdit is what the rewrite of one graph does: nodes it removes and
-// adds (each added one placed where the Concat it replaces was), names
-// whose readers read another name, graph inputs and outputs whose axis
-// becomes the ring's length, and the initializers it adds.
-type ringEdit struct {
-	gr       *graph
-	readers  map[string][]*node
-	declared map[string]valueDecl
-	removed  map[*node]bool
-	addedAt  map[*node][]*node
-	renamed  map[string]string
-	resized  map[string]map[int64]int64 // axis -> its new length
-	inits    [][]byte
-	initName map[string]bool
-}
-
-// valueDecl is a graph input's declared element type and dims.
-type valueDecl struct {
-	elemType int64
-	dims     []int64 // each dim's value, 0 where it has none (a symbol)
-}
-
 func ringGraph(g []byte, caches []SlidingCache) ([]byte, error) {
-	gr, err := readGraph(g)
+	e, err := newGraphEdit(g, ErrNotSliding)
 	if err != nil {
-		return nil, err
-	}
-	e := &ringEdit{gr: gr, readers: map[string][]*node{}, removed: map[*node]bool{},
-		addedAt: map[*node][]*node{}, renamed: map[string]string{}, resized: map[string]map[int64]int64{},
-		initName: map[string]bool{}}
-	for _, n := range gr.nodes {
-		if n.subgraphs {
-			return nil, fmt.Errorf("%w: a %s node holds a subgraph", ErrNotSliding, n.opType)
-		}
-		for _, in := range n.inputs {
-			e.readers[in] = append(e.readers[in], n)
-		}
-	}
-	if e.declared, err = declarations(gr.rest); err != nil {
 		return nil, err
 	}
 	for _, c := range caches {
@@ -112,7 +71,7 @@ func ringGraph(g []byte, caches []SlidingCache) ([]byte, error) {
 }
 
 // ring rewrites one layer's caches.
-func (e *ringEdit) ring(c SlidingCache) error {
+func (e *graphEdit) ring(c SlidingCache) error {
 	if c.Ring <= 0 {
 		return fmt.Errorf("quantize: ring length %d for %s", c.Ring, c.Positions[0])
 	}
@@ -166,7 +125,7 @@ func (e *ringEdit) ring(c SlidingCache) error {
 // that swaps the entries' axis with the last) is kept transposed, so that
 // the call does not transpose the whole cache again: only the new entries
 // are, and the ring is laid along the last axis.
-func (e *ringEdit) ringTensor(t [2]string, slot string, length int64) ([]*node, error) {
+func (e *graphEdit) ringTensor(t [2]string, slot string, length int64) ([]*node, error) {
 	in, out := t[0], t[1]
 	decl, concat, slice, axis, err := e.sliding(in, in, out, false)
 	if err != nil {
@@ -212,7 +171,7 @@ func (e *ringEdit) ringTensor(t [2]string, slot string, length int64) ([]*node, 
 // transposedRead is the Transpose through which everything but the
 // Slice reads a cache's Concat, if it swaps the Concat's axis with the
 // last one.
-func (e *ringEdit) transposedRead(concat, slice *node, axis, last int64) *node {
+func (e *graphEdit) transposedRead(concat, slice *node, axis, last int64) *node {
 	var tr *node
 	for _, n := range e.readers[concat.outputs[0]] {
 		if n == slice {
@@ -245,32 +204,11 @@ func (e *ringEdit) transposedRead(concat, slice *node, axis, last int64) *node {
 	return tr
 }
 
-// resize gives the graph inputs and outputs names new lengths on axes.
-func (e *ringEdit) resize(lengths map[int64]int64, names ...string) {
-	for _, name := range names {
-		e.resized[name] = lengths
-	}
-}
-
-// intsAttr is an AttributeProto of type INTS.
-func intsAttr(name string, v []int64) []byte {
-	var a []byte
-	a = protowire.AppendTag(a, attrName, protowire.BytesType)
-	a = protowire.AppendString(a, name)
-	for _, x := range v {
-		a = protowire.AppendTag(a, attrInts, protowire.VarintType)
-		a = protowire.AppendVarint(a, uint64(x))
-	}
-	a = protowire.AppendTag(a, attrType, protowire.VarintType)
-	a = protowire.AppendVarint(a, attrTypeInts)
-	return protowire.AppendBytes(protowire.AppendTag(nil, nodeAttr, protowire.BytesType), a)
-}
-
 // sliding finds the sliding cache that the graph input in is: its
 // declaration, the Concat that read (in, or in widened) goes into, first
 // of two, the Slice of it that becomes out, directly or (castBack)
 // through one Cast, and the Concat's axis counted from the front.
-func (e *ringEdit) sliding(in, read, out string, castBack bool) (decl valueDecl, concat, slice *node, axis int64, err error) {
+func (e *graphEdit) sliding(in, read, out string, castBack bool) (decl valueDecl, concat, slice *node, axis int64, err error) {
 	decl, ok := e.declared[in]
 	if !ok {
 		return decl, nil, nil, 0, fmt.Errorf("%w: no graph input %s", ErrNotSliding, in)
@@ -297,14 +235,6 @@ func (e *ringEdit) sliding(in, read, out string, castBack bool) (decl valueDecl,
 	return decl, nil, nil, 0, fmt.Errorf("%w: no Slice of %s's Concat is the output %s", ErrNotSliding, read, out)
 }
 
-func opTypes(ns []*node) []string {
-	var ops []string
-	for _, n := range ns {
-		ops = append(ops, n.opType)
-	}
-	return ops
-}
-
 // normalAxis is a Concat's axis counted from the front.
 func normalAxis(concat *node, rank int) (int64, error) {
 	axis := concat.ints["axis"]
@@ -316,247 +246,3 @@ func normalAxis(concat *node, rank int) (int64, error) {
 	}
 	return axis, nil
 }
-
-// addInit adds an int64 initializer.
-func (e *ringEdit) addInit(name string, dims []int64, v ...int64) {
-	e.inits = append(e.inits, tensorBytes(name, typeInt64, dims, int64Raw(v...)))
-	e.initName[name] = true
-}
-
-func newNode(op string, inputs []string, output string, attrs ...[]byte) *node {
-	b := protowire.AppendTag(nil, nodeOutput, protowire.BytesType)
-	return &node{inputs: inputs, outputs: []string{output}, opType: op,
-		fields: [][]byte{protowire.AppendString(b, output)}, extra: attrs}
-}
-
-// encode writes the rewritten graph: its nodes in an order that computes
-// every input before it is read (the added nodes where the Concats they
-// replace were, and what they read before them), the new initializers,
-// the inputs and outputs resized, and no value_info: the shapes it
-// recorded for the Concats and Slices are gone, and ONNX Runtime infers
-// the rest again.
-func (e *ringEdit) encode() ([]byte, error) {
-	var want []*node
-	for _, n := range e.gr.nodes {
-		want = append(want, e.addedAt[n]...)
-		if !e.removed[n] {
-			for i, in := range n.inputs {
-				if to, ok := e.renamed[in]; ok {
-					n.inputs[i] = to
-				}
-			}
-			want = append(want, n)
-		}
-	}
-	ordered, err := topological(want, func(name string) bool {
-		return name == "" || e.gr.inputs[name] || e.gr.inits[name] != nil || e.initName[name]
-	})
-	if err != nil {
-		return nil, err
-	}
-	e.gr.nodes = ordered
-	rest := e.gr.rest[:0:0]
-	for _, raw := range e.gr.rest {
-		num, _, n := protowire.ConsumeTag(raw)
-		switch num {
-		case graphValueInfo:
-			continue
-		case graphInput, onnxproto.GraphOutput:
-			v, _ := protowire.ConsumeBytes(raw[n:])
-			resized, err := e.resizedInfo(v)
-			if err != nil {
-				return nil, err
-			}
-			raw = protowire.AppendBytes(protowire.AppendTag(nil, num, protowire.BytesType), resized)
-		}
-		rest = append(rest, raw)
-	}
-	e.gr.rest = rest
-	return e.gr.encode(nil, nil, e.inits), nil
-}
-
-// topological orders nodes so that each comes after the producers of what
-// it reads, otherwise as given.
-func topological(nodes []*node, given func(string) bool) ([]*node, error) {
-	producer := map[string]*node{}
-	for _, n := range nodes {
-		for _, o := range n.outputs {
-			producer[o] = n
-		}
-	}
-	const (
-		visiting = 1
-		done     = 2
-	)
-	state := map[*node]int{}
-	var ordered []*node
-	var visit func(n *node) error
-	visit = func(n *node) error {
-		switch state[n] {
-		case done:
-			return nil
-		case visiting:
-			return fmt.Errorf("%w: the rewrite made a cycle through a %s node", ErrNotSliding, n.opType)
-		}
-		state[n] = visiting
-		for _, in := range n.inputs {
-			if p := producer[in]; p != nil {
-				if err := visit(p); err != nil {
-					return err
-				}
-			} else if !given(in) {
-				return fmt.Errorf("%w: %s reads %s, which nothing makes", ErrNotSliding, n.opType, in)
-			}
-		}
-		state[n] = done
-		ordered = append(ordered, n)
-		return nil
-	}
-	for _, n := range nodes {
-		if err := visit(n); err != nil {
-			return nil, err
-		}
-	}
-	return ordered, nil
-}
-
-// declarations reads the graph inputs' element types and ranks from its
-// ValueInfoProtos.
-func declarations(rest [][]byte) (map[string]valueDecl, error) {
-	decls := map[string]valueDecl{}
-	for _, raw := range rest {
-		num, _, n := protowire.ConsumeTag(raw)
-		if num != graphInput {
-			continue
-		}
-		v, _ := protowire.ConsumeBytes(raw[n:])
-		var name string
-		var d valueDecl
-		err := eachField(v, func(num protowire.Number, typ protowire.Type, val, _ []byte) error {
-			switch {
-			case num == valueName && typ == protowire.BytesType:
-				name = string(val)
-			case num == valueType && typ == protowire.BytesType:
-				return eachTensorType(val, func(num protowire.Number, typ protowire.Type, val []byte) error {
-					switch {
-					case num == tensorTypeElem && typ == protowire.VarintType:
-						x, _ := protowire.ConsumeVarint(val)
-						d.elemType = int64(x)
-					case num == tensorTypeShape && typ == protowire.BytesType:
-						return eachField(val, func(num protowire.Number, typ protowire.Type, dim, _ []byte) error {
-							if num != shapeDim || typ != protowire.BytesType {
-								return nil
-							}
-							d.dims = append(d.dims, 0)
-							return eachField(dim, func(num protowire.Number, typ protowire.Type, v, _ []byte) error {
-								if num == dimValue && typ == protowire.VarintType {
-									x, _ := protowire.ConsumeVarint(v)
-									d.dims[len(d.dims)-1] = int64(x)
-								}
-								return nil
-							})
-						})
-					}
-					return nil
-				})
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		decls[name] = d
-	}
-	return decls, nil
-}
-
-// eachTensorType visits the fields of a TypeProto's tensor_type.
-func eachTensorType(typeProto []byte, visit func(num protowire.Number, typ protowire.Type, val []byte) error) error {
-	return eachField(typeProto, func(num protowire.Number, typ protowire.Type, val, _ []byte) error {
-		if num != typeTensor || typ != protowire.BytesType {
-			return nil
-		}
-		return eachField(val, func(num protowire.Number, typ protowire.Type, val, _ []byte) error {
-			return visit(num, typ, val)
-		})
-	})
-}
-
-// resizedInfo rewrites a ValueInfoProto whose tensor is resized: its
-// axes get their new lengths, every other field stays.
-func (e *ringEdit) resizedInfo(info []byte) ([]byte, error) {
-	var name string
-	_ = eachField(info, func(num protowire.Number, typ protowire.Type, val, _ []byte) error {
-		if num == valueName && typ == protowire.BytesType {
-			name = string(val)
-		}
-		return nil
-	})
-	lengths, ok := e.resized[name]
-	if !ok {
-		return info, nil
-	}
-	return mapNested(info, []protowire.Number{valueType, typeTensor, tensorTypeShape}, func(shape []byte) ([]byte, error) {
-		var out []byte
-		i := int64(0)
-		err := eachField(shape, func(num protowire.Number, _ protowire.Type, _, raw []byte) error {
-			if length, ok := lengths[i]; num == shapeDim && ok {
-				var dim []byte
-				dim = protowire.AppendTag(dim, dimValue, protowire.VarintType)
-				dim = protowire.AppendVarint(dim, uint64(length))
-				raw = protowire.AppendBytes(protowire.AppendTag(nil, shapeDim, protowire.BytesType), dim)
-			}
-			if num == shapeDim {
-				i++
-			}
-			out = append(out, raw...)
-			return nil
-		})
-		return out, err
-	})
-}
-
-// mapNested rewrites the message at path (field numbers, each a message
-// field) inside msg with f, copying everything else.
-func mapNested(msg []byte, path []protowire.Number, f func([]byte) ([]byte, error)) ([]byte, error) {
-	if len(path) == 0 {
-		return f(msg)
-	}
-	var out []byte
-	err := eachField(msg, func(num protowire.Number, typ protowire.Type, val, raw []byte) error {
-		if num != path[0] || typ != protowire.BytesType {
-			out = append(out, raw...)
-			return nil
-		}
-		inner, err := mapNested(val, path[1:], f)
-		if err != nil {
-			return err
-		}
-		out = protowire.AppendTag(out, num, protowire.BytesType)
-		out = protowire.AppendBytes(out, inner)
-		return nil
-	})
-	return out, err
-}
-
-func int64Raw(v ...int64) []byte {
-	b := make([]byte, 8*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint64(b[8*i:], uint64(x))
-	}
-	return b
-}
-
-// Field numbers the ring rewrite reads besides the quantizer's
-// (GraphProto, ValueInfoProto, TypeProto, TensorShapeProto).
-const (
-	graphValueInfo  = 13
-	valueType       = 2
-	typeTensor      = 1
-	tensorTypeElem  = 1
-	tensorTypeShape = 2
-	shapeDim        = 1
-	dimValue        = 1
-	typeInt64       = 7
-	attrTypeInts    = 7
-)

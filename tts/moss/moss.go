@@ -47,6 +47,10 @@ type Options struct {
 	// slidingCodec keeps the codec's caches as the graph has them
 	// (tests compare the ring form with it).
 	slidingCodec bool
+	// growingKV keeps the decode step's KV cache as the graph grows it
+	// (a test hook: Open otherwise writes it in place when the shared
+	// form is kept, see useSharedKV).
+	growingKV bool
 }
 
 // DefaultVoice is the voice Open picks when Options.Voice is empty.
@@ -88,14 +92,19 @@ type Synthesizer struct {
 	codecSets [2][]ort.Value
 	// ring is what the codec's ring form declares of its caches
 	// (useRingCodec); nil while they slide.
-	ring   *ringForm
-	kvBufs [][]float32
+	ring *ringForm
+	// sharedDecode says the decode step is its shared form
+	// (useSharedKV), whose KV cache is kv, the voice prompt's rows first;
+	// kvBufs then serve only a long chunk's prefill.
+	sharedDecode bool
+	kv           *sharedKV
+	kvBufs       [][]float32
 	// kvSlot is each KV cache output's buffer in kvBufs: its index among
 	// the decode step's present_* outputs.
 	kvSlot map[string]int
 
 	// The voice prompt's KV cache (see warmPrompt), in decode step input
-	// order, and its length in rows.
+	// order, unless kv holds it, and its length in rows.
 	promptKV  []ort.Value
 	promptLen int
 	// What a row costs through the prefill graph and the decode step.
@@ -120,6 +129,7 @@ type Synthesizer struct {
 	resetCodec bool                // forget the codec state every call
 	codecBatch int                 // frames per codec call when > 0 (else the budget by the audio's lead)
 	now        func() time.Time    // the clock the codec's lead is measured on
+	tamperKV   func([]byte) []byte // changes the decode step's shared form before its check
 }
 
 // Open loads the TTS model set in ttsDir and the codec in codecDir (when
@@ -334,12 +344,12 @@ func (s *Synthesizer) openGraphs(ttsDir, codecDir string, tm *ttsMeta, cm *codec
 	if p, err = path("decode_step", "moss_tts_decode_step.onnx"); err != nil {
 		return err
 	}
-	hiddenOut.Name = s.decodeOut[0]
-	if s.decode, err = onnx.Open(p,
-		append([]onnx.Tensor{{Name: s.decodeIn[0], Type: onnx.Int32, Dims: []int64{-1, 1, row}}, {Name: s.decodeIn[1], Type: onnx.Int32, Dims: []int64{-1}}},
-			tensors(s.decodeIn[2:], onnx.Float, kvDims)...),
-		append([]onnx.Tensor{hiddenOut}, tensors(s.decodeOut[1:], onnx.Float, kvDims)...), opts, Hint); err != nil {
+	decodeIns, decodeOuts := s.decodeTensors()
+	if s.decode, err = onnx.Open(p, decodeIns, decodeOuts, opts, Hint); err != nil {
 		return fmt.Errorf("moss: %w", err)
+	}
+	if !o.growingKV {
+		s.useSharedKV(p, decodeIns, decodeOuts, opts)
 	}
 	if p, err = path("local_fixed_sampled_frame", "moss_tts_local_fixed_sampled_frame.onnx"); err != nil {
 		return err
@@ -375,6 +385,22 @@ func (s *Synthesizer) openGraphs(ttsDir, codecDir string, tm *ttsMeta, cm *codec
 		s.useRingCodec(p, ins, outs, codecOptions(opts))
 	}
 	return nil
+}
+
+// decodeTensors are the decode step's tensors in and out, in the order
+// its session takes them.
+func (s *Synthesizer) decodeTensors() (ins, outs []onnx.Tensor) {
+	c := s.cfg
+	ins = []onnx.Tensor{{Name: s.decodeIn[0], Type: onnx.Int32, Dims: []int64{-1, 1, int64(c.rowWidth)}}, {Name: s.decodeIn[1], Type: onnx.Int32, Dims: []int64{-1}}}
+	outs = []onnx.Tensor{{Name: s.decodeOut[0], Type: onnx.Float, Dims: []int64{-1, -1, int64(c.hidden)}}}
+	kv := []int64{-1, -1, int64(c.heads), int64(c.headDim)}
+	for _, name := range s.decodeIn[2:] {
+		ins = append(ins, onnx.Tensor{Name: name, Type: onnx.Float, Dims: kv})
+	}
+	for _, name := range s.decodeOut[1:] {
+		outs = append(outs, onnx.Tensor{Name: name, Type: onnx.Float, Dims: kv})
+	}
+	return ins, outs
 }
 
 // codecTensors are the codec's tensors in and out, in the order its
@@ -446,6 +472,7 @@ func (s *Synthesizer) Format() audio.Format { return s.format }
 // Close releases the sessions and the voice prompt's KV cache.
 func (s *Synthesizer) Close() error {
 	destroyAll(s.promptKV)
+	s.kv.destroy()
 	destroyCodecSets(s.codecSets)
 	for _, p := range []**onnx.Session{&s.prefill, &s.decode, &s.local, &s.codec} {
 		if *p != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -35,12 +34,10 @@ import (
 // agrees; the caches are then one set of tensors that each call writes in
 // place, not two that swap.
 const (
-	ringModel   = "model.onnx"
-	ringVerdict = "verdict"
-	ringKept    = "ring"
+	ringKept = "ring"
 	// ringVersion names the rewrite: a change to it makes the rings
 	// anew.
-	ringVersion = "ring-caches 1"
+	ringVersion = "ring-caches 2"
 	// ringTolerance bounds how far the ring's audio may stray from the
 	// original's, relative to the original's peak, both in their exact
 	// form: only the order of the attention's sums differs (2-4e-7 of a
@@ -76,54 +73,118 @@ func (s *Synthesizer) useRingCodec(path string, ins, outs []onnx.Tensor, opts on
 // ringCodec opens the codec's ring form, deriving it at the first load;
 // nil where it is not kept (the verdict says why, and was logged once).
 func (s *Synthesizer) ringCodec(path string, ins, outs []onnx.Tensor, opts onnx.Options) (*onnx.Session, *ringForm, error) {
+	rewrite := graphRewrite{engine: "moss-ring", version: ringVersion, kept: ringKept,
+		keeping: "the codec's caches are rings written in place", leaving: "the codec runs with its sliding caches"}
+	model, err := rewrite.load(path, func(model string) (string, error) {
+		steps, err := s.ringSteps()
+		if err != nil {
+			return "", err
+		}
+		lengths := make([]int64, len(steps))
+		for i, step := range steps {
+			lengths[i] = s.attns[i].CacheShape[2] + maxCodecBatch*step
+		}
+		return s.deriveRing(path, model, lengths, steps, ins, outs, opts)
+	})
+	if err != nil || model == "" {
+		return nil, nil, err
+	}
+	form, err := s.ringFormOf(model)
+	if err != nil {
+		return nil, nil, err
+	}
+	ins, outs = form.tensors(ins, outs)
+	sess, err := onnx.Open(model, ins, outs, opts, Hint)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sess, form, nil
+}
+
+// writeGraph writes a derived graph to path.
+func writeGraph(path string, graph []byte) error {
+	return derived.WriteFile(path, func(w io.Writer) error {
+		_, err := w.Write(graph)
+		return err
+	})
+}
+
+// openExact opens graph in its exact form (quantize.ExactActivations),
+// the form a rewrite is checked in; its external data, if any, in
+// dataDir.
+func openExact(graph []byte, dataDir, name string, ins, outs []onnx.Tensor, opts onnx.Options) (*onnx.Session, error) {
+	exact, err := quantize.ExactActivations(graph)
+	if err != nil {
+		return nil, err
+	}
+	return onnx.OpenData(exact, dataDir, name, ins, outs, opts)
+}
+
+// graphRewrite is a rewrite of one of the synthesizer's graphs, derived
+// at the graph's first load into the derived-files cache (under engine,
+// keyed by version, ONNX Runtime's version and the graph's files) and
+// kept only where it says what the original says.
+type graphRewrite struct {
+	engine, version string
+	// kept is the verdict of a rewrite kept; keeping and leaving say in
+	// the log what the synthesizer does with and without it.
+	kept, keeping, leaving string
+}
+
+// derivedVerdict is the derived file that says what a rewrite's check
+// said; the rewritten graph beside it has the original's name (which
+// tells profiles and logs which graph it is).
+const derivedVerdict = "verdict"
+
+// load is the path of the rewritten graph of the one at path, "" where it
+// is not kept. At the first load derive writes it to model (and the
+// external data it reads, *.data, beside it) and checks it, returning the
+// verdict: r.kept, or why not (said once: later loads read the verdict).
+func (r graphRewrite) load(path string, derive func(model string) (string, error)) (string, error) {
 	sources, err := onnx.ModelSources(path)
 	if err != nil {
-		return nil, nil, err
+		return "", err
 	}
-	dir, release, err := derived.Acquire("moss-ring", ringVersion+" "+ort.GetVersion(), sources...)
+	dir, release, err := derived.Acquire(r.engine, r.version+" "+ort.GetVersion(), sources...)
 	if err != nil {
-		return nil, nil, err
+		return "", err
 	}
 	defer release()
-	model := filepath.Join(dir, ringModel)
-	verdict, err := os.ReadFile(filepath.Join(dir, ringVerdict))
-	if err == nil && strings.TrimSpace(string(verdict)) != ringKept {
-		return nil, nil, nil
+	model := filepath.Join(dir, filepath.Base(path))
+	verdict, err := os.ReadFile(filepath.Join(dir, derivedVerdict))
+	if err == nil && strings.TrimSpace(string(verdict)) != r.kept {
+		return "", nil
 	}
 	if err == nil && derived.Verify(dir) == nil {
-		form, err := s.ringFormOf(model)
-		if err != nil {
-			return nil, nil, err
-		}
-		return s.openRing(model, form, ins, outs, opts)
+		return model, nil
 	}
-	steps, err := s.ringSteps()
+	said, err := derive(model)
 	if err != nil {
-		return nil, nil, err
+		return "", err
 	}
-	lengths := make([]int64, len(steps))
-	for i, step := range steps {
-		lengths[i] = s.attns[i].CacheShape[2] + maxCodecBatch*step
-	}
-	verdictText, form, err := s.deriveRing(path, model, lengths, steps, ins, outs, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := derived.WriteFile(filepath.Join(dir, ringVerdict), func(w io.Writer) error {
-		_, err := io.WriteString(w, verdictText+"\n")
+	if err := derived.WriteFile(filepath.Join(dir, derivedVerdict), func(w io.Writer) error {
+		_, err := io.WriteString(w, said+"\n")
 		return err
 	}); err != nil {
-		return nil, nil, err
+		return "", err
 	}
-	if verdictText != ringKept {
-		slog.Info("moss: the codec runs with its sliding caches (said once: later loads do the same)", "model", path, "why", verdictText)
-		return nil, nil, nil
+	if said != r.kept {
+		slog.Info("moss: "+r.leaving+" (said once: later loads do the same)", "model", path, "why", said)
+		return "", nil
 	}
-	if err := derived.Seal(dir, ringModel); err != nil {
-		return nil, nil, err
+	data, err := filepath.Glob(filepath.Join(dir, "*.data"))
+	if err != nil {
+		return "", err
 	}
-	slog.Info("moss: the codec's caches are rings written in place", "model", path, "ring", model)
-	return s.openRing(model, form, ins, outs, opts)
+	sealed := []string{filepath.Base(path)}
+	for _, d := range data {
+		sealed = append(sealed, filepath.Base(d))
+	}
+	if err := derived.Seal(dir, sealed...); err != nil {
+		return "", err
+	}
+	slog.Info("moss: "+r.keeping, "model", path, "derived", model)
+	return model, nil
 }
 
 // ringSteps are the entries a frame adds to each cache, which one frame
@@ -152,15 +213,14 @@ func (s *Synthesizer) ringSteps() ([]int64, error) {
 }
 
 // deriveRing writes the codec's ring form to model and checks it against
-// the original: the verdict, ringKept (with what the form declares of its
-// caches) or why not.
-func (s *Synthesizer) deriveRing(path, model string, lengths, steps []int64, ins, outs []onnx.Tensor, opts onnx.Options) (string, *ringForm, error) {
+// the original: the verdict, ringKept or why not.
+func (s *Synthesizer) deriveRing(path, model string, lengths, steps []int64, ins, outs []onnx.Tensor, opts onnx.Options) (string, error) {
 	graph, err := os.ReadFile(path)
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
 	if graph, err = quantize.Inline(graph, filepath.Dir(path)); err != nil {
-		return "", nil, err
+		return "", err
 	}
 	caches := make([]quantize.SlidingCache, len(s.attns))
 	for i, a := range s.attns {
@@ -172,35 +232,22 @@ func (s *Synthesizer) deriveRing(path, model string, lengths, steps []int64, ins
 	}
 	ringGraph, err := quantize.RingCaches(graph, caches)
 	if errors.Is(err, quantize.ErrNotSliding) {
-		return "not rewritten: " + err.Error(), nil, nil
+		return "not rewritten: " + err.Error(), nil
 	}
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
-	if err := derived.WriteFile(model, func(w io.Writer) error {
-		_, err := w.Write(ringGraph)
-		return err
-	}); err != nil {
-		return "", nil, err
+	if err := writeGraph(model, ringGraph); err != nil {
+		return "", err
 	}
 	form, err := s.ringFormOf(model)
 	if err != nil {
-		return "not loaded: " + err.Error(), nil, nil
+		return "not loaded: " + err.Error(), nil
 	}
 	if err := s.sameAudio(graph, ringGraph, form, steps, ins, outs, opts); err != nil {
-		return "not kept: " + err.Error(), nil, nil
+		return "not kept: " + err.Error(), nil
 	}
-	return ringKept, form, nil
-}
-
-// openRing opens the ring form at model, whose caches form declares.
-func (s *Synthesizer) openRing(model string, form *ringForm, ins, outs []onnx.Tensor, opts onnx.Options) (*onnx.Session, *ringForm, error) {
-	ins, outs = form.tensors(ins, outs)
-	sess, err := onnx.Open(model, ins, outs, opts, Hint)
-	if err != nil {
-		return nil, nil, err
-	}
-	return sess, form, nil
+	return ringKept, nil
 }
 
 // ringFormOf reads what the ring form at model declares of its caches:
@@ -271,20 +318,13 @@ func ringDims(dims []int64, axis int, length int64) []int64 {
 // peak. Both run in their exact form (quantize.ExactActivations), in
 // which only rounding tells them apart.
 func (s *Synthesizer) sameAudio(graph, ringGraph []byte, form *ringForm, steps []int64, ins, outs []onnx.Tensor, opts onnx.Options) error {
-	open := func(g []byte, name string, ins, outs []onnx.Tensor) (*onnx.Session, error) {
-		exact, err := quantize.ExactActivations(g)
-		if err != nil {
-			return nil, err
-		}
-		return onnx.OpenData(exact, name, ins, outs, opts)
-	}
-	original, err := open(graph, "the codec's exact form", ins, outs)
+	original, err := openExact(graph, "", "the codec's exact form", ins, outs, opts)
 	if err != nil {
 		return err
 	}
 	defer original.Destroy()
 	ringIns, ringOuts := form.tensors(ins, outs)
-	ring, err := open(ringGraph, "the codec's ring form", ringIns, ringOuts)
+	ring, err := openExact(ringGraph, "", "the codec's ring form", ringIns, ringOuts, opts)
 	if err != nil {
 		return err
 	}
@@ -338,18 +378,12 @@ func (s *Synthesizer) sameAudio(graph, ringGraph []byte, form *ringForm, steps [
 	if len(got) != len(want) {
 		return fmt.Errorf("%d samples from the ring form, %d from the original", len(got), len(want))
 	}
-	var peak, diff float64
-	worst := 0
-	for i := range want {
-		peak = max(peak, math.Abs(float64(want[i])))
-		if d := math.Abs(float64(got[i] - want[i])); d > diff {
-			diff, worst = d, i
-		}
+	var d difference
+	d.add(want, got)
+	if d.diff > ringTolerance*max(d.peak, 1e-3) {
+		return fmt.Errorf("its audio differs by %.3g at sample %d of %d (peak %.3g; %d frames in %d calls)", d.diff, d.at, len(want), d.peak, frames, len(calls))
 	}
-	if diff > ringTolerance*max(peak, 1e-3) {
-		return fmt.Errorf("its audio differs by %.3g at sample %d of %d (peak %.3g; %d frames in %d calls)", diff, worst, len(want), peak, frames, len(calls))
-	}
-	slog.Debug("moss: the codec's ring form agrees with the original", "max_diff", diff, "peak", peak, "frames", frames, "calls", len(calls))
+	slog.Debug("moss: the codec's ring form agrees with the original", "max_diff", d.diff, "peak", d.peak, "frames", frames, "calls", len(calls))
 	return nil
 }
 

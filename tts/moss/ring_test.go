@@ -85,7 +85,7 @@ func TestCodecCachesBecomeRings(t *testing.T) {
 func TestRingCodecIsCheckedAndKept(t *testing.T) {
 	first := openAttentionCodec(t, false)
 	require.NotNil(t, first.ring)
-	made, err := filepath.Glob(filepath.Join(derivedRoot(t), "moss-ring", "*", ringModel))
+	made, err := filepath.Glob(filepath.Join(derivedRoot(t), "moss-ring", "*", "moss_audio_tokenizer_decode_step.onnx"))
 	require.NoError(t, err)
 	require.Len(t, made, 1)
 	info, err := os.Stat(made[0])
@@ -102,8 +102,8 @@ func TestRingCodecIsCheckedAndKept(t *testing.T) {
 	}
 	sliding := openAttentionCodec(t, true)
 	ins, outs := sliding.codecTensors()
-	verdict, _, err := sliding.deriveRing(filepath.Join(attentionCodec, "moss_audio_tokenizer_decode_step.onnx"),
-		filepath.Join(t.TempDir(), ringModel), windows, []int64{1, 2, 4, 8}, ins, outs, codecOptions(Options{}.ONNX))
+	verdict, err := sliding.deriveRing(filepath.Join(attentionCodec, "moss_audio_tokenizer_decode_step.onnx"),
+		filepath.Join(t.TempDir(), "moss_audio_tokenizer_decode_step.onnx"), windows, []int64{1, 2, 4, 8}, ins, outs, codecOptions(Options{}.ONNX))
 	require.NoError(t, err)
 	assert.Contains(t, verdict, "not kept: its audio differs")
 }
@@ -114,7 +114,7 @@ func TestRingCodecIsCheckedAndKept(t *testing.T) {
 func TestCodecWithoutAttentionKeepsSlidingCaches(t *testing.T) {
 	s := openTiny(t, loadGolden(t))
 	assert.Nil(t, s.ring)
-	verdicts, err := filepath.Glob(filepath.Join(derivedRoot(t), "moss-ring", "*", ringVerdict))
+	verdicts, err := filepath.Glob(filepath.Join(derivedRoot(t), "moss-ring", "*", derivedVerdict))
 	require.NoError(t, err)
 	var said []string
 	for _, path := range verdicts {

@@ -190,7 +190,19 @@ func (s *Synthesizer) warmPrompt(keepPrefill bool) error {
 			return fmt.Errorf("moss: the voice prompt: %w", err)
 		}
 	}
-	s.promptKV, s.promptLen = past, len(rows)/s.cfg.rowWidth
+	s.promptLen = len(rows) / s.cfg.rowWidth
+	if s.sharedDecode {
+		var err error
+		if s.kv, err = newSharedKV(len(past), s.cfg.heads, s.cfg.headDim, s.promptLen+kvRowsAhead); err == nil {
+			err = s.kv.write(past, 0, s.promptLen)
+		}
+		destroyAll(past)
+		if err != nil {
+			return fmt.Errorf("moss: the voice prompt: %w", err)
+		}
+	} else {
+		s.promptKV = past
+	}
 	g, err := s.newGlobalState()
 	if err != nil {
 		return err
@@ -406,24 +418,17 @@ func (g *globalState) step(row []int32, keep bool) error {
 	s := g.s
 	copy(g.rowT.GetData(), row)
 	g.lenT.GetData()[0] = int32(g.len)
+	if s.kv != nil {
+		return g.stepShared(keep)
+	}
 	outs := make([]ort.Value, len(s.decodeOut))
 	bufs := g.buffers(g.len + 1)
 	if err := s.kvTensors(outs[1:], s.decodeOut[1:], bufs, g.len+1); err != nil {
 		return err
 	}
-	start := time.Now()
-	if err := s.decode.Run(append([]ort.Value{g.rowT, g.lenT}, g.past...), outs); err != nil {
-		destroyAll(outs)
-		return fmt.Errorf("moss: decode step: %w", err)
-	}
-	s.stepCost.add(time.Since(start))
-	h, err := lastHidden(outs[0], s.cfg.hidden)
-	destroy(outs[0])
-	if err == nil {
-		copy(g.hiddenT.GetData(), h)
-	}
+	err := g.run(g.past, outs)
 	if !keep || err != nil {
-		destroyAll(outs[1:])
+		destroyAll(outs)
 		if g.pastBufs == nil {
 			g.spareBufs = bufs
 		}
@@ -431,6 +436,43 @@ func (g *globalState) step(row []int32, keep bool) error {
 	}
 	g.setPast(s.decodeOrder(s.decodeOut[1:], outs[1:]), g.len+1, bufs)
 	return nil
+}
+
+// stepShared is step on the shared form's cache, which the step writes
+// in place: its row lands after g's rows, where the next step writes over
+// it unless it is kept.
+func (g *globalState) stepShared(keep bool) error {
+	s := g.s
+	if err := s.kv.fit(g.len + 1); err != nil {
+		return err
+	}
+	outs := append([]ort.Value{nil}, s.presentOrder(s.kv.tensors)...)
+	if err := g.run(s.kv.tensors, outs); err != nil {
+		destroy(outs[0])
+		return err
+	}
+	if keep {
+		g.len++
+	}
+	return nil
+}
+
+// run runs the decode step on g's row and length over the cache past,
+// leaving the hidden state in hiddenT and outs[0] destroyed.
+func (g *globalState) run(past, outs []ort.Value) error {
+	s := g.s
+	start := time.Now()
+	if err := s.decode.Run(append([]ort.Value{g.rowT, g.lenT}, past...), outs); err != nil {
+		return fmt.Errorf("moss: decode step: %w", err)
+	}
+	s.stepCost.add(time.Since(start))
+	h, err := lastHidden(outs[0], s.cfg.hidden)
+	destroy(outs[0])
+	outs[0] = nil
+	if err == nil {
+		copy(g.hiddenT.GetData(), h)
+	}
+	return err
 }
 
 // start brings g to the end of a chunk's request, by the cheaper of two
@@ -452,9 +494,17 @@ func (g *globalState) start(ctx context.Context, text []int) error {
 		if err != nil {
 			return err
 		}
-		g.setPast(past, s.promptLen+n, kv)
 		copy(g.hiddenT.GetData(), hidden)
-		return nil
+		if s.kv == nil {
+			g.setPast(past, s.promptLen+n, kv)
+			return nil
+		}
+		// The shared cache takes the chunk's rows; the prompt's stay as
+		// its own prefill made them, for every chunk alike.
+		err = s.kv.write(past, s.promptLen, s.promptLen+n)
+		destroyAll(past)
+		g.spareBufs, g.len = kv, s.promptLen+n
+		return err
 	}
 	for i := 0; i < len(rows); i += s.cfg.rowWidth {
 		if err := ctx.Err(); err != nil {

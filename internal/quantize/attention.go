@@ -1,0 +1,326 @@
+package quantize
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// KVCache names one attention layer's key and value caches in a decode
+// step graph, each as its graph input (past) and output (present).
+type KVCache struct {
+	Key, Value [2]string
+}
+
+// ErrNotAttention is returned by SharedKVAttention for a graph whose
+// attention is not the form it rewrites; the reason follows it.
+var ErrNotAttention = errors.New("the graph's attention is not one a shared KV buffer can replace")
+
+// SharedKVAttention rewrites a decode step whose KV caches grow by a
+// Concat into one whose caches are buffers written in place by ONNX
+// Runtime's GroupQueryAttention (com.microsoft).
+//
+// A growing cache is a Concat of the cached keys (or values), laid
+// [batch, entries, heads, head_dim], and the step's new ones, which the
+// graph returns as the next step's cache and which the attention reads
+// transposed to [batch, heads, head_dim, entries] (keys) and [batch,
+// heads, entries, head_dim] (values): every step copies the whole cache
+// three times (MOSS-TTS-Nano's global transformer: 37 of a step's 90 MB
+// at 250 entries, half its time). GroupQueryAttention takes the cache
+// laid [batch, heads, capacity, head_dim] and, when its present output
+// is its past input's buffer, writes only the new entry there, at the
+// position seqlens_k gives, and attends over that many entries and the
+// new one without copying the rest (onnxruntime
+// contrib_ops/cpu/bert/gqa_attention_base.h: past_present_share_buffer is
+// past_key's data being present_key's). lengths names the graph input
+// that counts each batch row's cached entries (MOSS: past_valid_lengths):
+// the new entry goes there. The rewritten graph's caches are declared in
+// the new layout, their entries' axis its capacity; a caller binds each
+// present output to its past input's tensor.
+//
+// Per layer the rewrite finds, from the caches, the attention it
+// replaces: the keys' Concat read through a Transpose by a MatMul with
+// the queries (laid [batch, heads, 1, head_dim] by a Transpose), scaled
+// by a constant (Mul or Div), maybe masked (an Add of a bias, or a Where:
+// upstream's masked_fill), a Softmax over the entries, and its MatMul with
+// the values' Concat read through a Transpose. GroupQueryAttention masks
+// nothing but the entries past the count: the graph's mask must let a
+// step see every cached entry and its own, which MOSS's does when every
+// cached entry is valid, as its runtimes feed it (past_valid_lengths is
+// the cache's length; OpenMOSS/MOSS-TTS-Nano ort_cpu_runtime.py:678, and
+// the export's mask keeps keys up to past_valid_lengths,
+// onnx/export_moss_tts_browser_onnx.py:213-221). Only the order of the
+// sums changes: the results agree to rounding, which whoever loads the
+// rewritten graph is to check against the original.
+func SharedKVAttention(model []byte, caches []KVCache, lengths string) ([]byte, error) {
+	var rewriteErr error
+	out, _, err := rewriteGraph(model, func(g []byte, st *Stats) ([]byte, error) {
+		e, err := newGraphEdit(g, ErrNotAttention)
+		if err == nil {
+			err = e.sharedKV(caches, lengths)
+		}
+		var b []byte
+		if err == nil {
+			b, err = e.encode()
+		}
+		rewriteErr = err
+		st.microsoft = true
+		return b, err
+	})
+	if rewriteErr != nil {
+		return nil, rewriteErr
+	}
+	return out, err
+}
+
+func (e *graphEdit) sharedKV(caches []KVCache, lengths string) error {
+	decl, ok := e.declared[lengths]
+	if !ok || len(decl.dims) != 1 {
+		return fmt.Errorf("%w: no graph input %s of one axis", ErrNotAttention, lengths)
+	}
+	// GroupQueryAttention counts in int32: seqlens_k per batch row, and
+	// total_sequence_length, the most entries any row attends.
+	const p = "shared_kv/"
+	counts := lengths
+	if decl.elemType != typeInt32 {
+		counts = p + "seqlens_k"
+		e.addedFirst(newNode("Cast", []string{lengths}, counts, intAttr("to", typeInt32)))
+	}
+	e.addInit32(p+"one", nil, 1)
+	e.addedFirst(
+		newNode("ReduceMax", []string{counts}, p+"most", intAttr("keepdims", 0)),
+		newNode("Add", []string{p + "most", p + "one"}, p+"total"),
+	)
+	e.addInit(p+"flat", []int64{3}, 0, 0, -1)
+	for _, c := range caches {
+		if err := e.sharedLayer(c, counts, p+"total", p+"flat"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addedFirst places nodes before the graph's first node.
+func (e *graphEdit) addedFirst(nodes ...*node) {
+	first := e.gr.nodes[0]
+	e.addedAt[first] = append(e.addedAt[first], nodes...)
+}
+
+// sharedLayer rewrites one layer's attention.
+func (e *graphEdit) sharedLayer(c KVCache, counts, total, flat string) error {
+	kDecl, kConcat, err := e.growing(c.Key)
+	if err != nil {
+		return err
+	}
+	vDecl, vConcat, err := e.growing(c.Value)
+	if err != nil {
+		return err
+	}
+	heads, width := kDecl.dims[2], kDecl.dims[3]
+	if heads <= 0 || width <= 0 || !slices.Equal(vDecl.dims[2:], kDecl.dims[2:]) {
+		return fmt.Errorf("%w: %s is %v and %s %v: heads and head size must be fixed and alike", ErrNotAttention, c.Key[0], kDecl.dims, c.Value[0], vDecl.dims)
+	}
+	kRead, err := e.onlyReader(c.Key[1], "Transpose", 0)
+	if err != nil {
+		return err
+	}
+	if !slices.Equal(kRead.lists["perm"], []int64{0, 2, 3, 1}) {
+		return fmt.Errorf("%w: %s is read transposed by %v, not [0 2 3 1]", ErrNotAttention, c.Key[1], kRead.lists["perm"])
+	}
+	scores, err := e.onlyReader(kRead.outputs[0], "MatMul", 1)
+	if err != nil {
+		return err
+	}
+	qRead := e.producer[scores.inputs[0]]
+	if qRead == nil || qRead.opType != "Transpose" || !slices.Equal(qRead.lists["perm"], []int64{0, 2, 1, 3}) {
+		return fmt.Errorf("%w: the queries that %s meets are not transposed [0 2 1 3] from [batch, 1, heads, head_dim]", ErrNotAttention, c.Key[1])
+	}
+	replaced := []*node{kConcat, vConcat, kRead, scores}
+	// scale, mask, Softmax
+	scale, at := float32(1), scores
+	for {
+		r := e.readers[at.outputs[0]]
+		if len(r) != 1 {
+			return fmt.Errorf("%w: %s's attention scores are read by %v", ErrNotAttention, c.Key[1], opTypes(r))
+		}
+		next := r[0]
+		if next.opType == "Softmax" {
+			if axis := next.ints["axis"]; axis != -1 && axis != 3 {
+				return fmt.Errorf("%w: %s's Softmax is over axis %d, not the entries", ErrNotAttention, c.Key[1], axis)
+			}
+			at = next
+			replaced = append(replaced, next)
+			break
+		}
+		switch next.opType {
+		case "Mul", "Div":
+			other := next.inputs[0]
+			if other == at.outputs[0] {
+				other = next.inputs[1]
+			} else if next.opType == "Div" {
+				return fmt.Errorf("%w: %s's scores divide a constant", ErrNotAttention, c.Key[1])
+			}
+			v, ok := e.scalar(other)
+			if !ok {
+				return fmt.Errorf("%w: %s's scores are scaled by %s, not a constant", ErrNotAttention, c.Key[1], other)
+			}
+			if next.opType == "Div" {
+				v = 1 / v
+			}
+			scale *= v
+		case "Add", "Where":
+			// The mask, added (a bias) or filled in (upstream's
+			// masked_fill): what it hides the buffer's count hides, which
+			// the caller's check confirms.
+			if next.opType == "Where" && next.inputs[0] == at.outputs[0] {
+				return fmt.Errorf("%w: %s's attention scores are a Where's condition", ErrNotAttention, c.Key[1])
+			}
+		default:
+			return fmt.Errorf("%w: %s's attention scores go through a %s", ErrNotAttention, c.Key[1], next.opType)
+		}
+		replaced = append(replaced, next)
+		at = next
+	}
+	weighted, err := e.onlyReader(at.outputs[0], "MatMul", 0)
+	if err != nil {
+		return err
+	}
+	vRead, err := e.onlyReader(c.Value[1], "Transpose", 0)
+	if err != nil {
+		return err
+	}
+	if !slices.Equal(vRead.lists["perm"], []int64{0, 2, 1, 3}) || weighted.inputs[1] != vRead.outputs[0] {
+		return fmt.Errorf("%w: the attention does not weigh %s transposed [0 2 1 3]", ErrNotAttention, c.Value[1])
+	}
+	replaced = append(replaced, vRead, weighted)
+
+	p := "shared_kv/" + c.Key[0] + "/"
+	e.addInit(p+"heads", []int64{4}, 0, 0, heads, width)
+	attend := &node{
+		inputs:  []string{p + "q", p + "k", p + "v", c.Key[0], c.Value[0], counts, total},
+		outputs: []string{p + "out", c.Key[1], c.Value[1]},
+		opType:  "GroupQueryAttention", domain: msDomain,
+		extra: [][]byte{intAttr("num_heads", heads), intAttr("kv_num_heads", heads), floatAttr("scale", scale)},
+	}
+	for _, o := range attend.outputs {
+		attend.fields = append(attend.fields, protowire.AppendString(protowire.AppendTag(nil, nodeOutput, protowire.BytesType), o))
+	}
+	e.addedAt[weighted] = []*node{
+		newNode("Reshape", []string{qRead.inputs[0], flat}, p+"q"),
+		newNode("Reshape", []string{kConcat.inputs[1], flat}, p+"k"),
+		newNode("Reshape", []string{vConcat.inputs[1], flat}, p+"v"),
+		attend,
+		newNode("Reshape", []string{p + "out", p + "heads"}, p+"out_heads"),
+		newNode("Transpose", []string{p + "out_heads"}, weighted.outputs[0], intsAttr("perm", []int64{0, 2, 1, 3})),
+	}
+	for _, n := range replaced {
+		e.removed[n] = true
+	}
+	for _, name := range []string{c.Key[0], c.Key[1], c.Value[0], c.Value[1]} {
+		e.permuted[name] = []int64{0, 2, 1, 3}
+	}
+	return nil
+}
+
+// growing finds the cache that t (past, present) names: the past's
+// declaration, [batch, entries, heads, head_dim], and the Concat of it and
+// the step's entries along the entries that is the present.
+func (e *graphEdit) growing(t [2]string) (valueDecl, *node, error) {
+	decl, ok := e.declared[t[0]]
+	if !ok || len(decl.dims) != 4 {
+		return decl, nil, fmt.Errorf("%w: no graph input %s of four axes", ErrNotAttention, t[0])
+	}
+	var concat *node
+	for _, n := range e.readers[t[0]] {
+		switch {
+		case n.opType == "Shape":
+			// The mask's length (MOSS's is the past's entries + 1): in the
+			// new layout its axis means another thing, so the rewrite
+			// holds only if nothing reads it once the attention is gone.
+			e.mustGo = append(e.mustGo, n)
+		case concat == nil && n.opType == "Concat" && len(n.inputs) == 2 && n.inputs[0] == t[0] && n.outputs[0] == t[1]:
+			concat = n
+		default:
+			return decl, nil, fmt.Errorf("%w: %s is read by %v, not by a Concat that is %s and Shapes", ErrNotAttention, t[0], opTypes(e.readers[t[0]]), t[1])
+		}
+	}
+	if concat == nil {
+		return decl, nil, fmt.Errorf("%w: %s is read by %v, not by a Concat that is %s", ErrNotAttention, t[0], opTypes(e.readers[t[0]]), t[1])
+	}
+	if axis := concat.ints["axis"]; axis != 1 && axis != -3 {
+		return decl, nil, fmt.Errorf("%w: %s grows along axis %d, not its entries", ErrNotAttention, t[0], axis)
+	}
+	return decl, concat, nil
+}
+
+// onlyReader is the one node that reads name, which must be an op reading
+// it as its input at.
+func (e *graphEdit) onlyReader(name, op string, at int) (*node, error) {
+	r := e.readers[name]
+	if len(r) != 1 || r[0].opType != op || len(r[0].inputs) <= at || r[0].inputs[at] != name {
+		return nil, fmt.Errorf("%w: %s is read by %v, not only by a %s", ErrNotAttention, name, opTypes(r), op)
+	}
+	return r[0], nil
+}
+
+// scalar is the value of a one-element fp32 constant: a Constant node's
+// or an initializer's.
+func (e *graphEdit) scalar(name string) (float32, bool) {
+	var t *tensor
+	if init := e.gr.weight(name); init != nil {
+		t = init
+	} else if c := e.producer[name]; c != nil && c.opType == "Constant" {
+		for _, f := range c.fields {
+			num, _, n := protowire.ConsumeTag(f)
+			if num != nodeAttr {
+				continue
+			}
+			attr, _ := protowire.ConsumeBytes(f[n:])
+			_ = eachField(attr, func(num protowire.Number, typ protowire.Type, val, raw []byte) error {
+				if num == attrTensor && typ == protowire.BytesType {
+					t, _ = readTensor(val, raw)
+				}
+				return nil
+			})
+		}
+	}
+	if t == nil || len(t.floats) != 1 {
+		return 0, false
+	}
+	return t.floats[0], true
+}
+
+// floatAttr is an AttributeProto of type FLOAT.
+func floatAttr(name string, v float32) []byte {
+	var a []byte
+	a = protowire.AppendTag(a, attrName, protowire.BytesType)
+	a = protowire.AppendString(a, name)
+	a = protowire.AppendTag(a, attrFloat, protowire.Fixed32Type)
+	a = protowire.AppendFixed32(a, math.Float32bits(v))
+	a = protowire.AppendTag(a, attrType, protowire.VarintType)
+	a = protowire.AppendVarint(a, attrTypeFloat)
+	return protowire.AppendBytes(protowire.AppendTag(nil, nodeAttr, protowire.BytesType), a)
+}
+
+// addInit32 adds an int32 initializer.
+func (e *graphEdit) addInit32(name string, dims []int64, v ...int32) {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(x))
+	}
+	e.inits = append(e.inits, tensorBytes(name, typeInt32, dims, b))
+	e.initName[name] = true
+}
+
+// Field numbers and types the attention rewrite writes besides the
+// others (AttributeProto, TensorProto.DataType).
+const (
+	attrFloat     = 2
+	attrTensor    = 5
+	attrTypeFloat = 1
+	typeInt32     = 6
+)
