@@ -268,6 +268,7 @@ func TestBenchStagesWritesJSON(t *testing.T) {
 		Stages []struct {
 			Graphs []struct {
 				Graph        string             `json:"graph"`
+				Calls        int                `json:"calls"`
 				MSPerCall    float64            `json:"ms_per_call"`
 				MovingMS     float64            `json:"moving_ms"`
 				ComputeMS    float64            `json:"compute_ms"`
@@ -303,6 +304,28 @@ func TestBenchStagesWritesJSON(t *testing.T) {
 			assert.Positive(t, g.MMACsPerCall, "the global transformer's products")
 		}
 	}
+
+	// The attention set's decode step is fed a chunk's text at once (its
+	// shared form, which opens no prefill graph): its runs of several rows
+	// and its steps are two graphs here, each against its own bound.
+	stdout, stderr, err = agent(t, "bench", "stages", "testdata/demo.wav", "--json", "--profile", "--vad", "energy", "--asr", "scripted", "--turn", "none",
+		"--tts-model-dir", "../tts/moss/testdata/attention-tts", "--tts-codec-dir", "../tts/moss/testdata/tiny-codec", "--text", "Hello there.")
+	require.NoError(t, err, stderr)
+	profiled.Stages = nil
+	require.NoError(t, json.Unmarshal([]byte(stdout), &profiled), stdout)
+	require.Len(t, profiled.Stages, 1)
+	graphs = nil
+	macs := map[string]float64{}
+	for _, g := range profiled.Stages[0].Graphs {
+		graphs = append(graphs, g.Graph)
+		macs[g.Graph] = g.MMACsPerCall
+		assert.Positive(t, g.BoundMS, g.Graph)
+		if g.Graph == "text rows" {
+			assert.Equal(t, 1, g.Calls, "the text, once")
+		}
+	}
+	assert.Equal(t, []string{"text rows", "decode step", "local frame", "codec"}, graphs)
+	assert.Greater(t, macs["text rows"], 4*macs["decode step"], "the text's rows against a step's one")
 
 	// --load-only measures the loads alone.
 	stdout, stderr, err = agent(t, "bench", "stages", "testdata/demo.wav", "--json", "--load-only",

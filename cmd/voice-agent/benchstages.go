@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -96,7 +98,8 @@ type graphBench struct {
 	BoundMS      float64 `json:"bound_ms,omitempty"`
 	TimesBound   float64 `json:"times_bound,omitempty"`
 	model        string
-	tensorBytes  float64 // a call's inputs and outputs
+	runs         moss.RunRows // which of the model's runs
+	tensorBytes  float64      // a call's inputs and outputs
 }
 
 type stagesBench struct {
@@ -457,7 +460,7 @@ func graphRuns(tts pipeline.Synthesizer, before []graphBench, elapsed time.Durat
 	var graphs []graphBench
 	inside := 0.0
 	for _, g := range r.Runs() {
-		gb := graphBench{Graph: g.Graph, Calls: g.Calls, TotalMS: ms(g.Time), model: g.Model, tensorBytes: float64(g.InBytes + g.OutBytes)}
+		gb := graphBench{Graph: g.Graph, Calls: g.Calls, TotalMS: ms(g.Time), model: g.Model, runs: g.Runs, tensorBytes: float64(g.InBytes + g.OutBytes)}
 		for _, b := range before {
 			if b.Graph == gb.Graph {
 				gb.Calls -= b.Calls
@@ -493,8 +496,23 @@ func profileGraphs(prefix string, graphs []graphBench, limits machineLimits) err
 		if err != nil {
 			return err
 		}
+		// A session that runs two kinds (the decode step's shared form:
+		// a chunk's text at once, frames one a step) is two graphs here,
+		// its runs told apart by their products' rows.
+		ops, runs := p.Ops, p.Runs
+		switch g.runs {
+		case moss.OneRowRuns:
+			ops = maps.Clone(p.Ops)
+			for op, d := range p.BatchedOps {
+				ops[op] -= d
+			}
+			runs = slices.DeleteFunc(slices.Clone(runs), onnx.RunProducts.Batched)
+		case moss.BatchedRuns:
+			ops = p.BatchedOps
+			runs = slices.DeleteFunc(slices.Clone(runs), func(r onnx.RunProducts) bool { return !r.Batched() })
+		}
 		g.OpsMS = map[string]float64{}
-		for op, d := range p.Ops {
+		for op, d := range ops {
 			g.OpsMS[op] = ms(d)
 			if movingOps[op] {
 				g.MovingMS += ms(d)
@@ -502,28 +520,33 @@ func profileGraphs(prefix string, graphs []graphBench, limits machineLimits) err
 				g.ComputeMS += ms(d)
 			}
 		}
-		if p.Runs == 0 || g.Calls == 0 {
+		if len(runs) == 0 || g.Calls == 0 {
 			continue // no call to bound
 		}
 		w, err := onnx.ReadWeights(g.model)
 		if err != nil {
 			return err
 		}
-		// MatMulNBits computes at its bits' rate, the other products in fp32.
+		// The profiled run speaks the same text after the same warm-up
+		// runs at load: its last calls are the ones timed. MatMulNBits
+		// computes at its bits' rate, the other products in fp32.
+		runs = runs[max(0, len(runs)-g.Calls):]
 		var macs, seconds float64
-		for product, byOp := range map[int]map[string]float64{1: p.MACs, gemmRows: p.BatchMACs} {
-			for op, n := range byOp {
-				format := "fp32"
-				if op == "MatMulNBits" {
-					format = fmt.Sprintf("int%d", w.NBits)
+		for _, r := range runs {
+			for product, byOp := range map[int]map[string]float64{1: r.One, gemmRows: r.Batch} {
+				for op, n := range byOp {
+					format := "fp32"
+					if op == "MatMulNBits" {
+						format = fmt.Sprintf("int%d", w.NBits)
+					}
+					rate := limits.GMACs[rateKey(format, product)]
+					if rate == 0 {
+						continue
+					}
+					n /= float64(len(runs))
+					macs += n
+					seconds += n / (rate * 1e9)
 				}
-				rate := limits.GMACs[rateKey(format, product)]
-				if rate == 0 {
-					continue
-				}
-				n /= float64(p.Runs)
-				macs += n
-				seconds += n / (rate * 1e9)
 			}
 		}
 		bytes := float64(w.Bytes) + g.tensorBytes

@@ -15,16 +15,26 @@ type Profile struct {
 	// computing (MatMulNBits, Attention) or moving data (Concat, Slice,
 	// Transpose).
 	Ops map[string]time.Duration
-	// Runs is how many runs the profiles cover.
-	Runs int
-	// MACs is, by operator, the multiply-adds of the matrix products its
-	// nodes ran (MatMul, FusedMatMul, Gemm, MatMulNBits) on one row (a
-	// matrix-vector product, M = 1), from the shapes each node run was
-	// given: an output of shape [..., M, N] from an input [..., M, K] is
-	// M*N*K of them, times the leading dimensions. BatchMACs is the same
-	// for products of more rows (a prefill's).
-	MACs, BatchMACs map[string]float64
+	// BatchedOps is the part of Ops from batched runs (RunProducts), where
+	// a session runs both kinds (a decode step fed a chunk's text at once,
+	// then its frames one a step).
+	BatchedOps map[string]time.Duration
+	// Runs are the runs the profiles cover, in their order, each with its
+	// matrix products.
+	Runs []RunProducts
 }
+
+// RunProducts are one run's matrix products (MatMul, FusedMatMul, Gemm,
+// MatMulNBits): their multiply-adds by operator, from the shapes each
+// node run was given (an output of shape [..., M, N] from an input [...,
+// M, K] is M*N*K of them, times the leading dimensions), on one row (a
+// matrix-vector product, M = 1) and on more (a prefill's).
+type RunProducts struct {
+	One, Batch map[string]float64
+}
+
+// Batched says the run had a product of more than one row.
+func (r RunProducts) Batched() bool { return len(r.Batch) > 0 }
 
 // matrixProducts are the operators Profile counts multiply-adds of.
 var matrixProducts = map[string]bool{"MatMul": true, "FusedMatMul": true, "Gemm": true, "MatMulNBits": true, "MatMulInteger": true}
@@ -32,7 +42,7 @@ var matrixProducts = map[string]bool{"MatMul": true, "FusedMatMul": true, "Gemm"
 // ReadProfile reads the profiles ONNX Runtime wrote for the model at path
 // under the Options.Profile prefix (when its sessions were destroyed).
 func ReadProfile(prefix, model string) (Profile, error) {
-	p := Profile{Ops: map[string]time.Duration{}, MACs: map[string]float64{}, BatchMACs: map[string]float64{}}
+	p := Profile{Ops: map[string]time.Duration{}, BatchedOps: map[string]time.Duration{}}
 	files, err := filepath.Glob(profilePrefix(prefix, model) + "_*.json")
 	if err != nil {
 		return p, err
@@ -48,7 +58,7 @@ func ReadProfile(prefix, model string) (Profile, error) {
 		// Chrome trace events; a node's run is "NAME_kernel_time" with
 		// its operator in args.op_name, its duration in microseconds and
 		// its tensors' shapes as [{"float": [dims]}, ...]; a session run
-		// is "model_run".
+		// is "model_run", recorded after its nodes.
 		var events []struct {
 			Cat  string `json:"cat"`
 			Name string `json:"name"`
@@ -62,18 +72,27 @@ func ReadProfile(prefix, model string) (Profile, error) {
 		if err := json.Unmarshal(data, &events); err != nil {
 			return p, fmt.Errorf("onnx: profile %s: %w", f, err)
 		}
+		ops, run := map[string]time.Duration{}, RunProducts{One: map[string]float64{}, Batch: map[string]float64{}}
 		for _, e := range events {
 			switch {
 			case e.Cat == "Session" && e.Name == "model_run":
-				p.Runs++
+				if run.Batched() {
+					for op, d := range ops {
+						p.BatchedOps[op] += d
+					}
+				}
+				p.Runs = append(p.Runs, run)
+				ops, run = map[string]time.Duration{}, RunProducts{One: map[string]float64{}, Batch: map[string]float64{}}
 			case e.Cat == "Node" && strings.HasSuffix(e.Name, "_kernel_time"):
-				p.Ops[e.Args.OpName] += time.Duration(e.Dur) * time.Microsecond
+				d := time.Duration(e.Dur) * time.Microsecond
+				p.Ops[e.Args.OpName] += d
+				ops[e.Args.OpName] += d
 				if matrixProducts[e.Args.OpName] {
 					n, rows := macs(e.Args.In, e.Args.Out)
 					if rows > 1 {
-						p.BatchMACs[e.Args.OpName] += n
+						run.Batch[e.Args.OpName] += n
 					} else {
-						p.MACs[e.Args.OpName] += n
+						run.One[e.Args.OpName] += n
 					}
 				}
 			}

@@ -131,10 +131,15 @@ func (s *Session) addRun(d time.Duration, inputs, outputs []ort.Value) {
 	}
 	s.runsMu.Lock()
 	defer s.runsMu.Unlock()
-	s.runs.Calls++
-	s.runs.Time += d
-	s.runs.InBytes += in
-	s.runs.OutBytes += out
+	s.runs.Add(d, in, out)
+}
+
+// Add counts a run of d that read in bytes and wrote out.
+func (r *RunStats) Add(d time.Duration, in, out int64) {
+	r.Calls++
+	r.Time += d
+	r.InBytes += in
+	r.OutBytes += out
 }
 
 // tensorBytes is the size of the tensors' data. The common types are

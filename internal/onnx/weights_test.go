@@ -47,35 +47,51 @@ func TestReadWeights(t *testing.T) {
 
 // A session counts its runs and the bytes of their tensors, and its
 // profile the multiply-adds of its matrix products: a [3, 64] x [64, 96]
-// product is 3*64*96 of them, of more than one row.
+// product is 3*64*96 of them, of more than one row, and its runs are
+// told apart from those of one row.
 func TestRunsAndProfile(t *testing.T) {
 	testenv.ONNXRuntime(t)
-	const rows, k, n, runs = 3, 64, 96, 4
+	const rows, k, n, runs, single = 3, 64, 96, 4, 2
 	dir := t.TempDir()
 	path := filepath.Join(dir, "matmul.onnx")
 	require.NoError(t, os.WriteFile(path, quantize.MatMulModel(make([]float32, k*n), k, n, 1), 0o644))
 	prefix := filepath.Join(dir, "profile")
 	s, err := onnx.Open(path, []onnx.Tensor{{Name: "x", Type: onnx.Float}}, []onnx.Tensor{{Name: "y", Type: onnx.Float}}, onnx.Options{Profile: prefix}, "")
 	require.NoError(t, err)
-	x, err := ort.NewEmptyTensor[float32](ort.NewShape(rows, k))
-	require.NoError(t, err)
-	defer x.Destroy()
-	y, err := ort.NewEmptyTensor[float32](ort.NewShape(rows, n))
-	require.NoError(t, err)
-	defer y.Destroy()
-	for range runs {
+	run := func(rows int64) {
+		x, err := ort.NewEmptyTensor[float32](ort.NewShape(rows, k))
+		require.NoError(t, err)
+		defer x.Destroy()
+		y, err := ort.NewEmptyTensor[float32](ort.NewShape(rows, n))
+		require.NoError(t, err)
+		defer y.Destroy()
 		require.NoError(t, s.Run([]ort.Value{x}, []ort.Value{y}))
 	}
+	for range runs {
+		run(rows)
+	}
+	for range single {
+		run(1)
+	}
 	st := s.Runs()
-	assert.Equal(t, runs, st.Calls)
+	assert.Equal(t, runs+single, st.Calls)
 	assert.Positive(t, st.Time)
-	assert.Equal(t, int64(runs*rows*k*4), st.InBytes)
-	assert.Equal(t, int64(runs*rows*n*4), st.OutBytes)
+	assert.Equal(t, int64((runs*rows+single)*k*4), st.InBytes)
+	assert.Equal(t, int64((runs*rows+single)*n*4), st.OutBytes)
 	require.NoError(t, s.Destroy()) // writes the profile
 	p, err := onnx.ReadProfile(prefix, path)
 	require.NoError(t, err)
-	assert.Equal(t, runs, p.Runs)
+	require.Len(t, p.Runs, runs+single)
+	for i, r := range p.Runs {
+		if i < runs {
+			assert.True(t, r.Batched(), i)
+			assert.Equal(t, float64(rows*k*n), r.Batch["MatMul"], i)
+			assert.Empty(t, r.One, i)
+		} else {
+			assert.False(t, r.Batched(), i)
+			assert.Equal(t, float64(k*n), r.One["MatMul"], i)
+		}
+	}
 	assert.Contains(t, p.Ops, "MatMul")
-	assert.Equal(t, float64(runs*rows*k*n), p.BatchMACs["MatMul"])
-	assert.Empty(t, p.MACs["MatMul"], "no product of one row")
+	assert.Less(t, p.BatchedOps["MatMul"], p.Ops["MatMul"], "the runs of one row are not the batched runs'")
 }

@@ -16,13 +16,25 @@ type KVCache struct {
 	Key, Value [2]string
 }
 
+// DecodeStep names what SharedKVAttention reads of a decode step graph.
+type DecodeStep struct {
+	// Rows is the graph input of the rows fed, laid [batch, rows, ...];
+	// Lengths the one of each batch row's cached rows (MOSS:
+	// past_valid_lengths), which is the first fed row's position.
+	Rows, Lengths string
+	// Hidden are the outputs laid [batch, rows, ...].
+	Hidden []string
+	Caches []KVCache
+}
+
 // ErrNotAttention is returned by SharedKVAttention for a graph whose
 // attention is not the form it rewrites; the reason follows it.
 var ErrNotAttention = errors.New("the graph's attention is not one a shared KV buffer can replace")
 
 // SharedKVAttention rewrites a decode step whose KV caches grow by a
 // Concat into one whose caches are buffers written in place by ONNX
-// Runtime's GroupQueryAttention (com.microsoft).
+// Runtime's GroupQueryAttention (com.microsoft), and which takes any
+// number of rows at once: a prefill that continues from the cache.
 //
 // A growing cache is a Concat of the cached keys (or values), laid
 // [batch, entries, heads, head_dim], and the step's new ones, which the
@@ -32,36 +44,41 @@ var ErrNotAttention = errors.New("the graph's attention is not one a shared KV b
 // three times (MOSS-TTS-Nano's global transformer: 37 of a step's 90 MB
 // at 250 entries, half its time). GroupQueryAttention takes the cache
 // laid [batch, heads, capacity, head_dim] and, when its present output
-// is its past input's buffer, writes only the new entry there, at the
-// position seqlens_k gives, and attends over that many entries and the
-// new one without copying the rest (onnxruntime
+// is its past input's buffer, writes only the new entries there, after
+// the cached ones, and attends over those and, causally, the new ones
+// without copying the rest (onnxruntime
 // contrib_ops/cpu/bert/gqa_attention_base.h: past_present_share_buffer is
-// past_key's data being present_key's). lengths names the graph input
-// that counts each batch row's cached entries (MOSS: past_valid_lengths):
-// the new entry goes there. The rewritten graph's caches are declared in
-// the new layout, their entries' axis its capacity; a caller binds each
-// present output to its past input's tensor.
+// past_key's data being present_key's; a "subsequent prompt" is several
+// new entries after cached ones). The rewritten graph's caches are
+// declared in the new layout, their entries' axis its capacity; a caller
+// binds each present output to its past input's tensor.
 //
 // Per layer the rewrite finds, from the caches, the attention it
 // replaces: the keys' Concat read through a Transpose by a MatMul with
-// the queries (laid [batch, heads, 1, head_dim] by a Transpose), scaled
+// the queries (laid [batch, heads, rows, head_dim] by a Transpose), scaled
 // by a constant (Mul or Div), maybe masked (an Add of a bias, or a Where:
 // upstream's masked_fill), a Softmax over the entries, and its MatMul with
 // the values' Concat read through a Transpose. GroupQueryAttention masks
-// nothing but the entries past the count: the graph's mask must let a
-// step see every cached entry and its own, which MOSS's does when every
-// cached entry is valid, as its runtimes feed it (past_valid_lengths is
-// the cache's length; OpenMOSS/MOSS-TTS-Nano ort_cpu_runtime.py:678, and
-// the export's mask keeps keys up to past_valid_lengths,
-// onnx/export_moss_tts_browser_onnx.py:213-221). Only the order of the
-// sums changes: the results agree to rounding, which whoever loads the
-// rewritten graph is to check against the original.
-func SharedKVAttention(model []byte, caches []KVCache, lengths string) ([]byte, error) {
+// nothing but the entries past the count and, among the new rows, those
+// after each: the graph's mask must let a step see every cached entry and
+// its own, which MOSS's does when every cached entry is valid, as its
+// runtimes feed it (past_valid_lengths is the cache's length;
+// OpenMOSS/MOSS-TTS-Nano ort_cpu_runtime.py:678, and the export's mask
+// keeps keys up to past_valid_lengths,
+// onnx/export_moss_tts_browser_onnx.py:213-221).
+//
+// The rows' positions: a decode step computes its one row's position as
+// Lengths put on an axis of its own (an Unsqueeze on axis 1, maybe after
+// Casts: export_moss_tts_browser_onnx.py:277, past_valid_lengths
+// .unsqueeze(1)); the rewrite adds 0, 1, ... for the rows fed. Only the
+// order of the sums changes: the results agree to rounding, which whoever
+// loads the rewritten graph is to check against the original.
+func SharedKVAttention(model []byte, step DecodeStep) ([]byte, error) {
 	var rewriteErr error
 	out, _, err := rewriteGraph(model, func(g []byte, st *Stats) ([]byte, error) {
 		e, err := newGraphEdit(g, ErrNotAttention)
 		if err == nil {
-			err = e.sharedKV(caches, lengths)
+			err = e.sharedKV(step)
 		}
 		var b []byte
 		if err == nil {
@@ -77,30 +94,112 @@ func SharedKVAttention(model []byte, caches []KVCache, lengths string) ([]byte, 
 	return out, err
 }
 
-func (e *graphEdit) sharedKV(caches []KVCache, lengths string) error {
-	decl, ok := e.declared[lengths]
+func (e *graphEdit) sharedKV(step DecodeStep) error {
+	decl, ok := e.declared[step.Lengths]
 	if !ok || len(decl.dims) != 1 {
-		return fmt.Errorf("%w: no graph input %s of one axis", ErrNotAttention, lengths)
+		return fmt.Errorf("%w: no graph input %s of one axis", ErrNotAttention, step.Lengths)
 	}
-	// GroupQueryAttention counts in int32: seqlens_k per batch row, and
-	// total_sequence_length, the most entries any row attends.
+	if rows, ok := e.declared[step.Rows]; !ok || len(rows.dims) < 2 {
+		return fmt.Errorf("%w: no graph input %s of two axes or more", ErrNotAttention, step.Rows)
+	}
 	const p = "shared_kv/"
-	counts := lengths
-	if decl.elemType != typeInt32 {
-		counts = p + "seqlens_k"
-		e.addedFirst(newNode("Cast", []string{lengths}, counts, intAttr("to", typeInt32)))
-	}
+	e.addInit(p+"rows_axis", nil, 1)
 	e.addInit32(p+"one", nil, 1)
 	e.addedFirst(
+		newNode("Shape", []string{step.Rows}, p+"rows_shape"),
+		newNode("Gather", []string{p + "rows_shape", p + "rows_axis"}, p+"rows"),
+		newNode("Cast", []string{p + "rows"}, p+"rows32", intAttr("to", typeInt32)),
+	)
+	// GroupQueryAttention counts in int32: seqlens_k per batch row, its
+	// entries less one once the rows are in, and total_sequence_length,
+	// the most entries any row attends.
+	counts := step.Lengths
+	if decl.elemType != typeInt32 {
+		counts = p + "lengths32"
+		e.addedFirst(newNode("Cast", []string{step.Lengths}, counts, intAttr("to", typeInt32)))
+	}
+	e.addedFirst(
+		newNode("Sub", []string{p + "rows32", p + "one"}, p+"rows_after_first"),
+		newNode("Add", []string{counts, p + "rows_after_first"}, p+"seqlens_k"),
 		newNode("ReduceMax", []string{counts}, p+"most", intAttr("keepdims", 0)),
-		newNode("Add", []string{p + "most", p + "one"}, p+"total"),
+		newNode("Add", []string{p + "most", p + "rows32"}, p+"total"),
 	)
 	e.addInit(p+"flat", []int64{3}, 0, 0, -1)
-	for _, c := range caches {
-		if err := e.sharedLayer(c, counts, p+"total", p+"flat"); err != nil {
+	for _, c := range step.Caches {
+		if err := e.sharedLayer(c, p+"seqlens_k", p+"total", p+"flat"); err != nil {
 			return err
 		}
 	}
+	if err := e.rowPositions(step.Lengths, decl.elemType, p+"rows"); err != nil {
+		return err
+	}
+	e.resize(map[int64]int64{1: freeAxis}, append([]string{step.Rows}, step.Hidden...)...)
+	return nil
+}
+
+// rowPositions gives the rows fed their positions: every Unsqueeze on
+// axis 1 of lengths (maybe through Casts, of type typ then) is the first
+// row's position, to which the rewrite adds each row's offset, 0 to
+// rows - 1 (rows an int64 scalar). One that only the replaced attention's
+// mask read goes with it.
+func (e *graphEdit) rowPositions(lengths string, typ int64, rows string) error {
+	found := false
+	var follow func(name string, typ int64) error
+	follow = func(name string, typ int64) error {
+		for _, r := range e.readers[name] {
+			switch r.opType {
+			case "Cast":
+				if err := follow(r.outputs[0], r.ints["to"]); err != nil {
+					return err
+				}
+			case "Unsqueeze":
+				axes := r.lists["axes"]
+				if len(r.inputs) > 1 {
+					axes, _ = e.int64s(r.inputs[1])
+				}
+				if !slices.Equal(axes, []int64{1}) {
+					continue
+				}
+				if err := e.offsetRows(r.outputs[0], typ, rows); err != nil {
+					return err
+				}
+				found = true
+			}
+		}
+		return nil
+	}
+	if err := follow(lengths, typ); err != nil {
+		return err
+	}
+	if !found {
+		return fmt.Errorf("%w: no position is %s on an axis of its own", ErrNotAttention, lengths)
+	}
+	return nil
+}
+
+// offsetRows has what reads position (a [batch, 1] tensor of type typ)
+// read position + [0, 1, ..., rows - 1] instead.
+func (e *graphEdit) offsetRows(position string, typ int64, rows string) error {
+	p := "shared_kv/" + position + "/"
+	switch typ {
+	case typeFloat:
+		e.addFloat(p+"zero", 0)
+		e.addFloat(p+"one", 1)
+	case typeInt32:
+		e.addInit32(p+"zero", nil, 0)
+		e.addInit32(p+"one", nil, 1)
+	case typeInt64:
+		e.addInit(p+"zero", nil, 0)
+		e.addInit(p+"one", nil, 1)
+	default:
+		return fmt.Errorf("%w: the position %s is of type %d", ErrNotAttention, position, typ)
+	}
+	e.addedFirst(
+		newNode("Cast", []string{rows}, p+"rows", intAttr("to", typ)),
+		newNode("Range", []string{p + "zero", p + "rows", p + "one"}, p+"offsets"),
+		newNode("Add", []string{position, p + "offsets"}, p+"rows_positions"),
+	)
+	e.renamed[position] = p + "rows_positions"
 	return nil
 }
 
@@ -137,7 +236,7 @@ func (e *graphEdit) sharedLayer(c KVCache, counts, total, flat string) error {
 	}
 	qRead := e.producer[scores.inputs[0]]
 	if qRead == nil || qRead.opType != "Transpose" || !slices.Equal(qRead.lists["perm"], []int64{0, 2, 1, 3}) {
-		return fmt.Errorf("%w: the queries that %s meets are not transposed [0 2 1 3] from [batch, 1, heads, head_dim]", ErrNotAttention, c.Key[1])
+		return fmt.Errorf("%w: the queries that %s meets are not transposed [0 2 1 3] from [batch, rows, heads, head_dim]", ErrNotAttention, c.Key[1])
 	}
 	replaced := []*node{kConcat, vConcat, kRead, scores}
 	// scale, mask, Softmax
@@ -270,28 +369,74 @@ func (e *graphEdit) onlyReader(name, op string, at int) (*node, error) {
 // scalar is the value of a one-element fp32 constant: a Constant node's
 // or an initializer's.
 func (e *graphEdit) scalar(name string) (float32, bool) {
-	var t *tensor
-	if init := e.gr.weight(name); init != nil {
-		t = init
-	} else if c := e.producer[name]; c != nil && c.opType == "Constant" {
-		for _, f := range c.fields {
-			num, _, n := protowire.ConsumeTag(f)
-			if num != nodeAttr {
-				continue
-			}
-			attr, _ := protowire.ConsumeBytes(f[n:])
-			_ = eachField(attr, func(num protowire.Number, typ protowire.Type, val, raw []byte) error {
-				if num == attrTensor && typ == protowire.BytesType {
-					t, _ = readTensor(val, raw)
-				}
-				return nil
-			})
-		}
-	}
+	t, _ := e.constant(name)
 	if t == nil || len(t.floats) != 1 {
 		return 0, false
 	}
 	return t.floats[0], true
+}
+
+// int64s are the values of an int64 constant held in its raw data.
+func (e *graphEdit) int64s(name string) ([]int64, bool) {
+	t, body := e.constant(name)
+	if t == nil {
+		return nil, false
+	}
+	var typ int64
+	var raw []byte
+	_ = eachField(body, func(num protowire.Number, wt protowire.Type, val, _ []byte) error {
+		switch {
+		case num == tensorType && wt == protowire.VarintType:
+			x, _ := protowire.ConsumeVarint(val)
+			typ = int64(x)
+		case num == tensorRaw && wt == protowire.BytesType:
+			raw = val
+		}
+		return nil
+	})
+	if typ != typeInt64 || len(raw)%8 != 0 {
+		return nil, false
+	}
+	v := make([]int64, len(raw)/8)
+	for i := range v {
+		v[i] = int64(binary.LittleEndian.Uint64(raw[8*i:]))
+	}
+	return v, true
+}
+
+// constant is a Constant node's tensor or an initializer, and its
+// TensorProto.
+func (e *graphEdit) constant(name string) (t *tensor, body []byte) {
+	if init := e.gr.weight(name); init != nil {
+		_, _, n := protowire.ConsumeTag(init.raw)
+		body, _ = protowire.ConsumeBytes(init.raw[n:])
+		return init, body
+	}
+	c := e.producer[name]
+	if c == nil || c.opType != "Constant" {
+		return nil, nil
+	}
+	for _, f := range c.fields {
+		num, _, n := protowire.ConsumeTag(f)
+		if num != nodeAttr {
+			continue
+		}
+		attr, _ := protowire.ConsumeBytes(f[n:])
+		_ = eachField(attr, func(num protowire.Number, typ protowire.Type, val, raw []byte) error {
+			if num == attrTensor && typ == protowire.BytesType {
+				t, _ = readTensor(val, raw)
+				body = val
+			}
+			return nil
+		})
+	}
+	return t, body
+}
+
+// addFloat adds an fp32 scalar initializer.
+func (e *graphEdit) addFloat(name string, v float32) {
+	e.inits = append(e.inits, tensorBytes(name, typeFloat, nil, binary.LittleEndian.AppendUint32(nil, math.Float32bits(v))))
+	e.initName[name] = true
 }
 
 // floatAttr is an AttributeProto of type FLOAT.

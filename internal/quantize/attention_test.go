@@ -16,13 +16,14 @@ import (
 
 const attentionTTS = "../../tts/moss/testdata/attention-tts"
 
-func decodeCaches(layers int) []quantize.KVCache {
-	var caches []quantize.KVCache
+// decodeStep names the MOSS decode step's tensors, with layers layers.
+func decodeStep(layers int) quantize.DecodeStep {
+	step := quantize.DecodeStep{Rows: "input_ids", Lengths: "past_valid_lengths", Hidden: []string{"global_hidden"}}
 	for i := range layers {
 		k, v := fmt.Sprintf("key_%d", i), fmt.Sprintf("value_%d", i)
-		caches = append(caches, quantize.KVCache{Key: [2]string{"past_" + k, "present_" + k}, Value: [2]string{"past_" + v, "present_" + v}})
+		step.Caches = append(step.Caches, quantize.KVCache{Key: [2]string{"past_" + k, "present_" + k}, Value: [2]string{"past_" + v, "present_" + v}})
 	}
-	return caches
+	return step
 }
 
 // The rewritten decode step declares its caches, in and out, laid [batch,
@@ -35,7 +36,7 @@ func TestSharedKVAttentionDeclaresTheBuffers(t *testing.T) {
 	require.NoError(t, err)
 	model, err = quantize.Inline(model, attentionTTS)
 	require.NoError(t, err)
-	shared, err := quantize.SharedKVAttention(model, decodeCaches(2), "past_valid_lengths")
+	shared, err := quantize.SharedKVAttention(model, decodeStep(2))
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "shared.onnx")
 	require.NoError(t, os.WriteFile(path, shared, 0o644))
@@ -48,6 +49,8 @@ func TestSharedKVAttentionDeclaresTheBuffers(t *testing.T) {
 	for _, name := range []string{"past_key_0", "past_value_1", "present_key_1", "present_value_0"} {
 		assert.Equal(t, []int64{-1, 2, -1, 8}, dims[name], name)
 	}
+	assert.Equal(t, []int64{-1, -1, 17}, dims["input_ids"], "any number of rows")
+	assert.Equal(t, []int64{-1, -1, 16}, dims["global_hidden"])
 	assert.Equal(t, 2, strings.Count(string(shared), "GroupQueryAttention"))
 	for _, gone := range []string{"Softmax", "Where", "/Less_output_0", "/h.0/attn/Transpose_1_output_0"} {
 		assert.Contains(t, string(model), gone)
@@ -62,18 +65,20 @@ func TestSharedKVAttentionRefusesOtherGraphs(t *testing.T) {
 	require.NoError(t, err)
 	model, err = quantize.Inline(model, attentionTTS)
 	require.NoError(t, err)
-	swapped := decodeCaches(2)
-	swapped[0].Key, swapped[0].Value = swapped[0].Value, swapped[0].Key
-	_, err = quantize.SharedKVAttention(model, swapped, "past_valid_lengths")
+	swapped := decodeStep(2)
+	swapped.Caches[0].Key, swapped.Caches[0].Value = swapped.Caches[0].Value, swapped.Caches[0].Key
+	_, err = quantize.SharedKVAttention(model, swapped)
 	require.ErrorIs(t, err, quantize.ErrNotAttention)
 	assert.ErrorContains(t, err, "present_value_0 is read transposed by [0 2 1 3], not [0 2 3 1]")
 
-	_, err = quantize.SharedKVAttention(model, decodeCaches(2), "input_ids")
+	noLengths := decodeStep(2)
+	noLengths.Lengths = "input_ids"
+	_, err = quantize.SharedKVAttention(model, noLengths)
 	assert.ErrorContains(t, err, "no graph input input_ids of one axis")
 
 	tiny, err := os.ReadFile("../../tts/moss/testdata/tiny/moss_tts_decode_step.onnx")
 	require.NoError(t, err)
-	_, err = quantize.SharedKVAttention(tiny, decodeCaches(12), "past_valid_lengths")
+	_, err = quantize.SharedKVAttention(tiny, decodeStep(12))
 	require.ErrorIs(t, err, quantize.ErrNotAttention)
 	assert.ErrorContains(t, err, "past_key_0 is read by [ReduceMean Concat]")
 }

@@ -68,6 +68,10 @@ type valueDecl struct {
 	dims     []int64 // each dim's value, 0 where it has none (a symbol)
 }
 
+// freeAxis is the length resize gives an axis of no fixed length: it gets
+// a symbol, the tensor's name and the axis.
+const freeAxis = 0
+
 // resize gives the graph inputs and outputs names new lengths on axes.
 func (e *graphEdit) resize(lengths map[int64]int64, names ...string) {
 	for _, name := range names {
@@ -326,8 +330,13 @@ func (e *graphEdit) resizedInfo(info []byte) ([]byte, error) {
 			}
 			if length, ok := lengths[int64(len(dims))]; ok {
 				var dim []byte
-				dim = protowire.AppendTag(dim, dimValue, protowire.VarintType)
-				dim = protowire.AppendVarint(dim, uint64(length))
+				if length == freeAxis {
+					dim = protowire.AppendTag(dim, dimParam, protowire.BytesType)
+					dim = protowire.AppendString(dim, fmt.Sprintf("%s_dim_%d", name, len(dims)))
+				} else {
+					dim = protowire.AppendTag(dim, dimValue, protowire.VarintType)
+					dim = protowire.AppendVarint(dim, uint64(length))
+				}
 				raw = protowire.AppendBytes(protowire.AppendTag(nil, shapeDim, protowire.BytesType), dim)
 			}
 			dims = append(dims, raw)
@@ -392,6 +401,7 @@ const (
 	tensorTypeShape = 2
 	shapeDim        = 1
 	dimValue        = 1
+	dimParam        = 2
 	typeInt64       = 7
 	attrTypeInts    = 7
 )

@@ -117,7 +117,7 @@ func (s *Stages) AddFlags(f *pflag.FlagSet, groups FlagGroup) {
 	if groups&TTSFlags != 0 {
 		f.StringVar(&s.TTSCodecDir, "tts-codec-dir", s.TTSCodecDir, "MOSS audio tokenizer ONNX (default: where the TTS set's manifest points)")
 		f.StringVar(&s.Voice, "voice", s.Voice, "built-in voice of the synthesizer (default "+moss.DefaultVoice+")")
-		f.BoolVar(&s.TTSLowMemory, "tts-low-memory", s.TTSLowMemory, "close the synthesizer's prefill graph after the voice prompt (85 MiB at int4): long sentences start up to 0.5 s later")
+		f.BoolVar(&s.TTSLowMemory, "tts-low-memory", s.TTSLowMemory, "close the synthesizer's prefill graph after the voice prompt (85 MiB at int4): long sentences start up to 0.5 s later; nothing changes where the decode step is fed a chunk's text at once (its shared form, kept at the first load), which opens no prefill graph")
 	}
 	if groups&ConversationFlags != 0 {
 		s.addConversationFlags(f)

@@ -41,7 +41,9 @@ type Options struct {
 	// transformer's weights (85 MiB at int4) is not kept: every chunk then
 	// steps through its rows from the prompt's cache, which for a long
 	// chunk is slower than prefilling it (up to 0.5 s later for a 75-token
-	// chunk at int4 on the build machine).
+	// chunk at int4 on the build machine). Where the decode step's shared
+	// form is kept (useSharedKV) the prefill graph is not opened at all,
+	// and LowMemory changes nothing.
 	LowMemory bool
 	ONNX      onnx.Options
 	// slidingCodec keeps the codec's caches as the graph has them
@@ -94,11 +96,15 @@ type Synthesizer struct {
 	// (useRingCodec); nil while they slide.
 	ring *ringForm
 	// sharedDecode says the decode step is its shared form
-	// (useSharedKV), whose KV cache is kv, the voice prompt's rows first;
-	// kvBufs then serve only a long chunk's prefill.
+	// (useSharedKV), whose KV cache is kv, the voice prompt's rows first.
+	// fed is what its runs of several rows took (the decode session's
+	// Runs count them too).
 	sharedDecode bool
 	kv           *sharedKV
-	kvBufs       [][]float32
+	fedMu        sync.Mutex
+	fed          onnx.RunStats
+	// kvBufs hold the growing form's cache.
+	kvBufs [][]float32
 	// kvSlot is each KV cache output's buffer in kvBufs: its index among
 	// the decode step's present_* outputs.
 	kvSlot map[string]int
@@ -200,10 +206,10 @@ func Open(ttsDir, codecDir string, opts Options) (*Synthesizer, error) {
 		_ = s.Close()
 		return nil, err
 	}
-	if !opts.LowMemory {
+	if s.prefill != nil && !opts.LowMemory {
 		s.kvBufs = s.kvBuffers(s.promptLen + kvRowsAhead)
 	}
-	if opts.LowMemory {
+	if s.prefill != nil && opts.LowMemory {
 		_ = s.prefill.Destroy()
 		s.prefill = nil
 	}
@@ -313,17 +319,7 @@ func (s *Synthesizer) pickVoice(path string, man *manifest, name string) error {
 // configure read from the metadata.
 func (s *Synthesizer) openGraphs(ttsDir, codecDir string, tm *ttsMeta, cm *codecMeta, o Options) error {
 	c, opts := s.cfg, o.ONNX
-	prefillIn, localIn, localOut := s.prefillIn, s.localIn, s.localOut
-	kvDims := []int64{-1, -1, int64(c.heads), int64(c.headDim)}
-	tensors := func(names []string, typ ort.TensorElementDataType, dims []int64) []onnx.Tensor {
-		var ts []onnx.Tensor
-		for _, n := range names {
-			ts = append(ts, onnx.Tensor{Name: n, Type: typ, Dims: dims})
-		}
-		return ts
-	}
-	hiddenOut := onnx.Tensor{Name: s.prefillOut[0], Type: onnx.Float, Dims: []int64{-1, -1, int64(c.hidden)}}
-	row := int64(c.rowWidth)
+	localIn, localOut := s.localIn, s.localOut
 	var err error
 	path := func(key, def string) (string, error) {
 		name := tm.Files[key]
@@ -332,26 +328,30 @@ func (s *Synthesizer) openGraphs(ttsDir, codecDir string, tm *ttsMeta, cm *codec
 		}
 		return file(ttsDir, name, key)
 	}
-	p, err := path("prefill", "moss_tts_prefill.onnx")
-	if err != nil {
+	prefill := graphFile{}
+	prefill.ins, prefill.outs = s.prefillTensors()
+	if prefill.path, err = path("prefill", "moss_tts_prefill.onnx"); err != nil {
 		return err
 	}
-	if s.prefill, err = onnx.Open(p,
-		[]onnx.Tensor{{Name: prefillIn[0], Type: onnx.Int32, Dims: []int64{-1, -1, row}}, {Name: prefillIn[1], Type: onnx.Int32, Dims: []int64{-1, -1}}},
-		append([]onnx.Tensor{hiddenOut}, tensors(s.prefillOut[1:], onnx.Float, kvDims)...), opts, Hint); err != nil {
-		return fmt.Errorf("moss: %w", err)
-	}
-	if p, err = path("decode_step", "moss_tts_decode_step.onnx"); err != nil {
+	decode := graphFile{}
+	if decode.path, err = path("decode_step", "moss_tts_decode_step.onnx"); err != nil {
 		return err
 	}
-	decodeIns, decodeOuts := s.decodeTensors()
-	if s.decode, err = onnx.Open(p, decodeIns, decodeOuts, opts, Hint); err != nil {
+	decode.ins, decode.outs = s.decodeTensors()
+	if s.decode, err = onnx.Open(decode.path, decode.ins, decode.outs, opts, Hint); err != nil {
 		return fmt.Errorf("moss: %w", err)
 	}
 	if !o.growingKV {
-		s.useSharedKV(p, decodeIns, decodeOuts, opts)
+		s.useSharedKV(decode, prefill, opts)
 	}
-	if p, err = path("local_fixed_sampled_frame", "moss_tts_local_fixed_sampled_frame.onnx"); err != nil {
+	// The shared form feeds the voice prompt and a chunk's text itself.
+	if !s.sharedDecode {
+		if s.prefill, err = onnx.Open(prefill.path, prefill.ins, prefill.outs, opts, Hint); err != nil {
+			return fmt.Errorf("moss: %w", err)
+		}
+	}
+	p, err := path("local_fixed_sampled_frame", "moss_tts_local_fixed_sampled_frame.onnx")
+	if err != nil {
 		return err
 	}
 	nvq := int64(c.nVQ)
@@ -387,8 +387,18 @@ func (s *Synthesizer) openGraphs(ttsDir, codecDir string, tm *ttsMeta, cm *codec
 	return nil
 }
 
-// decodeTensors are the decode step's tensors in and out, in the order
-// its session takes them.
+// prefillTensors and decodeTensors are the prefill's and the decode
+// step's tensors in and out, in the order their sessions take them.
+func (s *Synthesizer) prefillTensors() (ins, outs []onnx.Tensor) {
+	c := s.cfg
+	ins = []onnx.Tensor{{Name: s.prefillIn[0], Type: onnx.Int32, Dims: []int64{-1, -1, int64(c.rowWidth)}}, {Name: s.prefillIn[1], Type: onnx.Int32, Dims: []int64{-1, -1}}}
+	outs = []onnx.Tensor{{Name: s.prefillOut[0], Type: onnx.Float, Dims: []int64{-1, -1, int64(c.hidden)}}}
+	for _, name := range s.prefillOut[1:] {
+		outs = append(outs, onnx.Tensor{Name: name, Type: onnx.Float, Dims: []int64{-1, -1, int64(c.heads), int64(c.headDim)}})
+	}
+	return ins, outs
+}
+
 func (s *Synthesizer) decodeTensors() (ins, outs []onnx.Tensor) {
 	c := s.cfg
 	ins = []onnx.Tensor{{Name: s.decodeIn[0], Type: onnx.Int32, Dims: []int64{-1, 1, int64(c.rowWidth)}}, {Name: s.decodeIn[1], Type: onnx.Int32, Dims: []int64{-1}}}
@@ -446,23 +456,47 @@ func codecOptions(opts onnx.Options) onnx.Options {
 // GraphRuns is what one of the synthesizer's graphs' runs took
 // (onnx.Session.Runs).
 type GraphRuns struct {
-	Graph string // prefill, decode step, local frame, codec
+	Graph string // prefill, text rows, decode step, local frame, codec
 	Model string // its file
+	// Runs says which of the model's runs these are.
+	Runs RunRows
 	onnx.RunStats
 }
 
+// RunRows tells a session's runs apart where it runs two kinds: the
+// decode step's shared form is fed a chunk's text at once (and the voice
+// prompt at Open), then a frame's row a step.
+type RunRows int
+
+const (
+	AllRuns     RunRows = iota
+	OneRowRuns          // each of one row: a decode step
+	BatchedRuns         // each of several rows at once
+)
+
 // Runs is, graph by graph, what the synthesizer's runs took so far; a
-// graph closed (the prefill, with LowMemory) is left out.
+// graph closed or not opened (the prefill, with LowMemory or the decode
+// step's shared form) is left out.
 func (s *Synthesizer) Runs() []GraphRuns {
 	var out []GraphRuns
-	for _, g := range []struct {
-		name string
-		s    *onnx.Session
-	}{{"prefill", s.prefill}, {"decode step", s.decode}, {"local frame", s.local}, {"codec", s.codec}} {
-		if g.s != nil {
-			out = append(out, GraphRuns{Graph: g.name, Model: g.s.Path, RunStats: g.s.Runs()})
-		}
+	if s.prefill != nil {
+		out = append(out, GraphRuns{Graph: "prefill", Model: s.prefill.Path, RunStats: s.prefill.Runs()})
 	}
+	steps := GraphRuns{Graph: "decode step", Model: s.decode.Path, RunStats: s.decode.Runs()}
+	if s.sharedDecode {
+		s.fedMu.Lock()
+		fed := s.fed
+		s.fedMu.Unlock()
+		steps.Runs = OneRowRuns
+		steps.Calls -= fed.Calls
+		steps.Time -= fed.Time
+		steps.InBytes -= fed.InBytes
+		steps.OutBytes -= fed.OutBytes
+		out = append(out, GraphRuns{Graph: "text rows", Model: s.decode.Path, Runs: BatchedRuns, RunStats: fed})
+	}
+	out = append(out, steps,
+		GraphRuns{Graph: "local frame", Model: s.local.Path, RunStats: s.local.Runs()},
+		GraphRuns{Graph: "codec", Model: s.codec.Path, RunStats: s.codec.Runs()})
 	return out
 }
 

@@ -1,6 +1,7 @@
 package moss
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -23,28 +24,32 @@ import (
 // keys and values, [1, rows, heads, head_dim], with the step's new row,
 // returns the Concat as the next step's cache and transposes it for the
 // attention, so every frame copies the whole cache three times (at full
-// size 37 of a step's 90 MB of memory traffic at 250 rows). So at its
+// size 37 of a step's 90 MB of memory traffic at 250 rows). And the
+// prefill graph takes no cache to continue from: a chunk's text either
+// steps row by row from the voice prompt's cache or is prefilled with
+// the prompt again (151 of a 17-word sentence's 229 rows). So at its
 // first load the synthesizer derives from the decode step a graph whose
 // attention is ONNX Runtime's GroupQueryAttention on cache buffers laid
-// [1, heads, capacity, head_dim] that it writes in place, one row a step
-// (quantize.SharedKVAttention), checks it against the original, and keeps
-// it only if their hidden states and caches agree. The cache is then one
-// set of buffers, the voice prompt's rows first, which every chunk steps
-// on from: a chunk writes its rows after the prompt's and the next one
-// writes over them.
+// [1, heads, capacity, head_dim] that it writes in place, and which takes
+// any number of rows at once after the cached ones
+// (quantize.SharedKVAttention); checks it against the original graphs;
+// and keeps it only if their hidden states and caches agree. The cache
+// is then one set of buffers: the voice prompt's rows, fed at Open, then
+// a chunk's text rows fed in one call and its frames one a step, which
+// the next chunk writes over. The prefill graph is not opened at all.
 const (
 	sharedKVKept    = "shared"
-	sharedKVVersion = "shared-kv 1"
+	sharedKVVersion = "shared-kv 2"
 	// sharedKVTolerance bounds how far the shared form's hidden states and
 	// caches may stray from the original's, relative to their peak, both in
-	// their exact form: only the order of the attention's sums differs
-	// (5e-7 of the peak at full size). One entry too few or too many
-	// attended, or a wrong scale, moves them by a tenth.
+	// their exact form: only the order of the sums differs (at full size
+	// 5e-7 of the peak over steps). One entry too few or too many attended,
+	// a row's position off by one, or a wrong scale, moves them by a tenth.
 	sharedKVTolerance = 1e-5
-	// sharedKVCheck are the rows cached before the check's steps, and its
-	// steps: enough for the attention to weigh many entries, and for
-	// every position's rotation to differ.
-	sharedKVCheckRows, sharedKVCheckSteps = 12, 20
+	// The check's rows after the voice prompt: the first sharedKVCheckBatch
+	// of them fed at once, the rest one a step; enough for every
+	// position's rotation to differ.
+	sharedKVCheckSteps, sharedKVCheckBatch = 20, 8
 )
 
 // sharedKV is the decode step's KV cache in the shared form: one buffer
@@ -96,45 +101,33 @@ func (kv *sharedKV) fit(rows int) error {
 	return kv.resize(kv.bufs, max(rows, kv.rows+max(kv.rows/4, 32)))
 }
 
-// write copies rows [from, to) of caches laid [1, rows, heads, head_dim]
-// (a prefill's, in the decode step's input order) into the buffers.
-func (kv *sharedKV) write(caches []ort.Value, from, to int) error {
-	if err := kv.fit(to); err != nil {
-		return err
-	}
-	for i, c := range caches {
-		t, ok := c.(*ort.Tensor[float32])
-		if !ok || len(t.GetData()) < to*kv.heads*kv.width {
-			return fmt.Errorf("%w: moss: a KV cache of the prefill holds fewer than %d rows", ErrModelMismatch, to)
-		}
-		src, dst := t.GetData(), kv.bufs[i]
-		for r := from; r < to; r++ {
-			for h := range kv.heads {
-				copy(dst[(h*kv.rows+r)*kv.width:(h*kv.rows+r+1)*kv.width], src[(r*kv.heads+h)*kv.width:])
-			}
-		}
-	}
-	return nil
-}
-
 func (kv *sharedKV) destroy() {
 	if kv != nil {
 		destroyAll(kv.tensors)
 	}
 }
 
-// useSharedKV replaces the decode step's session, opened on the model at
-// path, with its shared form when that is made, checked and kept;
-// otherwise the decode step stays as it is.
-func (s *Synthesizer) useSharedKV(path string, ins, outs []onnx.Tensor, opts onnx.Options) {
+// graphFile is a graph's file and the tensors it is opened with.
+type graphFile struct {
+	path      string
+	ins, outs []onnx.Tensor
+}
+
+// useSharedKV replaces the decode step's session, opened on decode, with
+// its shared form when that is made, checked (against decode and
+// prefill) and kept; otherwise the decode step stays as it is. The
+// verdict is kept by the decode step's files, which at full size hold
+// the prefill's weights too (moss_tts_global_shared.data).
+func (s *Synthesizer) useSharedKV(decode, prefill graphFile, opts onnx.Options) {
 	rewrite := graphRewrite{engine: "moss-shared-kv", version: sharedKVVersion, kept: sharedKVKept,
-		keeping: "the decode step's KV cache is written in place", leaving: "the decode step's KV cache grows by copies"}
-	model, err := rewrite.load(path, func(model string) (string, error) {
-		return s.deriveSharedKV(path, model, ins, outs, opts)
+		keeping: "the decode step's KV cache is written in place and a chunk's text fed at once",
+		leaving: "the decode step's KV cache grows by copies"}
+	model, err := rewrite.load(decode.path, func(model string) (string, error) {
+		return s.deriveSharedKV(decode, prefill, model, opts)
 	})
 	if err == nil && model != "" {
 		var sess *onnx.Session
-		sharedIns, sharedOuts := s.sharedTensors(ins, outs)
+		sharedIns, sharedOuts := s.sharedTensors(decode.ins, decode.outs)
 		if sess, err = onnx.Open(model, sharedIns, sharedOuts, opts, Hint); err == nil {
 			_ = s.decode.Destroy()
 			sess.Moved = s.sharedMoved
@@ -143,30 +136,34 @@ func (s *Synthesizer) useSharedKV(path string, ins, outs []onnx.Tensor, opts onn
 		}
 	}
 	if err != nil {
-		slog.Warn("moss: "+rewrite.leaving+": no shared form", "model", path, "err", err)
+		slog.Warn("moss: "+rewrite.leaving+": no shared form", "model", decode.path, "err", err)
 	}
 }
 
-// sharedMoved is what a step of the shared form reads and writes: its
-// row and length, the cached rows and its own (which the attention
-// reads), and its hidden state and one row of each cache; not the
+// sharedMoved is what a call of the shared form reads and writes: its
+// rows and length, the cached rows and its own (which the attention
+// reads), and its hidden states and its rows of each cache; not the
 // buffers' whole capacity, which it neither reads nor writes.
 func (s *Synthesizer) sharedMoved(inputs, outputs []ort.Value) (in, out int64) {
 	caches := int64(len(inputs) - 2)
 	row := int64(4 * s.cfg.heads * s.cfg.headDim)
-	rows := int64(1)
-	if n, ok := inputs[1].(*ort.Tensor[int32]); ok && len(n.GetData()) == 1 {
-		rows += int64(n.GetData()[0])
+	var fed, cached int64
+	if r, ok := inputs[0].(*ort.Tensor[int32]); ok {
+		fed = int64(len(r.GetData()) / s.cfg.rowWidth)
 	}
-	in = int64(4*s.cfg.rowWidth+4) + caches*rows*row
-	out = int64(4*s.cfg.hidden) + caches*row
+	if n, ok := inputs[1].(*ort.Tensor[int32]); ok && len(n.GetData()) == 1 {
+		cached = int64(n.GetData()[0])
+	}
+	in = 4*fed*int64(s.cfg.rowWidth) + 4 + caches*(cached+fed)*row
+	out = 4*fed*int64(s.cfg.hidden) + caches*fed*row
 	return in, out
 }
 
 // sharedTensors are the decode step's tensors with its caches laid as the
-// shared form takes them.
+// shared form takes them, and any number of rows in and hidden states out.
 func (s *Synthesizer) sharedTensors(ins, outs []onnx.Tensor) ([]onnx.Tensor, []onnx.Tensor) {
 	ins, outs = slices.Clone(ins), slices.Clone(outs)
+	ins[0].Dims = []int64{-1, -1, int64(s.cfg.rowWidth)}
 	for _, ts := range [][]onnx.Tensor{ins[2:], outs[1:]} {
 		for i := range ts {
 			ts[i].Dims = []int64{-1, int64(s.cfg.heads), -1, int64(s.cfg.headDim)}
@@ -197,11 +194,11 @@ func (s *Synthesizer) kvCaches() ([]quantize.KVCache, error) {
 
 // deriveSharedKV writes the decode step's shared form to model, with
 // links to the weights it reads beside it, and checks it against the
-// original: the verdict, sharedKVKept or why not. Its weights stay in
-// their files: inline, at full size they would be the graph's 70 MB (int4)
-// or 440 MB (fp32) held in memory three times over.
-func (s *Synthesizer) deriveSharedKV(path, model string, ins, outs []onnx.Tensor, opts onnx.Options) (string, error) {
-	graph, err := os.ReadFile(path)
+// original graphs: the verdict, sharedKVKept or why not. Its weights stay
+// in their files: inline, at full size they would be the graph's 70 MB
+// (int4) or 440 MB (fp32) held in memory three times over.
+func (s *Synthesizer) deriveSharedKV(decode, prefill graphFile, model string, opts onnx.Options) (string, error) {
+	graph, err := os.ReadFile(decode.path)
 	if err != nil {
 		return "", err
 	}
@@ -209,7 +206,8 @@ func (s *Synthesizer) deriveSharedKV(path, model string, ins, outs []onnx.Tensor
 	if err != nil {
 		return "not rewritten: " + err.Error(), nil
 	}
-	shared, err := quantize.SharedKVAttention(graph, caches, s.decodeIn[1])
+	shared, err := quantize.SharedKVAttention(graph, quantize.DecodeStep{
+		Rows: s.decodeIn[0], Lengths: s.decodeIn[1], Hidden: s.decodeOut[:1], Caches: caches})
 	if errors.Is(err, quantize.ErrNotAttention) {
 		return "not rewritten: " + err.Error(), nil
 	}
@@ -222,10 +220,14 @@ func (s *Synthesizer) deriveSharedKV(path, model string, ins, outs []onnx.Tensor
 	if err := writeGraph(model, shared); err != nil {
 		return "", err
 	}
-	if err := linkData(path, filepath.Dir(model)); err != nil {
+	if err := linkData(decode.path, filepath.Dir(model)); err != nil {
 		return "", err
 	}
-	if err := s.sameSteps(graph, shared, filepath.Dir(path), ins, outs, opts); err != nil {
+	prefillGraph, err := os.ReadFile(prefill.path)
+	if err != nil {
+		return "", err
+	}
+	if err := s.sameRows(graph, shared, prefillGraph, decode, prefill, opts); err != nil {
 		return "not kept: " + err.Error(), nil
 	}
 	return sharedKVKept, nil
@@ -260,35 +262,31 @@ func linkData(path, dir string) error {
 	return nil
 }
 
-// sameSteps runs the original decode step and its shared form (their
-// weights in dataDir), from the same cached rows, over the same steps,
-// and returns an error if their hidden states or caches differ by more
-// than sharedKVTolerance of the original's peak. Both run in their exact
-// form (quantize.ExactActivations), in which only rounding tells them
-// apart, one after the other, so that one is in memory at a time.
-func (s *Synthesizer) sameSteps(graph, shared []byte, dataDir string, ins, outs []onnx.Tensor, opts onnx.Options) error {
+// sameRows runs the original graphs and the shared form over the same
+// rows and returns an error if their hidden states or caches differ by
+// more than sharedKVTolerance of the original's peak: the voice prompt,
+// prefilled by the original and fed at once from no cache to the shared
+// form; then sharedKVCheckSteps rows of random codes, each a step of the
+// original decode step, and to the shared form the first
+// sharedKVCheckBatch at once and the rest one a step. All run in their
+// exact form (quantize.ExactActivations), in which only rounding tells
+// them apart, one after another, so that one is in memory at a time.
+func (s *Synthesizer) sameRows(graph, shared, prefillGraph []byte, decode, prefill graphFile, opts onnx.Options) error {
 	c := s.cfg
-	cached := make([][]float32, len(s.decodeIn)-2)
-	rng := rand.New(rand.NewPCG(sharedKVCheckRows, 0x6b76))
-	for i := range cached {
-		cached[i] = make([]float32, sharedKVCheckRows*c.heads*c.headDim)
-		for j := range cached[i] {
-			cached[i][j] = float32(rng.NormFloat64())
+	rng := rand.New(rand.NewPCG(sharedKVCheckSteps, 0x6b76))
+	var rows []int32
+	for range sharedKVCheckSteps {
+		rows = c.row(rows, c.assistantSlot, nil)
+		for k := 1; k < c.rowWidth; k++ {
+			rows[len(rows)-c.rowWidth+k] = int32(rng.IntN(c.codebook))
 		}
 	}
-	rows := make([][]int32, sharedKVCheckSteps)
-	for i := range rows {
-		rows[i] = c.row(nil, c.assistantSlot, nil)
-		for k := 1; k < len(rows[i]); k++ {
-			rows[i][k] = int32(rng.IntN(c.codebook))
-		}
-	}
-	want, err := s.stepsThrough(graph, dataDir, "the decode step's exact form", ins, outs, opts, cached, rows, false)
+	dataDir := filepath.Dir(decode.path)
+	want, err := s.originalRows(graph, prefillGraph, dataDir, decode, prefill, opts, rows)
 	if err != nil {
 		return err
 	}
-	sharedIns, sharedOuts := s.sharedTensors(ins, outs)
-	got, err := s.stepsThrough(shared, dataDir, "the decode step's shared form", sharedIns, sharedOuts, opts, cached, rows, true)
+	got, err := s.sharedRows(shared, dataDir, decode, opts, rows)
 	if err != nil {
 		return err
 	}
@@ -297,64 +295,82 @@ func (s *Synthesizer) sameSteps(graph, shared []byte, dataDir string, ins, outs 
 		d.add(want[i], got[i])
 	}
 	if d.diff > sharedKVTolerance*max(d.peak, 1e-3) {
-		return fmt.Errorf("its hidden states or caches differ by %.3g (peak %.3g; %d steps on %d cached rows)", d.diff, d.peak, sharedKVCheckSteps, sharedKVCheckRows)
+		return fmt.Errorf("its hidden states or caches differ by %.3g (peak %.3g; the voice prompt and %d rows)", d.diff, d.peak, sharedKVCheckSteps)
 	}
 	slog.Debug("moss: the decode step's shared form agrees with the original", "max_diff", d.diff, "peak", d.peak)
 	return nil
 }
 
-// stepsThrough runs graph (in its exact form), from the cached rows
-// (laid [1, rows, heads, head_dim]), over rows, on a growing cache or a
-// shared one: each step's hidden state, then the caches at the end laid
-// [1, rows, heads, head_dim].
-func (s *Synthesizer) stepsThrough(graph []byte, dataDir, name string, ins, outs []onnx.Tensor, opts onnx.Options, cached [][]float32, rows [][]int32, shared bool) ([][]float32, error) {
+// originalRows runs the original graphs (exact form): the prefill over
+// the voice prompt, then the decode step over each of rows. It returns
+// every row's hidden state, then the caches at the end laid [1, rows,
+// heads, head_dim].
+func (s *Synthesizer) originalRows(graph, prefillGraph []byte, dataDir string, decode, prefill graphFile, opts onnx.Options, rows []int32) ([][]float32, error) {
+	sess, err := openExact(prefillGraph, dataDir, "the prefill's exact form", prefill.ins, prefill.outs, opts)
+	if err != nil {
+		return nil, err
+	}
+	hidden, past, err := s.runPrefill(context.Background(), sess, s.promptRows(), nil)
+	sess.Destroy()
+	if err != nil {
+		return nil, err
+	}
+	defer func() { destroyAll(past) }()
+	if sess, err = openExact(graph, dataDir, "the decode step's exact form", decode.ins, decode.outs, opts); err != nil {
+		return nil, err
+	}
+	defer sess.Destroy()
+	n := len(hidden) / s.cfg.hidden
+	for i := 0; i < len(rows); i += s.cfg.rowWidth {
+		h, next, err := s.decodeRows(sess, rows[i:i+s.cfg.rowWidth], n, past, nil)
+		if err != nil {
+			return nil, err
+		}
+		destroyAll(past)
+		past = next
+		hidden = append(hidden, h...)
+		n++
+	}
+	out := [][]float32{hidden}
+	for _, p := range past {
+		out = append(out, slices.Clone(p.(*ort.Tensor[float32]).GetData()))
+	}
+	return out, nil
+}
+
+// sharedRows runs the shared form (exact form) as sameRows says, and
+// returns what originalRows does.
+func (s *Synthesizer) sharedRows(shared []byte, dataDir string, decode graphFile, opts onnx.Options, rows []int32) ([][]float32, error) {
 	c := s.cfg
-	sess, err := openExact(graph, dataDir, name, ins, outs, opts)
+	sharedIns, sharedOuts := s.sharedTensors(decode.ins, decode.outs)
+	sess, err := openExact(shared, dataDir, "the decode step's shared form", sharedIns, sharedOuts, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer sess.Destroy()
-	past := make([]ort.Value, len(cached))
-	defer func() { destroyAll(past) }()
-	for i, v := range cached {
-		if past[i], err = ort.NewTensor(ort.NewShape(1, int64(len(v)/(c.heads*c.headDim)), int64(c.heads), int64(c.headDim)), slices.Clone(v)); err != nil {
-			return nil, fmt.Errorf("moss: %w", err)
-		}
+	prompt := s.promptRows()
+	feeds := [][]int32{prompt, rows[:sharedKVCheckBatch*c.rowWidth]}
+	for i := sharedKVCheckBatch * c.rowWidth; i < len(rows); i += c.rowWidth {
+		feeds = append(feeds, rows[i:i+c.rowWidth])
 	}
-	n := sharedKVCheckRows
-	var kv *sharedKV
-	if shared {
-		if kv, err = newSharedKV(len(past), c.heads, c.headDim, n+len(rows)); err != nil {
-			return nil, err
-		}
-		defer kv.destroy()
-		if err := kv.write(past, 0, n); err != nil {
-			return nil, err
-		}
+	n := (len(prompt) + len(rows)) / c.rowWidth
+	kv, err := newSharedKV(len(s.decodeIn)-2, c.heads, c.headDim, n)
+	if err != nil {
+		return nil, err
 	}
-	var out [][]float32
-	for _, row := range rows {
-		var hidden []float32
-		if shared {
-			hidden, _, err = s.decodeOnce(sess, row, n, kv.tensors, s.presentOrder(kv.tensors))
-		} else {
-			var next []ort.Value
-			if hidden, next, err = s.decodeOnce(sess, row, n, past, nil); err == nil {
-				destroyAll(past)
-				past = next
-			}
-		}
+	defer kv.destroy()
+	var hidden []float32
+	n = 0
+	for _, feed := range feeds {
+		h, _, err := s.decodeRows(sess, feed, n, kv.tensors, s.presentOrder(kv.tensors))
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, hidden)
-		n++
+		hidden = append(hidden, h...)
+		n += len(feed) / c.rowWidth
 	}
-	for i := range past {
-		if !shared {
-			out = append(out, slices.Clone(past[i].(*ort.Tensor[float32]).GetData()))
-			continue
-		}
+	out := [][]float32{hidden}
+	for i := range kv.bufs {
 		laid := make([]float32, 0, n*c.heads*c.headDim)
 		for r := range n {
 			for h := range c.heads {
@@ -366,11 +382,11 @@ func (s *Synthesizer) stepsThrough(graph []byte, dataDir, name string, ins, outs
 	return out, nil
 }
 
-// decodeOnce runs the decode step sess once over row, after n cached
-// rows: its hidden state, and the caches it returns where outs leaves
-// them to ONNX Runtime (in the input order).
-func (s *Synthesizer) decodeOnce(sess *onnx.Session, row []int32, n int, past, present []ort.Value) ([]float32, []ort.Value, error) {
-	rowT, err := ort.NewTensor(ort.NewShape(1, 1, int64(len(row))), row)
+// decodeRows runs the decode step sess once over rows, after n cached
+// rows: the rows' hidden states, and the caches it returns where present
+// leaves them to ONNX Runtime (in the input order).
+func (s *Synthesizer) decodeRows(sess *onnx.Session, rows []int32, n int, past, present []ort.Value) ([]float32, []ort.Value, error) {
+	rowT, err := ort.NewTensor(ort.NewShape(1, int64(len(rows)/s.cfg.rowWidth), int64(s.cfg.rowWidth)), rows)
 	if err != nil {
 		return nil, nil, fmt.Errorf("moss: %w", err)
 	}
@@ -388,7 +404,7 @@ func (s *Synthesizer) decodeOnce(sess *onnx.Session, row []int32, n int, past, p
 		}
 		return nil, nil, fmt.Errorf("moss: decode step: %w", err)
 	}
-	hidden, err := lastHidden(outs[0], s.cfg.hidden)
+	hidden, err := allHidden(outs[0], s.cfg.hidden)
 	destroy(outs[0])
 	if present != nil {
 		return hidden, nil, err

@@ -55,19 +55,23 @@ func speakFrames(t *testing.T, s *Synthesizer, text string) spoken {
 // Runtime's GroupQueryAttention over one set of buffers it writes in
 // place (onnxruntime contrib_ops/cpu/bert/gqa_attention_base.h, ApplyAttention:
 // past_present_share_buffer when past_key's data is present_key's), laid
-// [1, heads, rows, head_dim], the voice prompt's rows first. It says what
-// the growing cache says: the same frames and audio in English and
-// Chinese, whether a chunk steps through its text from the prompt's cache
-// or prefills it, and when the buffers must grow in the middle of a chunk.
-// Upstream's runtime feeds each step's present_* back as the next past_*
-// (OpenMOSS/MOSS-TTS-Nano onnx_tts_runtime.py, _decode_step), which the
-// growing form does.
+// [1, heads, rows, head_dim], the voice prompt's rows first, and fed a
+// chunk's text rows at once after them: the prefill graph is not opened.
+// It says what the growing cache says: the same frames and audio in
+// English and Chinese, whether the growing form steps through a chunk's
+// text from the prompt's cache or prefills it with the prompt, and when
+// the buffers must grow in the middle of a chunk. Upstream's runtime
+// feeds each step's present_* back as the next past_* (OpenMOSS/MOSS-TTS-Nano
+// onnx_tts_runtime.py, _decode_step) and prefills each chunk's whole
+// request (_prefill), which the growing form does.
 func TestDecodeStepKVIsWrittenInPlace(t *testing.T) {
 	shared := openAttentionTTS(t, Options{})
 	growing := openAttentionTTS(t, Options{growingKV: true})
 	require.True(t, shared.sharedDecode)
 	require.NotNil(t, shared.kv)
 	assert.Nil(t, shared.promptKV, "the prompt's rows live in the shared cache")
+	assert.Nil(t, shared.prefill, "the prefill graph is not opened")
+	require.NotNil(t, growing.prefill)
 	assert.Equal(t, shared.promptLen+kvRowsAhead, shared.kv.rows)
 	assert.Equal(t, ort.NewShape(1, 2, int64(shared.promptLen+kvRowsAhead), 8), shared.kv.tensors[0].(*ort.Tensor[float32]).GetShape())
 	require.False(t, growing.sharedDecode)
@@ -86,7 +90,8 @@ func TestDecodeStepKVIsWrittenInPlace(t *testing.T) {
 			}
 		}},
 	}
-	for _, text := range []string{"The capital of France is Paris, and it is lovely in spring.", "法国的首都是巴黎，春天很美。"} {
+	texts := []string{"The capital of France is Paris, and it is lovely in spring.", "法国的首都是巴黎，春天很美。"}
+	for _, text := range texts {
 		for _, way := range ways {
 			way.before(growing)
 			want := speakFrames(t, growing, text)
@@ -98,6 +103,18 @@ func TestDecodeStepKVIsWrittenInPlace(t *testing.T) {
 		}
 	}
 	assert.Greater(t, shared.kv.rows, shared.promptLen+1, "the cache grew")
+
+	// Each chunk's text was one run, told apart from the steps.
+	runs := map[string]GraphRuns{}
+	for _, r := range shared.Runs() {
+		runs[r.Graph] = r
+	}
+	require.NotContains(t, runs, "prefill")
+	require.Contains(t, runs, "text rows")
+	assert.Equal(t, 1+len(texts)*len(ways), runs["text rows"].Calls, "the voice prompt at Open, then each chunk's text")
+	assert.Equal(t, BatchedRuns, runs["text rows"].Runs)
+	assert.Equal(t, OneRowRuns, runs["decode step"].Runs)
+	assert.Equal(t, shared.decode.Runs().Calls, runs["text rows"].Calls+runs["decode step"].Calls)
 }
 
 // The verdict stays: a later load opens the shared form it made, without
@@ -126,9 +143,10 @@ func TestSharedKVIsCheckedAndKept(t *testing.T) {
 		require.Equal(t, 2, bytes.Count(graph, scale[:]), "one scale a layer")
 		return bytes.ReplaceAll(graph, scale[:], half[:])
 	}
-	ins, outs := growing.decodeTensors()
-	verdict, err := growing.deriveSharedKV(filepath.Join(attentionTTS, "moss_tts_decode_step.onnx"),
-		filepath.Join(t.TempDir(), "moss_tts_decode_step.onnx"), ins, outs, onnx.Options{})
+	decode, prefill := graphFile{path: filepath.Join(attentionTTS, "moss_tts_decode_step.onnx")}, graphFile{path: filepath.Join(attentionTTS, "moss_tts_prefill.onnx")}
+	decode.ins, decode.outs = growing.decodeTensors()
+	prefill.ins, prefill.outs = growing.prefillTensors()
+	verdict, err := growing.deriveSharedKV(decode, prefill, filepath.Join(t.TempDir(), "moss_tts_decode_step.onnx"), onnx.Options{})
 	require.NoError(t, err)
 	assert.Contains(t, verdict, "not kept: its hidden states or caches differ")
 }
@@ -186,6 +204,52 @@ func BenchmarkDecodeStep(b *testing.B) {
 			}
 		})
 		g.close()
+		require.NoError(b, s.Close())
+	}
+}
+
+// BenchmarkChunkText times bringing the global transformer to the end of
+// a chunk's request: bench stages' 17-word sentence, stepped row by row
+// or prefilled with the voice prompt (the growing cache), or fed at once
+// after the prompt's rows (the shared form). Like BenchmarkDecodeStep, on
+// the attention set or VOICE_BENCH_MOSS's:
+//
+//	VOICE_BENCH_MOSS=~/.cache/voice-agent/standins/int4 go test ./tts/moss -run - -bench ChunkText
+func BenchmarkChunkText(b *testing.B) {
+	testenv.ONNXRuntime(b)
+	tts, codec := attentionTTS, codecDir
+	if dir := os.Getenv("VOICE_BENCH_MOSS"); dir != "" {
+		tts, codec = filepath.Join(dir, "MOSS-TTS-Nano-100M-ONNX"), filepath.Join(dir, "MOSS-Audio-Tokenizer-Nano-ONNX")
+	}
+	const sentence = "Sure. The capital of France is Paris, a city of about two million people on the Seine."
+	for _, form := range []struct {
+		name    string
+		growing bool
+		costs   func(s *Synthesizer)
+	}{
+		{"stepped", true, func(s *Synthesizer) { s.stepCost.d, s.rowCost.d = time.Nanosecond, time.Hour }},
+		{"prefilled", true, func(s *Synthesizer) { s.stepCost.d, s.rowCost.d = time.Hour, time.Nanosecond }},
+		{"fed", false, func(*Synthesizer) {}},
+	} {
+		s, err := Open(tts, codec, Options{growingKV: form.growing, ONNX: onnx.Options{IntraThreads: 1}})
+		require.NoError(b, err)
+		require.Equal(b, !form.growing, s.sharedDecode, "the shared form is kept")
+		text := s.tok.Encode(sentence)
+		b.Run(form.name, func(b *testing.B) {
+			for b.Loop() {
+				form.costs(s)
+				g, err := s.newGlobalState()
+				if err != nil {
+					b.Fatal(err)
+				}
+				err = g.start(context.Background(), text)
+				g.close()
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(s.textRows(text))/s.cfg.rowWidth), "rows")
+		})
 		require.NoError(b, s.Close())
 	}
 }

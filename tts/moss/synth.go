@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
 	ort "github.com/yalue/onnxruntime_go"
 
+	"github.com/voiceassistant/voice/internal/onnx"
 	"github.com/voiceassistant/voice/tts/normalize"
 )
 
@@ -127,6 +129,18 @@ func (s *Synthesizer) textRows(text []int) []int32 {
 // KV cache to continue from and so cannot be split: a cancellation stops
 // it between two of its nodes instead.
 func (s *Synthesizer) prefillRows(ctx context.Context, rows []int32, kv [][]float32) (hidden []float32, past []ort.Value, err error) {
+	start := time.Now()
+	hidden, past, err = s.runPrefill(ctx, s.prefill, rows, kv)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.rowCost.add(time.Since(start) / time.Duration(len(rows)/s.cfg.rowWidth))
+	return hidden[len(hidden)-s.cfg.hidden:], past, nil
+}
+
+// runPrefill is prefillRows on the prefill session sess, returning every
+// row's hidden state.
+func (s *Synthesizer) runPrefill(ctx context.Context, sess *onnx.Session, rows []int32, kv [][]float32) (hidden []float32, past []ort.Value, err error) {
 	n := len(rows) / s.cfg.rowWidth
 	inIDs, err := ort.NewTensor(ort.NewShape(1, int64(n), int64(s.cfg.rowWidth)), rows)
 	if err != nil {
@@ -148,12 +162,10 @@ func (s *Synthesizer) prefillRows(ctx context.Context, rows []int32, kv [][]floa
 			return nil, nil, err
 		}
 	}
-	start := time.Now()
-	err = s.prefill.RunContext(ctx, []ort.Value{inIDs, inMask}, outs)
+	err = sess.RunContext(ctx, []ort.Value{inIDs, inMask}, outs)
 	destroy(inIDs, inMask)
 	if err == nil {
-		s.rowCost.add(time.Since(start) / time.Duration(n))
-		hidden, err = lastHidden(outs[0], s.cfg.hidden)
+		hidden, err = allHidden(outs[0], s.cfg.hidden)
 	} else if ctx.Err() == nil {
 		err = fmt.Errorf("moss: prefill: %w", err)
 	}
@@ -166,12 +178,16 @@ func (s *Synthesizer) prefillRows(ctx context.Context, rows []int32, kv [][]floa
 }
 
 // warmPrompt prefills promptRows and keeps the KV cache: a chunk can
-// continue from it with decode steps over its own rows instead of
-// prefilling the voice's reference frames again. It also times both
-// graphs, so that the first chunk can choose between the two (see start);
-// the prefill only if it is kept (keepPrefill) for chunks to choose.
+// continue from it over its own rows instead of prefilling the voice's
+// reference frames again. The decode step's shared form feeds them into
+// its cache; otherwise the prefill graph runs, and both graphs are timed,
+// so that the first chunk can choose between them (see start); the
+// prefill only if it is kept (keepPrefill) for chunks to choose.
 func (s *Synthesizer) warmPrompt(keepPrefill bool) error {
 	rows := s.promptRows()
+	if s.sharedDecode {
+		return s.warmSharedPrompt(rows)
+	}
 	// A graph's first run sets up its buffers (and reads a mapped copy's
 	// weights in from the disk): at full size it took twice a later one's
 	// time a row, 2.8 against 1.45 ms, which made a 17-word sentence step
@@ -190,27 +206,40 @@ func (s *Synthesizer) warmPrompt(keepPrefill bool) error {
 			return fmt.Errorf("moss: the voice prompt: %w", err)
 		}
 	}
-	s.promptLen = len(rows) / s.cfg.rowWidth
-	if s.sharedDecode {
-		var err error
-		if s.kv, err = newSharedKV(len(past), s.cfg.heads, s.cfg.headDim, s.promptLen+kvRowsAhead); err == nil {
-			err = s.kv.write(past, 0, s.promptLen)
-		}
-		destroyAll(past)
-		if err != nil {
-			return fmt.Errorf("moss: the voice prompt: %w", err)
-		}
-	} else {
-		s.promptKV = past
+	s.promptLen, s.promptKV = len(rows)/s.cfg.rowWidth, past
+	g, err := s.newGlobalState()
+	if err != nil {
+		return err
+	}
+	defer g.close()
+	return g.warmSteps()
+}
+
+// warmSharedPrompt feeds the voice prompt's rows into the shared cache,
+// made for kvRowsAhead rows more, and warms the decode step.
+func (s *Synthesizer) warmSharedPrompt(rows []int32) error {
+	var err error
+	if s.kv, err = newSharedKV(len(s.decodeIn)-2, s.cfg.heads, s.cfg.headDim, len(rows)/s.cfg.rowWidth+kvRowsAhead); err != nil {
+		return err
 	}
 	g, err := s.newGlobalState()
 	if err != nil {
 		return err
 	}
 	defer g.close()
+	if err := g.feed(context.Background(), rows); err != nil {
+		return fmt.Errorf("moss: the voice prompt: %w", err)
+	}
+	s.promptLen = g.len
+	return g.warmSteps()
+}
+
+// warmSteps runs the decode step twice after g's rows, keeping nothing:
+// its first run sets up its buffers, the second is timed.
+func (g *globalState) warmSteps() error {
 	for range 2 {
-		s.stepCost = cost{}
-		if err := g.step(s.cfg.row(nil, s.cfg.pad, nil), false); err != nil {
+		g.s.stepCost = cost{}
+		if err := g.step(g.s.cfg.row(nil, g.s.cfg.pad, nil), false); err != nil {
 			return fmt.Errorf("moss: the voice prompt: %w", err)
 		}
 	}
@@ -457,6 +486,52 @@ func (g *globalState) stepShared(keep bool) error {
 	return nil
 }
 
+// feed runs the shared form once over rows, after g's rows, writing
+// theirs into the cache in place and leaving the last one's hidden state
+// in hiddenT: the voice prompt, or a chunk's text, at the cost of a
+// prefill of these rows alone. A cancellation stops it between two of
+// its nodes.
+func (g *globalState) feed(ctx context.Context, rows []int32) error {
+	s := g.s
+	n := len(rows) / s.cfg.rowWidth
+	if err := s.kv.fit(g.len + n); err != nil {
+		return err
+	}
+	rowsT, err := ort.NewTensor(ort.NewShape(1, int64(n), int64(s.cfg.rowWidth)), rows)
+	if err != nil {
+		return fmt.Errorf("moss: %w", err)
+	}
+	defer destroy(rowsT)
+	g.lenT.GetData()[0] = int32(g.len)
+	ins, outs := append([]ort.Value{rowsT, g.lenT}, s.kv.tensors...), append([]ort.Value{nil}, s.presentOrder(s.kv.tensors)...)
+	start := time.Now()
+	err = s.decode.RunContext(ctx, ins, outs)
+	s.countFed(time.Since(start), ins, outs)
+	if err != nil {
+		destroy(outs[0])
+		if ctx.Err() != nil {
+			return err
+		}
+		return fmt.Errorf("moss: decode step: %w", err)
+	}
+	h, err := lastHidden(outs[0], s.cfg.hidden)
+	destroy(outs[0])
+	if err != nil {
+		return err
+	}
+	copy(g.hiddenT.GetData(), h)
+	g.len += n
+	return nil
+}
+
+// countFed adds a run of several rows to s.fed.
+func (s *Synthesizer) countFed(d time.Duration, ins, outs []ort.Value) {
+	in, out := s.sharedMoved(ins, outs)
+	s.fedMu.Lock()
+	defer s.fedMu.Unlock()
+	s.fed.Add(d, in, out)
+}
+
 // run runs the decode step on g's row and length over the cache past,
 // leaving the hidden state in hiddenT and outs[0] destroyed.
 func (g *globalState) run(past, outs []ort.Value) error {
@@ -475,18 +550,22 @@ func (g *globalState) run(past, outs []ort.Value) error {
 	return err
 }
 
-// start brings g to the end of a chunk's request, by the cheaper of two
-// equivalent ways (the global transformer is causal): decode steps over
-// the chunk's own rows from the voice prompt's KV cache, or one prefill
-// of the prompt and them together. A step costs several prefill rows
-// (one row cannot use the batched kernels), so short chunks, such as a
-// reply's first words, step and long ones prefill; the costs are measured
-// as the graphs run, since their ratio depends on the machine and on how
-// the model is quantized. Without the prefill graph (Options.LowMemory)
-// every chunk steps.
+// start brings g to the end of a chunk's request. The decode step's
+// shared form feeds the chunk's rows at once after the voice prompt's.
+// Otherwise by the cheaper of two equivalent ways (the global transformer
+// is causal): decode steps over the chunk's own rows from the voice
+// prompt's KV cache, or one prefill of the prompt and them together. A
+// step costs several prefill rows (one row cannot use the batched
+// kernels), so short chunks, such as a reply's first words, step and long
+// ones prefill; the costs are measured as the graphs run, since their
+// ratio depends on the machine and on how the model is quantized. Without
+// the prefill graph (Options.LowMemory) every chunk steps.
 func (g *globalState) start(ctx context.Context, text []int) error {
 	s := g.s
 	rows := s.textRows(text)
+	if s.kv != nil {
+		return g.feed(ctx, rows)
+	}
 	n := len(rows) / s.cfg.rowWidth
 	if s.prefill != nil && time.Duration(n)*s.stepCost.d > time.Duration(s.promptLen+n)*s.rowCost.d {
 		kv := g.buffers(s.promptLen + n)
@@ -495,16 +574,8 @@ func (g *globalState) start(ctx context.Context, text []int) error {
 			return err
 		}
 		copy(g.hiddenT.GetData(), hidden)
-		if s.kv == nil {
-			g.setPast(past, s.promptLen+n, kv)
-			return nil
-		}
-		// The shared cache takes the chunk's rows; the prompt's stay as
-		// its own prefill made them, for every chunk alike.
-		err = s.kv.write(past, s.promptLen, s.promptLen+n)
-		destroyAll(past)
-		g.spareBufs, g.len = kv, s.promptLen+n
-		return err
+		g.setPast(past, s.promptLen+n, kv)
+		return nil
 	}
 	for i := 0; i < len(rows); i += s.cfg.rowWidth {
 		if err := ctx.Err(); err != nil {
@@ -593,6 +664,21 @@ func (s *Synthesizer) chunk(ctx context.Context, rng *rand.Rand, text []int, emi
 
 // lastHidden copies global_hidden[0, -1, :].
 func lastHidden(v ort.Value, hidden int) ([]float32, error) {
+	d, err := hiddenStates(v, hidden)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(d[len(d)-hidden:]), nil
+}
+
+// allHidden copies global_hidden[0], every row's.
+func allHidden(v ort.Value, hidden int) ([]float32, error) {
+	d, err := hiddenStates(v, hidden)
+	return slices.Clone(d), err
+}
+
+// hiddenStates is global_hidden's data, rows of hidden values.
+func hiddenStates(v ort.Value, hidden int) ([]float32, error) {
 	t, ok := v.(*ort.Tensor[float32])
 	if !ok {
 		return nil, fmt.Errorf("moss: global_hidden is not a float tensor")
@@ -601,5 +687,5 @@ func lastHidden(v ort.Value, hidden int) ([]float32, error) {
 	if len(d) < hidden || len(d)%hidden != 0 {
 		return nil, fmt.Errorf("%w: moss: global_hidden has %d values, not a multiple of hidden_size %d", ErrModelMismatch, len(d), hidden)
 	}
-	return append([]float32(nil), d[len(d)-hidden:]...), nil
+	return d, nil
 }
