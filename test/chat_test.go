@@ -106,6 +106,44 @@ func TestBenchLLMWritesJSON(t *testing.T) {
 	assert.Greater(t, res.PeakRSS, int64(0))
 }
 
+// bench llm --conversation asks a long conversation's questions in turn,
+// in English and Chinese, the history bounded by the config as the
+// assistant bounds it, and reports each turn: once the history is full
+// its oldest exchanges go, and the prompt shrinks.
+func TestBenchLLMConversation(t *testing.T) {
+	config := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(config, []byte("stages:\n  history_chars: 300\n"), 0o644))
+	stdout, stderr, err := agent(t, "bench", "llm", "--config", config, "--llm", "scripted", "--script", "testdata/demo.json", "--conversation", "6", "--json")
+	require.NoError(t, err, stderr)
+	var res struct {
+		Turns []struct {
+			Turn            int     `json:"turn"`
+			HistoryChars    int     `json:"history_chars"`
+			PromptTokens    int     `json:"prompt_tokens"`
+			CachedTokens    int     `json:"cached_tokens"`
+			PrefilledTokens int     `json:"prefilled_tokens"`
+			FirstTokenMS    float64 `json:"first_token_ms"`
+		} `json:"turns"`
+		P50 float64 `json:"first_token_p50_ms"`
+		P95 float64 `json:"first_token_p95_ms"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res), stdout)
+	require.Len(t, res.Turns, 6)
+	trimmed := false
+	for i, turn := range res.Turns {
+		assert.Equal(t, i+1, turn.Turn)
+		assert.Positive(t, turn.FirstTokenMS)
+		assert.Equal(t, turn.PromptTokens-turn.CachedTokens, turn.PrefilledTokens)
+		if i > 0 && turn.HistoryChars < res.Turns[i-1].HistoryChars {
+			trimmed = true
+			assert.Less(t, turn.PromptTokens, res.Turns[i-1].PromptTokens, "turn %d", turn.Turn)
+		}
+	}
+	assert.True(t, trimmed, "300 characters of history fill within six turns")
+	assert.Greater(t, res.Turns[1].HistoryChars, res.Turns[0].HistoryChars, "the first reply and the Chinese question")
+	assert.LessOrEqual(t, res.P50, res.P95)
+}
+
 // bench pipeline replays the demo with the stages' compute on the clock:
 // the turn model and the synthesizer are not installed here, so their
 // stand-ins run, and the report says so.

@@ -30,10 +30,11 @@ func (a *app) benchCmd() *cobra.Command {
 // benchLLMCmd measures the language model like llama-bench and MNN's
 // llm_bench: one warm-up, then five runs of each test, reporting medians.
 func (a *app) benchLLMCmd() *cobra.Command {
-	var runs int
+	var runs, turns int
 	cmd := &cobra.Command{
-		Use: "llm [--llm-model-dir DIR] [--json]",
+		Use: "llm [--llm-model-dir DIR] [--conversation N] [--json]",
 		Example: `  voice-agent bench llm --llm-model-dir llm/mnn/testdata/tiny-llm --json
+  voice-agent bench llm --conversation 40   # a long conversation, turn by turn
   scripts/bench-llm   # the same beside MNN's own llm_bench`,
 		Short: "Prefill and decode speed of the language model (512-token prompt, 128 and 256 tokens out), and its first token in a conversation",
 		Args:  cobra.NoArgs,
@@ -42,6 +43,9 @@ func (a *app) benchLLMCmd() *cobra.Command {
 				st := a.cfg.Stages
 				st.LLMMaxTokens = maxTokens
 				return wiring.NewGenerator(st, clock.NewStream(audio.ProcessingRate))
+			}
+			if turns > 0 {
+				return a.benchConversation(cmd, open, turns)
 			}
 			res, err := benchLLM(cmd.Context(), open, a.cfg.Stages.SystemPrompt, runs)
 			if err != nil {
@@ -62,6 +66,7 @@ func (a *app) benchLLMCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&runs, "runs", 5, "measured runs per test (after one warm-up)")
+	cmd.Flags().IntVar(&turns, "conversation", 0, "instead, N turns of one conversation in English and Chinese, the history bounded as the assistant bounds it: per turn the tokens prefilled and reused and the first token's time")
 	return a.stageFlags(cmd, wiring.LLMFlags)
 }
 
@@ -178,30 +183,39 @@ func benchTurn(ctx context.Context, gen pipeline.Generator, system string, runs 
 	var first []float64
 	for i := -3; i < runs; i++ {
 		history.AddUser(spokenQuestions[(i+3)%len(spokenQuestions)])
-		var (
-			reply   strings.Builder
-			firstAt time.Duration
-		)
-		start := time.Now()
-		st, err := gen.Generate(ctx, history.Messages(), func(piece string) error {
-			if firstAt == 0 {
-				firstAt = time.Since(start)
-			}
-			reply.WriteString(piece)
-			return nil
-		})
+		st, firstMS, err := replyTo(ctx, gen, history, history.Messages())
 		if err != nil {
 			return t, err
 		}
-		history.AddAssistant(reply.String(), false)
 		if i < 0 {
 			continue
 		}
 		t.PromptTokens, t.CachedTokens = st.PromptTokens, st.CachedTokens
-		first = append(first, float64(firstAt)/float64(time.Millisecond))
+		first = append(first, firstMS)
 	}
 	t.FirstTokenMS = median(first)
 	return t, nil
+}
+
+// replyTo generates the reply to msgs, heard in full and kept in history,
+// and times the call to the reply's first text.
+func replyTo(ctx context.Context, gen pipeline.Generator, history *llm.History, msgs []llm.Message) (llm.Stats, float64, error) {
+	var (
+		reply   strings.Builder
+		firstAt time.Duration
+	)
+	start := time.Now()
+	st, err := gen.Generate(ctx, msgs, func(piece string) error {
+		if firstAt == 0 {
+			firstAt = time.Since(start)
+		}
+		reply.WriteString(piece)
+		return nil
+	})
+	if err == nil {
+		history.AddAssistant(reply.String(), false)
+	}
+	return st, float64(firstAt) / float64(time.Millisecond), err
 }
 
 // benchLLMTest runs one test on gen, whose replies are n tokens long at
