@@ -353,14 +353,13 @@ func (s *Synthesizer) sharedRows(shared []byte, dataDir string, decode graphFile
 	for i := sharedKVCheckBatch * c.rowWidth; i < len(rows); i += c.rowWidth {
 		feeds = append(feeds, rows[i:i+c.rowWidth])
 	}
-	n := (len(prompt) + len(rows)) / c.rowWidth
-	kv, err := newSharedKV(len(s.decodeIn)-2, c.heads, c.headDim, n)
+	kv, err := newSharedKV(len(s.decodeIn)-2, c.heads, c.headDim, (len(prompt)+len(rows))/c.rowWidth)
 	if err != nil {
 		return nil, err
 	}
 	defer kv.destroy()
 	var hidden []float32
-	n = 0
+	n := 0
 	for _, feed := range feeds {
 		h, _, err := s.decodeRows(sess, feed, n, kv.tensors, s.presentOrder(kv.tensors))
 		if err != nil {
