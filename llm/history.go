@@ -14,14 +14,46 @@ type History struct {
 	system string
 	// maxChars bounds the characters sent to the model besides the system
 	// prompt; the oldest exchanges are dropped first, down to half of it
-	// (see trimmed). Zero means no bound.
+	// (see trimmed), once a reply takes the history past three quarters of
+	// it (see AddAssistant) or a user turn past all of it. Zero means no
+	// bound.
 	maxChars int
-	msgs     []Message
+	// maxTokens bounds the same in the model's tokens, as tokens counts
+	// them, the same way; zero means no bound. The LLM's KV cache holds
+	// the whole conversation, so this bounds its memory whatever the
+	// language (a Chinese character is one to three tokens, an English
+	// word one or two).
+	maxTokens int
+	tokens    func(string) int
+	msgs      []Message
 }
 
 // NewHistory returns an empty history with a system prompt and a budget.
 func NewHistory(system string, maxChars int) *History {
 	return &History{system: system, maxChars: maxChars}
+}
+
+// BoundTokens bounds the history in tokens too, as tokens counts them (the
+// model's tokenizer), maxTokens at most.
+func (h *History) BoundTokens(tokens func(string) int, maxTokens int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.tokens, h.maxTokens = tokens, maxTokens
+}
+
+// budgets are the history's bounds: characters, and tokens where bound.
+func (h *History) budgets() []budget {
+	b := []budget{{size: utf8.RuneCountInString, max: h.maxChars}}
+	if h.tokens != nil {
+		b = append(b, budget{size: h.tokens, max: h.maxTokens})
+	}
+	return b
+}
+
+// budget is one bound on the history: of the sum of its messages' sizes.
+type budget struct {
+	size func(string) int
+	max  int // 0: no bound
 }
 
 // AddUser appends a committed user turn. A user turn that follows one
@@ -30,7 +62,7 @@ func NewHistory(system string, maxChars int) *History {
 func (h *History) AddUser(text string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.msgs = trimmed(withUser(h.msgs, text), h.maxChars)
+	h.msgs, _ = trimmed(withUser(h.msgs, text), h.budgets(), whole)
 }
 
 // WithUser is the conversation Messages would return after AddUser(text),
@@ -39,7 +71,8 @@ func (h *History) AddUser(text string) {
 func (h *History) WithUser(text string) []Message {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.withSystem(trimmed(withUser(slices.Clone(h.msgs), text), h.maxChars))
+	msgs, _ := trimmed(withUser(slices.Clone(h.msgs), text), h.budgets(), whole)
+	return h.withSystem(msgs)
 }
 
 func withUser(msgs []Message, text string) []Message {
@@ -72,16 +105,26 @@ func (h *History) TakeBackUser(text string) bool {
 	return true
 }
 
-// AddAssistant appends a reply. An interrupted reply holds only what was
-// played; if nothing was played it is not remembered at all, since the
-// user never heard it.
-func (h *History) AddAssistant(text string, interrupted bool) {
+// AddAssistant appends a reply and returns how many of the oldest
+// messages it dropped. An interrupted reply holds only what was played; if
+// nothing was played it is not remembered at all, since the user never
+// heard it.
+//
+// The history is trimmed here, past three quarters of its budget, rather
+// than when the next user turn takes it past the whole: a trim changes the
+// prompt's start, and an engine that keeps its KV cache (llm/mnn) must
+// then prefill the whole conversation again. After a reply the assistant
+// is idle and can do that before the user's next turn (mnn.Model.Prefill);
+// at the user's turn it would delay the reply by seconds. The quarter left
+// holds any next user turn but a very long one.
+func (h *History) AddAssistant(text string, interrupted bool) (dropped int) {
 	if text == "" {
-		return
+		return 0
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.msgs = trimmed(append(h.msgs, Message{Role: Assistant, Content: text, Interrupted: interrupted}), h.maxChars)
+	h.msgs, dropped = trimmed(append(h.msgs, Message{Role: Assistant, Content: text, Interrupted: interrupted}), h.budgets(), threeQuarters)
+	return dropped
 }
 
 // Messages is the conversation to send to the model: the system prompt
@@ -108,26 +151,40 @@ func (h *History) Clear() {
 	h.msgs = nil
 }
 
+func whole(max int) int         { return max }
+func threeQuarters(max int) int { return max * 3 / 4 }
+
 // trimmed drops whole exchanges from the front of msgs (a user message and
-// the replies that follow it) once they are over maxChars, until they fit
-// in half of it, always keeping the newest user message so the model has
-// something to answer. Trimming to half rather than just under the budget
-// keeps the conversation's start the same for the turns after: an engine
-// that keeps its KV cache across replies (llm/mnn) must run again every
-// token after the first one that changed, so dropping one exchange a turn
-// would prefill the whole history on every turn once it is full.
-func trimmed(msgs []Message, maxChars int) []Message {
-	if maxChars <= 0 {
-		return msgs
+// the replies that follow it) once they are over a budget's over(max),
+// until they fit in half of every budget, always keeping the newest user
+// message so the model has something to answer; it returns what is left
+// and how many messages went. Trimming to half rather than just under the
+// budget keeps the conversation's start the same for the turns after: an
+// engine that keeps its KV cache across replies (llm/mnn) must run again
+// every token after the first one that changed, so dropping one exchange a
+// turn would prefill the whole history on every turn once it is full.
+func trimmed(msgs []Message, budgets []budget, over func(max int) int) ([]Message, int) {
+	totals := make([]int, len(budgets))
+	for i, b := range budgets {
+		if b.max > 0 {
+			for _, m := range msgs {
+				totals[i] += b.size(m.Content)
+			}
+		}
 	}
-	total := 0
-	for _, m := range msgs {
-		total += utf8.RuneCountInString(m.Content)
+	past := func(limit func(int) int) bool {
+		for i, b := range budgets {
+			if b.max > 0 && totals[i] > limit(b.max) {
+				return true
+			}
+		}
+		return false
 	}
-	if total <= maxChars {
-		return msgs
+	if !past(over) {
+		return msgs, 0
 	}
-	for total > maxChars/2 {
+	n := len(msgs)
+	for past(func(max int) int { return max / 2 }) {
 		drop := 1
 		for drop < len(msgs) && msgs[drop].Role != User {
 			drop++
@@ -135,10 +192,14 @@ func trimmed(msgs []Message, maxChars int) []Message {
 		if drop == len(msgs) {
 			break // the newest exchange: keep its user message and replies
 		}
-		for _, m := range msgs[:drop] {
-			total -= utf8.RuneCountInString(m.Content)
+		for i, b := range budgets {
+			if b.max > 0 {
+				for _, m := range msgs[:drop] {
+					totals[i] -= b.size(m.Content)
+				}
+			}
 		}
 		msgs = msgs[drop:]
 	}
-	return msgs
+	return msgs, n - len(msgs)
 }

@@ -82,7 +82,7 @@ func TestHistoryBudget(t *testing.T) {
 		want []llm.Message // without the system prompt
 	}{
 		{
-			"within budget keeps everything", 20,
+			"within three quarters of the budget keeps everything", 28,
 			[]llm.Message{user("aaaaa"), assistant("bbbbb"), user("ccccc"), assistant("ddddd")},
 			[]llm.Message{user("aaaaa"), assistant("bbbbb"), user("ccccc"), assistant("ddddd")},
 		},
@@ -92,18 +92,28 @@ func TestHistoryBudget(t *testing.T) {
 			[]llm.Message{user("aaaaa")},
 		},
 		{
-			"drops the oldest whole exchanges down to half the budget", 20,
-			[]llm.Message{user("aaaaa"), assistant("bbbbb"), user("ccccc"), assistant("ddddd"), user("eeeee")},
-			[]llm.Message{user("eeeee")},
+			"a reply past three quarters of the budget drops the oldest whole exchanges down to half of it", 20,
+			[]llm.Message{user("aaaaa"), assistant("bbbbb"), user("ccccc"), assistant("ddddd")},
+			[]llm.Message{user("ccccc"), assistant("ddddd")},
+		},
+		{
+			"a user turn past the budget drops the oldest whole exchanges down to half of it", 20,
+			[]llm.Message{user("aaaaa"), assistant("bbbbb"), user("ccccccccccc")},
+			[]llm.Message{user("ccccccccccc")},
+		},
+		{
+			"a user turn within the budget trims nothing", 20,
+			[]llm.Message{user("aaaaa"), assistant("bbbbb"), user("cccccccccc")},
+			[]llm.Message{user("aaaaa"), assistant("bbbbb"), user("cccccccccc")},
 		},
 		{
 			"keeps what fits in half the budget", 18,
 			[]llm.Message{user("aa"), assistant("bb"), user("cc"), assistant("dd"), user("ee"), assistant("ff"), user("gg"), assistant("hh"), user("iiii")},
-			[]llm.Message{user("gg"), assistant("hh"), user("iiii")},
+			[]llm.Message{user("ee"), assistant("ff"), user("gg"), assistant("hh"), user("iiii")},
 		},
 		{
 			"drops several exchanges until it fits", 12,
-			[]llm.Message{user("aa"), assistant("bb"), user("cc"), assistant("dd"), user("ee"), assistant("ff"), user("gggggggg")},
+			[]llm.Message{user("aa"), assistant("bb"), user("cc"), assistant("dd"), user("gggggggg")},
 			[]llm.Message{user("gggggggg")},
 		},
 		{
@@ -152,7 +162,8 @@ func TestHistoryBudget(t *testing.T) {
 // TestHistoryBudgetInvariants checks, after every message of a long
 // conversation, that the history is a suffix of whole exchanges that fits
 // the budget (or is the newest exchange alone) and ends with what was
-// added, and that it was trimmed only when over the budget, to half of it.
+// added, and that it was trimmed only when over the budget (three quarters
+// of it after a reply), to half of it.
 func TestHistoryBudgetInvariants(t *testing.T) {
 	const budget = 120
 	h := llm.NewHistory("sys", budget)
@@ -220,16 +231,25 @@ func (c *checker) check(t *testing.T, h *llm.History, all []llm.Message) {
 			newestAlone = false
 		}
 	}
-	// Within budget unless only the newest exchange is left.
+	// Within budget unless only the newest exchange is left, and within
+	// three quarters of it after a reply: a quarter is left for the next
+	// user turn, so that it is not trimmed while the user waits.
 	if !newestAlone {
 		require.LessOrEqual(t, total, c.budget)
+		if all[len(all)-1].Role == llm.Assistant {
+			require.LessOrEqual(t, total, c.budget*3/4, "a reply left the history past three quarters of its budget")
+		}
 	}
 	require.GreaterOrEqual(t, start, c.start, "the history grew at the front")
 	if start > c.start {
 		c.trims++
 		// Trimmed only when what it held and the new message were over
-		// the budget...
-		require.Greater(t, chars(all[c.start:]), c.budget, "trimmed within the budget")
+		// the budget, or three quarters of it after a reply...
+		over := c.budget
+		if all[len(all)-1].Role == llm.Assistant {
+			over = c.budget * 3 / 4
+		}
+		require.Greater(t, chars(all[c.start:]), over, "trimmed within the budget")
 		// ... to half of it, and no further: the previous exchange, put
 		// back, would not fit in half.
 		if !newestAlone {
@@ -321,4 +341,46 @@ func TestHistoryConcurrent(t *testing.T) {
 		total += utf8.RuneCountInString(m.Content)
 	}
 	assert.LessOrEqual(t, total, budget)
+}
+
+// A history bounded in tokens too is trimmed by whichever bound it passes
+// first: the same exchange is far more tokens in Chinese than in English
+// for a tokenizer without Chinese words (as the MNN-Pocket stand-in's,
+// three tokens a character), and the KV cache holds tokens.
+func TestHistoryTokenBudget(t *testing.T) {
+	// A tokenizer double: a Chinese character three tokens, an English
+	// word one.
+	tokens := func(s string) int {
+		n := len(strings.Fields(s))
+		for _, r := range s {
+			if r >= 0x4e00 && r <= 0x9fff {
+				n += 3
+			}
+		}
+		return n
+	}
+	tests := []struct {
+		name string
+		add  []llm.Message
+		want []llm.Message
+	}{
+		{
+			"zh: a reply past three quarters of the tokens trims the oldest exchange",
+			[]llm.Message{user("明天北京会下雨吗"), assistant("明天北京有小雨"), user("谢谢"), assistant("不客气")},
+			[]llm.Message{user("谢谢"), assistant("不客气")},
+		},
+		{
+			"en: the same exchanges are within both bounds",
+			[]llm.Message{user("will it rain tomorrow"), assistant("light rain tomorrow"), user("thanks"), assistant("you are welcome")},
+			[]llm.Message{user("will it rain tomorrow"), assistant("light rain tomorrow"), user("thanks"), assistant("you are welcome")},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := llm.NewHistory("sys", 100)
+			h.BoundTokens(tokens, 60)
+			add(h, tc.add...)
+			assert.Equal(t, tc.want, h.Messages()[1:])
+		})
+	}
 }

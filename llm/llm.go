@@ -32,4 +32,8 @@ type Stats struct {
 	GeneratedTokens int           `json:"generated_tokens"`
 	Prefill         time.Duration `json:"prefill_ns"`
 	Decode          time.Duration `json:"decode_ns"`
+	// FirstToken is the time from the call to the reply's first token
+	// (the prefill and one decode step), where the engine says; its text
+	// may come a token or more later (a character cut across tokens).
+	FirstToken time.Duration `json:"first_token_ns,omitempty"`
 }

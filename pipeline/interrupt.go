@@ -396,7 +396,7 @@ func (p *Pipeline) bargeIn(t *userTurn, reason string) {
 // heard of it; it returns that text.
 func (p *Pipeline) cancelResponse() string {
 	heard, written := p.cutResponse()
-	p.cfg.History.AddAssistant(written, true)
+	p.remember(written, true)
 	return heard
 }
 

@@ -180,6 +180,7 @@ type Pipeline struct {
 	done       chan *response
 	finishing  int // early finals being made (early.go)
 	finals     chan *earlyFinal
+	ahead      prefillAhead
 
 	mu      sync.Mutex
 	metrics []TurnMetrics
@@ -269,6 +270,7 @@ func New(cfg Config) (*Pipeline, error) {
 		history: newRecentAudio(cfg.PreRoll + time.Second),
 		done:    make(chan *response, 4),
 		finals:  make(chan *earlyFinal),
+		ahead:   noPrefillAhead(),
 	}
 	p.barge = newArbiter(cfg.BargeIn, p.illegal)
 	p.turnStates = newMachine("turn", stateTransitions, p.illegal)
@@ -357,6 +359,7 @@ func (p *Pipeline) shutdown() {
 		}
 		p.clk.Release()
 	}
+	p.stopPrefillAhead(true)
 }
 
 // frame runs the listening side on one capture frame.
@@ -457,6 +460,7 @@ func (p *Pipeline) vadEvent(ev vad.Event, f audio.Frame) error {
 	switch ev.Kind {
 	case vad.SpeechStart:
 		p.emit(Event{Type: EvSpeechStart, At: now, Pos: ev.Pos})
+		p.stopPrefillAhead(false)
 		if p.turn == nil {
 			if err := p.openTurn(ev.Pos, f.Pos, p.continuing(ev.Pos)); err != nil {
 				return err
@@ -760,12 +764,12 @@ func (p *Pipeline) trackPlayback() {
 		p.micOpen = at + p.cfg.HalfDuplex.Tail
 	}
 	if r.err == nil {
-		p.cfg.History.AddAssistant(r.text(), false)
+		p.remember(r.text(), false)
 	} else {
 		// Cut short by a failure: remember what was played, as after a
 		// barge-in, so the next user message does not follow the last.
 		_, written := r.heard(p.player.Consumed())
-		p.cfg.History.AddAssistant(written, true)
+		p.remember(written, true)
 	}
 	p.finishTurn(r, at)
 	p.endResponse(at)

@@ -481,8 +481,9 @@ func TestHistoryBudgetDropsOldestExchanges(t *testing.T) {
 	clk := clock.NewVirtual()
 	cfg, gen := s.config(clk)
 	// Room for about two exchanges ("first question" + "First answer." is
-	// 27): the third question takes the history over the budget, and the
-	// oldest exchanges go until it fits in half of it.
+	// 27): the second answer takes the history past three quarters of the
+	// budget, and the oldest exchanges go until it fits in half of it,
+	// after that reply rather than at the third question.
 	cfg.History = llm.NewHistory("sys", 60)
 	_, err := pipeline.Replay(context.Background(), clk, cfg, audio.VirtualConfig{Input: pipelinetest.Voice(s.length, s.user...)}, nil)
 	require.NoError(t, err)
@@ -496,6 +497,8 @@ func TestHistoryBudgetDropsOldestExchanges(t *testing.T) {
 	}, convs[1])
 	assert.Equal(t, []llm.Message{
 		{Role: llm.System, Content: "sys"},
+		{Role: llm.User, Content: "second question"},
+		{Role: llm.Assistant, Content: "Second answer."},
 		{Role: llm.User, Content: "third question"},
 	}, convs[2])
 }

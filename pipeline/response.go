@@ -77,6 +77,7 @@ type spokenChunk struct {
 // transcript it is a speculative response to that transcript, which
 // holds its events and audio back until adoptSpeculation.
 func (p *Pipeline) startResponse(m TurnMetrics, conv []llm.Message, turn int, transcript string) *response {
+	p.stopPrefillAhead(false)
 	ctx, cancel := context.WithCancel(p.ctx)
 	m.LLMStart = p.now()
 	r := &response{turn: turn, cancel: cancel, metrics: &m, transcript: transcript, role: roleCurrent}

@@ -122,7 +122,11 @@ func TestBenchLLMConversation(t *testing.T) {
 			PromptTokens    int     `json:"prompt_tokens"`
 			CachedTokens    int     `json:"cached_tokens"`
 			PrefilledTokens int     `json:"prefilled_tokens"`
+			NewTokens       int     `json:"new_tokens"`
+			IdleTokens      int     `json:"idle_tokens"`
 			FirstTokenMS    float64 `json:"first_token_ms"`
+			FirstTextMS     float64 `json:"first_text_ms"`
+			AnonBytes       int64   `json:"anon_bytes"`
 		} `json:"turns"`
 		P50 float64 `json:"first_token_p50_ms"`
 		P95 float64 `json:"first_token_p95_ms"`
@@ -133,7 +137,12 @@ func TestBenchLLMConversation(t *testing.T) {
 	for i, turn := range res.Turns {
 		assert.Equal(t, i+1, turn.Turn)
 		assert.Positive(t, turn.FirstTokenMS)
+		assert.Equal(t, turn.FirstTokenMS, turn.FirstTextMS, "the scripted LLM does not say when its first token came")
+		assert.Positive(t, turn.AnonBytes)
 		assert.Equal(t, turn.PromptTokens-turn.CachedTokens, turn.PrefilledTokens)
+		// Nothing prefilled while idle: the scripted LLM cannot.
+		assert.Zero(t, turn.IdleTokens)
+		assert.Equal(t, turn.PromptTokens, turn.NewTokens)
 		if i > 0 && turn.HistoryChars < res.Turns[i-1].HistoryChars {
 			trimmed = true
 			assert.Less(t, turn.PromptTokens, res.Turns[i-1].PromptTokens, "turn %d", turn.Turn)

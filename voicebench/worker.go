@@ -99,7 +99,7 @@ func (w *voiceWorker) answer(ctx context.Context, s Sample) (Result, error) {
 	clk := clock.NewVirtual()
 	w.clk.use(clk)
 	cfg := w.cfg
-	cfg.History = llm.NewHistory(w.stages.SystemPrompt, w.stages.HistoryChars)
+	cfg.History = wiring.NewHistory(w.stages, cfg.LLM)
 	cfg.VAD.Reset()
 	cfg.ASR.Reset()
 	fe, closeFE, halfDuplex, err := wiring.NewFrontEnd(w.stages)
@@ -213,7 +213,7 @@ func (w *textWorker) answer(ctx context.Context, s Sample) (Result, error) {
 	if prompt == "" {
 		return Result{}, &InputError{ID: s.ID, Err: errors.New(`no "prompt" for text mode`)}
 	}
-	history := llm.NewHistory(w.stages.SystemPrompt, w.stages.HistoryChars)
+	history := wiring.NewHistory(w.stages, w.gen)
 	history.AddUser(prompt)
 	var (
 		reply strings.Builder

@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/voiceassistant/voice/internal/memstat"
+	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/llm"
 	"github.com/voiceassistant/voice/pipeline"
 )
@@ -32,24 +36,54 @@ var conversationQuestions = []string{
 	"上海和杭州之间坐高铁要多久？",
 }
 
-// conversationTurn is one turn of the long conversation: its prompt, what
-// of it the engine's KV cache held and what it prefilled, and the time
-// from the call to the reply's first text.
+// conversationTurn is one turn of the long conversation: what was
+// prefilled before it, as the pipeline does with a generator that can
+// (pipeline.Prefiller): after the last reply, then the question's words
+// as the speculative reply prefills them at the user's first pause (the
+// partial transcript, without the final one's closing punctuation);
+// its prompt, what of it the engine's KV cache held and what it
+// prefilled, the time from the call to the reply's first text, and the
+// process's anonymous memory after it.
 type conversationTurn struct {
-	Turn            int     `json:"turn"`
-	HistoryChars    int     `json:"history_chars"`
-	PromptTokens    int     `json:"prompt_tokens"`
-	CachedTokens    int     `json:"cached_tokens"`
-	PrefilledTokens int     `json:"prefilled_tokens"`
-	FirstTokenMS    float64 `json:"first_token_ms"`
+	Turn         int `json:"turn"`
+	HistoryChars int `json:"history_chars"`
+	// IdleTokens is the prompt's start prefilled after the last reply,
+	// of which IdlePrefilled were not held already, in IdleMS.
+	IdleTokens    int     `json:"idle_tokens"`
+	IdlePrefilled int     `json:"idle_prefilled_tokens"`
+	IdleMS        float64 `json:"idle_prefill_ms"`
+	// SpokenTokens is the prompt's start with the question's words,
+	// prefilled at the user's pause in SpokenMS.
+	SpokenTokens int     `json:"spoken_tokens"`
+	SpokenMS     float64 `json:"spoken_prefill_ms"`
+	PromptTokens int     `json:"prompt_tokens"`
+	// NewTokens are the prompt's past its start prefilled while idle: the
+	// user's turn and the template's tokens around it.
+	NewTokens       int `json:"new_tokens"`
+	CachedTokens    int `json:"cached_tokens"`
+	PrefilledTokens int `json:"prefilled_tokens"`
+	// FirstTokenMS is the time from the call to the reply's first token
+	// where the engine says (llm.Stats.FirstToken), else to its first
+	// text; FirstTextMS to its first text, which a character cut across
+	// tokens delays by a token or more.
+	FirstTokenMS float64 `json:"first_token_ms"`
+	FirstTextMS  float64 `json:"first_text_ms"`
+	AnonBytes    int64   `json:"anon_bytes"`
 }
 
 type conversationResult struct {
 	Turns []conversationTurn `json:"turns"`
-	// FirstTokenP50MS and FirstTokenP95MS are over every turn.
+	// The first token's and first text's p50 and p95 are over every
+	// turn.
 	FirstTokenP50MS float64 `json:"first_token_p50_ms"`
 	FirstTokenP95MS float64 `json:"first_token_p95_ms"`
-	PeakRSSBytes    int64   `json:"peak_rss_bytes"`
+	FirstTextP50MS  float64 `json:"first_text_p50_ms"`
+	FirstTextP95MS  float64 `json:"first_text_p95_ms"`
+	// MostPrefilledPastNew is the most a turn prefilled past its new
+	// tokens (what rounds them up to the engine's batch, or a start the
+	// cache did not hold).
+	MostPrefilledPastNew int   `json:"most_prefilled_past_new"`
+	PeakRSSBytes         int64 `json:"peak_rss_bytes"`
 }
 
 // benchConversation runs the long conversation on a generator whose
@@ -59,7 +93,7 @@ func (a *app) benchConversation(cmd *cobra.Command, open func(maxTokens int) (pi
 	if err != nil {
 		return err
 	}
-	res, err := conversation(cmd.Context(), gen, llm.NewHistory(a.cfg.Stages.SystemPrompt, a.cfg.Stages.HistoryChars), turns)
+	res, err := conversation(cmd.Context(), gen, wiring.NewHistory(a.cfg.Stages, gen), turns)
 	if err = errors.Join(err, closeGen()); err != nil {
 		return err
 	}
@@ -68,36 +102,67 @@ func (a *app) benchConversation(cmd *cobra.Command, open func(maxTokens int) (pi
 		return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
 	}
 	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "%4s %8s %7s %7s %9s %12s\n", "turn", "history", "prompt", "reused", "prefilled", "first token")
+	fmt.Fprintf(out, "%4s %8s %18s %13s %7s %5s %7s %9s %12s %11s %9s\n", "turn", "history", "idle: start/run", "spoken", "prompt", "new", "reused", "prefilled", "first token", "first text", "anon MiB")
 	for _, t := range res.Turns {
-		fmt.Fprintf(out, "%4d %8d %7d %7d %9d %9.1f ms\n", t.Turn, t.HistoryChars, t.PromptTokens, t.CachedTokens, t.PrefilledTokens, t.FirstTokenMS)
+		idle := fmt.Sprintf("%d/%d %.0f ms", t.IdleTokens, t.IdlePrefilled, t.IdleMS)
+		spoken := fmt.Sprintf("%d %.0f ms", t.SpokenTokens, t.SpokenMS)
+		fmt.Fprintf(out, "%4d %8d %18s %13s %7d %5d %7d %9d %9.1f ms %8.1f ms %9.1f\n", t.Turn, t.HistoryChars, idle, spoken, t.PromptTokens, t.NewTokens, t.CachedTokens, t.PrefilledTokens, t.FirstTokenMS, t.FirstTextMS, memstat.MiB(t.AnonBytes))
 	}
-	fmt.Fprintf(out, "first token p50 %.1f ms, p95 %.1f ms; peak RSS %.1f MiB\n", res.FirstTokenP50MS, res.FirstTokenP95MS, float64(res.PeakRSSBytes)/(1<<20))
+	fmt.Fprintf(out, "first token p50 %.1f ms, p95 %.1f ms; first text p50 %.1f ms, p95 %.1f ms; at most %d tokens prefilled past a turn's new ones; peak RSS %.1f MiB\n",
+		res.FirstTokenP50MS, res.FirstTokenP95MS, res.FirstTextP50MS, res.FirstTextP95MS, res.MostPrefilledPastNew, memstat.MiB(res.PeakRSSBytes))
 	return nil
 }
 
 // conversation asks the questions in turn in one conversation kept in
-// history, each reply heard in full.
+// history, each reply heard in full, the conversation's next start
+// prefilled between them where gen can.
 func conversation(ctx context.Context, gen pipeline.Generator, history *llm.History, turns int) (conversationResult, error) {
 	var res conversationResult
-	var first []float64
+	var firstToken, firstText []float64
+	prefiller, _ := gen.(pipeline.Prefiller)
+	prefill := func(conv []llm.Message) (llm.Stats, float64, error) {
+		start := time.Now()
+		st, err := prefiller.Prefill(ctx, conv)
+		return st, float64(time.Since(start).Microseconds()) / 1000, err
+	}
 	for i := range turns {
-		history.AddUser(conversationQuestions[i%len(conversationQuestions)])
+		var turn conversationTurn
+		question := conversationQuestions[i%len(conversationQuestions)]
+		if prefiller != nil {
+			idle, ms, err := prefill(history.Messages())
+			if err != nil {
+				return res, fmt.Errorf("turn %d: prefill after the reply: %w", i+1, err)
+			}
+			turn.IdleMS, turn.IdleTokens, turn.IdlePrefilled = ms, idle.PromptTokens, idle.PromptTokens-idle.CachedTokens
+			spoken, ms, err := prefill(history.WithUser(strings.TrimRightFunc(question, unicode.IsPunct)))
+			if err != nil {
+				return res, fmt.Errorf("turn %d: prefill of the question's words: %w", i+1, err)
+			}
+			turn.SpokenMS, turn.SpokenTokens = ms, spoken.PromptTokens
+		}
+		history.AddUser(question)
 		msgs := history.Messages()
 		st, ms, err := replyTo(ctx, gen, history, msgs)
 		if err != nil {
 			return res, fmt.Errorf("turn %d: %w", i+1, err)
 		}
-		chars := 0
 		for _, m := range msgs {
 			if m.Role != llm.System {
-				chars += utf8.RuneCountInString(m.Content)
+				turn.HistoryChars += utf8.RuneCountInString(m.Content)
 			}
 		}
-		first = append(first, ms)
-		res.Turns = append(res.Turns, conversationTurn{Turn: i + 1, HistoryChars: chars, PromptTokens: st.PromptTokens,
-			CachedTokens: st.CachedTokens, PrefilledTokens: st.PromptTokens - st.CachedTokens, FirstTokenMS: ms})
+		turn.Turn, turn.PromptTokens, turn.CachedTokens, turn.FirstTextMS = i+1, st.PromptTokens, st.CachedTokens, ms
+		turn.FirstTokenMS = ms
+		if st.FirstToken > 0 {
+			turn.FirstTokenMS = float64(st.FirstToken.Microseconds()) / 1000
+		}
+		firstToken, firstText = append(firstToken, turn.FirstTokenMS), append(firstText, ms)
+		turn.NewTokens, turn.PrefilledTokens = st.PromptTokens-turn.IdleTokens, st.PromptTokens-st.CachedTokens
+		turn.AnonBytes = memstat.Now().Anon
+		res.MostPrefilledPastNew = max(res.MostPrefilledPastNew, turn.PrefilledTokens-turn.NewTokens)
+		res.Turns = append(res.Turns, turn)
 	}
-	res.FirstTokenP50MS, res.FirstTokenP95MS = pipeline.Percentile(first, 50), pipeline.Percentile(first, 95)
+	res.FirstTokenP50MS, res.FirstTokenP95MS = pipeline.Percentile(firstToken, 50), pipeline.Percentile(firstToken, 95)
+	res.FirstTextP50MS, res.FirstTextP95MS = pipeline.Percentile(firstText, 50), pipeline.Percentile(firstText, 95)
 	return res, nil
 }

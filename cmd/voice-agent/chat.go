@@ -43,12 +43,16 @@ func (a *app) chatCmd() *cobra.Command {
 			signal.Notify(interrupts, os.Interrupt)
 			defer signal.Stop(interrupts)
 
-			history := llm.NewHistory(a.cfg.Stages.SystemPrompt, a.cfg.Stages.HistoryChars)
+			history := wiring.NewHistory(a.cfg.Stages, gen)
 			out := cmd.OutOrStdout()
 			in := bufio.NewScanner(cmd.InOrStdin())
+			stopPrefill := prefillWhileIdle(cmd.Context(), gen, history.Messages())
+			defer func() { stopPrefill() }()
 			for {
 				fmt.Fprint(out, "> ")
-				if !in.Scan() {
+				scanned := in.Scan()
+				stopPrefill()
+				if !scanned {
 					fmt.Fprintln(out)
 					return in.Err()
 				}
@@ -63,6 +67,7 @@ func (a *app) chatCmd() *cobra.Command {
 					return err
 				}
 				history.AddAssistant(reply, interrupted)
+				stopPrefill = prefillWhileIdle(cmd.Context(), gen, history.Messages())
 				note := ""
 				if interrupted {
 					note = ", stopped"
@@ -72,6 +77,26 @@ func (a *app) chatCmd() *cobra.Command {
 			}
 		},
 	}, wiring.LLMFlags)
+}
+
+// prefillWhileIdle prefills, while the user types, the start of the
+// prompt the next line will have (pipeline.Prefiller); stop cancels it
+// and waits for it.
+func prefillWhileIdle(ctx context.Context, gen pipeline.Generator, conv []llm.Message) (stop func()) {
+	pf, ok := gen.(pipeline.Prefiller)
+	if !ok {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = pf.Prefill(ctx, conv) // the next reply prefills what this did not
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // reply streams one answer to out until it ends or an interrupt arrives.

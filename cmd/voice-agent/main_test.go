@@ -77,6 +77,7 @@ func TestConfigValuesAreChecked(t *testing.T) {
 		{"old key", "stages:\n  barge_in_min: 250ms\n", nil, "line 2: unknown key stages.barge_in_min"},
 		{"zero is a setting", "stages:\n  barge_in:\n    min_speech: 0s\n    mode: off\n", nil, ""},
 		{"older true/false", "", []string{"--barge-in=false"}, ""},
+		{"negative token budget", "stages:\n  history_tokens: -1\n", nil, "stages.history_tokens: -1 is negative"},
 		{"device period", "device:\n  period: -20ms\n", nil, "device.period: -20ms is out of range"},
 		{"device rate", "device:\n  rate: 7\n", nil, "device.rate: 7 Hz is out of range"},
 		{"a list too long to be settings", "stages:\n  barge_in:\n    backchannels: [" + strings.Repeat("yeah, ", 200_000) + "ok]\n", nil, "larger than 1024 KiB"},

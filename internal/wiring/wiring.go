@@ -91,6 +91,11 @@ type Stages struct {
 	// HistoryChars bounds the conversation sent to the LLM (0: no bound);
 	// see llm.History for how it is trimmed.
 	HistoryChars int `yaml:"history_chars"`
+	// HistoryTokens bounds it in the LLM's tokens too, where it can count
+	// them (mnn.Model.CountTokens; 0: no bound): the LLM's KV cache holds
+	// the conversation, so this bounds its memory (docs/performance.md,
+	// "The KV cache's memory").
+	HistoryTokens int `yaml:"history_tokens"`
 	// BargeIn is what happens when the user speaks over a reply.
 	BargeIn pipeline.BargeIn `yaml:"barge_in"`
 	// Speculate starts the reply at the user's first pause, before the
@@ -134,16 +139,17 @@ func DefaultStages() Stages {
 	p := pipeline.DefaultConfig()
 	return Stages{
 		VAD: VADSilero, ASR: ASRXASR, Turn: TurnSmart, LLM: LLMMNN, TTS: TTSMoss,
-		SystemPrompt: "You are a helpful voice assistant. Answer briefly, in plain spoken language.",
-		HistoryChars: 4000,
-		MemoryBudget: DefaultMemoryBudget(runtime.GOARCH),
-		BargeIn:      p.BargeIn,
-		Speculate:    p.Speculate,
-		Continue:     p.Continue,
-		Chunk:        chunk.DefaultConfig(),
-		Endpoint:     p.Endpoint,
-		VADTuning:    vad.DefaultConfig(),
-		FrontEnd:     FrontEnd{AEC: true, NS: true, HalfDuplexTail: p.HalfDuplex.Tail},
+		SystemPrompt:  "You are a helpful voice assistant. Answer briefly, in plain spoken language.",
+		HistoryChars:  4000,
+		HistoryTokens: 2048,
+		MemoryBudget:  DefaultMemoryBudget(runtime.GOARCH),
+		BargeIn:       p.BargeIn,
+		Speculate:     p.Speculate,
+		Continue:      p.Continue,
+		Chunk:         chunk.DefaultConfig(),
+		Endpoint:      p.Endpoint,
+		VADTuning:     vad.DefaultConfig(),
+		FrontEnd:      FrontEnd{AEC: true, NS: true, HalfDuplexTail: p.HalfDuplex.Tail},
 	}
 }
 
@@ -199,6 +205,9 @@ func (s Stages) Validate() error {
 	if s.HistoryChars < 0 {
 		return fmt.Errorf("config: stages.history_chars: %d is negative (0 means no bound)", s.HistoryChars)
 	}
+	if s.HistoryTokens < 0 {
+		return fmt.Errorf("config: stages.history_tokens: %d is negative (0 means no bound)", s.HistoryTokens)
+	}
 	if err := s.BargeIn.Validate(); err != nil {
 		return fmt.Errorf("config: stages.%w", err)
 	}
@@ -229,6 +238,21 @@ type prefiller interface {
 	Prefill(ctx context.Context, conv []llm.Message) (llm.Stats, error)
 }
 
+// tokenCounter is an LLM that can count its tokens (mnn.Model).
+type tokenCounter interface {
+	CountTokens(text string) int
+}
+
+// NewHistory is the conversation's history as s bounds it, in gen's
+// tokens too where gen can count them.
+func NewHistory(s Stages, gen pipeline.Generator) *llm.History {
+	h := llm.NewHistory(s.SystemPrompt, s.HistoryChars)
+	if c, ok := gen.(tokenCounter); ok && s.HistoryTokens > 0 {
+		h.BoundTokens(c.CountTokens, s.HistoryTokens)
+	}
+	return h
+}
+
 func build(s Stages, clk clock.Clock, closers *closeAll) (pipeline.Config, error) {
 	cfg := pipeline.DefaultConfig()
 	if err := s.Validate(); err != nil {
@@ -239,7 +263,6 @@ func build(s Stages, clk clock.Clock, closers *closeAll) (pipeline.Config, error
 	cfg.Continue = s.Continue
 	cfg.Endpoint = s.Endpoint
 	cfg.HalfDuplex = pipeline.HalfDuplex{Enabled: s.FrontEnd.HalfDuplex, Tail: s.FrontEnd.HalfDuplexTail}
-	cfg.History = llm.NewHistory(s.SystemPrompt, s.HistoryChars)
 	cfg.NewChunker = func() pipeline.Chunker { return chunk.New(s.Chunk) }
 
 	expected := s.ExpectedMemory()
@@ -274,6 +297,7 @@ func build(s Stages, clk clock.Clock, closers *closeAll) (pipeline.Config, error
 	keep(err)
 	cfg.LLM, err = pick(b, "llm", llmBackends, s.LLM)
 	keep(err)
+	cfg.History = NewHistory(s, cfg.LLM)
 	if p, ok := cfg.LLM.(prefiller); ok && err == nil && s.SystemPrompt != "" {
 		// Every conversation starts with the system prompt: prefilled now,
 		// at start-up, it is not on the first reply's path.

@@ -18,8 +18,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/voiceassistant/voice/internal/derived"
@@ -40,8 +43,11 @@ type Model struct {
 	// in on a reply that had not started) gives up instead of queueing a
 	// prefill nobody will hear.
 	engine chan struct{}
-	l      *C.voice_llm
-	cfg    Config
+	// life is held to read the engine without taking it (CountTokens),
+	// and to destroy it.
+	life sync.RWMutex
+	l    *C.voice_llm
+	cfg  Config
 	// batch is how many tokens every prefill call takes (prefillTokens),
 	// set by warmUp.
 	batch int
@@ -259,8 +265,9 @@ func (m *Model) setConfig(settings map[string]any) error {
 // forward passes after loading allocate and plan (about 40 times slower a
 // token on the tiny model), which belongs in Open, not in the user's first
 // reply. It also times a batch of minPrefill tokens, run again once the
-// engine has run one, to choose the model's batch, and runs a batch of
-// that length, which every later one has.
+// engine has run one, to choose the model's batch (no shorter than the
+// template's tokens after the user's words and tailSlack), and runs a
+// batch of that length, which every later one has.
 func (m *Model) warmUp() error {
 	defer C.voice_llm_reset(m.l)
 	m.batch = minPrefill
@@ -275,12 +282,77 @@ func (m *Model) warmUp() error {
 	if err != nil {
 		return err
 	}
-	if m.batch = prefillTokens(st.Prefill, minPrefill); m.batch > minPrefill {
+	m.batch = prefillTokens(st.Prefill, minPrefill)
+	// The prompt's start is prefilled before the reply (Prefill after the
+	// last one, the user's words by a speculative reply at their pause),
+	// so a reply's own prefill is the end of the user's words and the
+	// template's tokens after them: in one batch, the first token waits
+	// for one call, not two.
+	tail, err := m.templateTail(hello)
+	if err != nil {
+		return err
+	}
+	if m.batch = max(m.batch, min(tail+tailSlack, maxPrefill)); m.batch > minPrefill {
 		C.voice_llm_reset(m.l)
 		long := []llm.Message{{Role: llm.User, Content: strings.Repeat("Hello ", m.batch)}}
 		_, err = m.generate(context.Background(), long, quiet, 1)
 	}
 	return err
+}
+
+// tailSlack is what a turn's last batch holds besides the template's
+// tokens after the user's words: the final transcript's closing
+// punctuation, which the partial transcripts lack, and a word or two
+// tokenized otherwise once it is followed.
+const tailSlack = 3
+
+// templateTail is how many tokens the chat template puts after the user's
+// words in conv's prompt (conv ends with the user's turn; ChatML's are 5,
+// Qwen3's, with its empty think block, 9); the caller holds the engine.
+func (m *Model) templateTail(conv []llm.Message) (int, error) {
+	whole, err := m.render(conv)
+	if err != nil {
+		return 0, err
+	}
+	start, found, err := m.nextStart(conv)
+	if err != nil || !found {
+		return 0, err
+	}
+	n, err := m.countTokens(whole)
+	if err != nil {
+		return 0, err
+	}
+	k, err := m.countTokens(start)
+	return n - k, err
+}
+
+// CountTokens is how many tokens the model's tokenizer makes of text, or
+// its character count where it cannot say (a closed model): what the
+// history's token budget counts (llm.History.BoundTokens). It does not
+// wait for a reply or prefill under way: MNN's tokenizers encode from
+// tables they only read (transformers/llm/engine/src/tokenizer/tokenizer.hpp).
+func (m *Model) CountTokens(text string) int {
+	m.life.RLock()
+	defer m.life.RUnlock()
+	if m.l != nil {
+		if n, err := m.countTokens(text); err == nil {
+			return n
+		}
+	}
+	return utf8.RuneCountInString(text)
+}
+
+func (m *Model) countTokens(text string) (int, error) {
+	ctext := C.CString(text)
+	defer C.free(unsafe.Pointer(ctext))
+	var (
+		n    C.int
+		cerr *C.char
+	)
+	if C.voice_llm_count_tokens(m.l, ctext, &n, &cerr) != 0 {
+		return 0, fmt.Errorf("mnn: tokenizer: %w", takeErr(cerr, "failed"))
+	}
+	return int(n), nil
 }
 
 // Generate streams the reply to conv. The prompt is prefilled in engine
@@ -294,13 +366,55 @@ func (m *Model) Generate(ctx context.Context, conv []llm.Message, emit func(stri
 	return m.generate(ctx, conv, emit, m.cfg.maxNewTokens())
 }
 
-// Prefill runs conv's prompt through the model without replying, so that
-// a later prompt that starts the same way (the conversation with a user
-// turn more) is prefilled only past it: the system prompt at start-up
-// takes the first turn's prefill off the first reply.
+// Prefill runs into the KV cache, without replying, what every next
+// prompt of conv starts with: the conversation as the chat template will
+// render it once the user has spoken, up to the user's words, or, where
+// conv ends in a user message (the words of a turn still being spoken, or
+// of one the next joins), up to the end of that message's words. Run while
+// the assistant is idle (at start-up with the system prompt, after each
+// reply, or with the user's words so far), it takes off the next reply's path what
+// would otherwise be prefilled there: the reply just given as the
+// template renders it in history (a Qwen3-style template renders the
+// reply it generates into with an empty think block, and earlier replies
+// without one), the whole conversation once the history has been trimmed,
+// and the user's words so far. A ctx cancelled (the next reply is wanted)
+// stops it within one batch; what it ran stays cached.
+//
+// A template that does not render the user's words as given (so that the
+// start cannot be cut from it) gets nothing prefilled.
 func (m *Model) Prefill(ctx context.Context, conv []llm.Message) (llm.Stats, error) {
-	return m.generate(ctx, conv, func(string) error { return nil }, 0)
+	if err := m.acquire(ctx); err != nil {
+		return llm.Stats{}, err
+	}
+	defer m.release()
+	start, found, err := m.nextStart(conv)
+	if err != nil || !found {
+		return llm.Stats{}, err
+	}
+	return m.run(ctx, start, false, nil, 0)
 }
+
+// nextStart is the text every next prompt of conv starts with (Prefill),
+// and whether the template renders the user's words so that it can be
+// cut; the caller holds the engine.
+func (m *Model) nextStart(conv []llm.Message) (string, bool, error) {
+	next := slices.Clone(conv)
+	if n := len(next); n > 0 && next[n-1].Role == llm.User {
+		next[n-1].Content += nextUserMarker
+	} else {
+		next = append(next, llm.Message{Role: llm.User, Content: nextUserMarker})
+	}
+	text, err := m.render(next)
+	if err != nil {
+		return "", false, err
+	}
+	start, _, found := strings.Cut(text, nextUserMarker)
+	return start, found, nil
+}
+
+// nextUserMarker stands for the user's next words in the prompt Prefill
+// renders, to be cut at.
+const nextUserMarker = "[[voice-agent: the user speaks on]]"
 
 // Prompt is the text the engine prefills for conv: the model's chat
 // template applied with the engine's template context, which decides
@@ -308,6 +422,11 @@ func (m *Model) Prefill(ctx context.Context, conv []llm.Message) (llm.Stats, err
 func (m *Model) Prompt(conv []llm.Message) (string, error) {
 	_ = m.acquire(context.Background())
 	defer m.release()
+	return m.render(conv)
+}
+
+// render applies the chat template to conv; the caller holds the engine.
+func (m *Model) render(conv []llm.Message) (string, error) {
 	if m.l == nil {
 		return "", errors.New("mnn: model closed")
 	}
@@ -331,32 +450,46 @@ func (m *Model) generate(ctx context.Context, conv []llm.Message, emit func(stri
 		return llm.Stats{}, err
 	}
 	defer m.release()
-	if m.l == nil {
-		return llm.Stats{}, errors.New("mnn: model closed")
+	text, err := m.render(conv)
+	if err != nil {
+		return llm.Stats{}, err
 	}
-	roles, contents, free := cMessages(conv)
-	defer free()
+	return m.run(ctx, text, true, emit, limit)
+}
 
+// run prefills the prompt text past what the KV cache holds of it and,
+// for a reply, decodes up to limit tokens of it into emit; the caller
+// holds the engine.
+func (m *Model) run(ctx context.Context, text string, reply bool, emit func(string) error, limit int) (llm.Stats, error) {
+	start := time.Now()
+	ctext := C.CString(text)
+	defer C.free(unsafe.Pointer(ctext))
 	var (
 		cerr          *C.char
 		reused, total C.int
+		creply        C.int
 	)
-	if C.voice_llm_prepare(m.l, roles, contents, C.int(len(conv)), C.int(m.batch), &reused, &total, &cerr) != 0 {
+	if reply {
+		creply = 1
+	}
+	if C.voice_llm_prepare(m.l, ctext, C.int(m.batch), creply, &reused, &total, &cerr) != 0 {
 		return llm.Stats{}, m.failed(fmt.Errorf("mnn: prompt: %w", takeErr(cerr, "failed")))
 	}
-	stats := func() llm.Stats {
-		st := m.stats()
-		st.PromptTokens, st.CachedTokens = int(total), int(reused)
-		return st
+	stats := llm.Stats{PromptTokens: int(total), CachedTokens: int(reused)}
+	if reused == total {
+		return stats, nil // nothing new: the engine's figures are the last reply's
 	}
 	err := m.prefill(ctx, int(total-reused))
-	if err == nil {
-		err = m.decode(ctx, emit, limit)
+	var firstToken time.Duration
+	if err == nil && reply {
+		err = m.decode(ctx, emit, limit, func() { firstToken = time.Since(start) })
 	}
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		err = m.failed(err)
 	}
-	return stats(), err
+	st := m.stats()
+	st.PromptTokens, st.CachedTokens, st.FirstToken = stats.PromptTokens, stats.CachedTokens, firstToken
+	return st, err
 }
 
 // prefill runs the left tokens of the prepared prompt through the model,
@@ -378,8 +511,9 @@ func (m *Model) prefill(ctx context.Context, left int) error {
 	return m.engineErr()
 }
 
-// decode generates up to limit tokens and hands their text to emit.
-func (m *Model) decode(ctx context.Context, emit func(string) error, limit int) error {
+// decode generates up to limit tokens and hands their text to emit;
+// first is called once the first token is out.
+func (m *Model) decode(ctx context.Context, emit func(string) error, limit int, first func()) error {
 	s := newStream(emit)
 	for batch, done := 1, 0; done < limit; {
 		if err := ctx.Err(); err != nil {
@@ -397,6 +531,9 @@ func (m *Model) decode(ctx context.Context, emit func(string) error, limit int) 
 			return fmt.Errorf("mnn: decode: %w", takeErr(cerr, "failed"))
 		}
 		took := time.Since(start)
+		if done == 0 {
+			first()
+		}
 		s.write(cBytes(text, size))
 		if s.err != nil {
 			return s.err
@@ -448,6 +585,8 @@ func (m *Model) Reset() {
 func (m *Model) Close() error {
 	_ = m.acquire(context.Background())
 	defer m.release()
+	m.life.Lock()
+	defer m.life.Unlock()
 	if m.l != nil {
 		C.voice_llm_destroy(m.l)
 		m.l = nil

@@ -167,25 +167,25 @@ int voice_llm_load(voice_llm *l, char **err) {
 	});
 }
 
-int voice_llm_prepare(voice_llm *l, const char *const *roles, const char *const *contents, int n, int batch, int *reused, int *total, char **err) {
+int voice_llm_prepare(voice_llm *l, const char *text, int batch, int reply, int *reused, int *total, char **err) {
 	*reused = *total = 0;
 	return guard(err, [&] {
-		std::string text = l->llm->apply_chat_template(messages(roles, contents, n));
 		std::vector<int> ids = l->llm->tokenizer_encode(text);
 		if (ids.empty()) {
 			*err = dup("the chat template and tokenizer made an empty prompt");
 			return -1;
 		}
 		// The longest start of the prompt the KV cache already holds (the
-		// conversation so far, usually), but at least the last token is
-		// run again: its logits give the first token of the reply.
+		// conversation so far, usually), but for a reply at least the last
+		// token is run again: its logits give the reply's first token.
 		size_t common = 0;
+		size_t most = reply ? ids.size() - 1 : ids.size();
 		{
 			const auto *ctx = l->llm->getContext();
 			std::lock_guard<std::mutex> lock(ctx->mutex);
 			const auto &h = ctx->history_tokens;
 			size_t held = std::min(h.size(), static_cast<size_t>(std::max(ctx->all_seq_len, 0)));
-			while (common < held && common < ids.size() - 1 && h[common] == ids[common]) {
+			while (common < held && common < most && h[common] == ids[common]) {
 				common++;
 			}
 		}
@@ -208,6 +208,14 @@ int voice_llm_prepare(voice_llm *l, const char *const *roles, const char *const 
 		l->fresh = true;
 		*reused = static_cast<int>(common);
 		*total = static_cast<int>(l->prompt.size());
+		return 0;
+	});
+}
+
+int voice_llm_count_tokens(voice_llm *l, const char *text, int *n, char **err) {
+	*n = 0;
+	return guard(err, [&] {
+		*n = static_cast<int>(l->llm->tokenizer_encode(text).size());
 		return 0;
 	});
 }

@@ -25,15 +25,18 @@ typedef struct {
 voice_llm *voice_llm_create(const char *config_path, char **err);
 int voice_llm_set_config(voice_llm *l, const char *json, char **err);
 int voice_llm_load(voice_llm *l, char **err);
-// prepare renders the chat with the model's template, tokenizes it, and
-// keeps of the KV cache the longest start of the prompt it holds (*reused
-// tokens of *total), dropping the rest: what a cancelled or speculative
-// reply left there, or the end of a reply the user did not hear. It keeps
-// a few tokens fewer where that makes the rest a whole number of batches
-// of batch tokens (see shim.cpp).
-int voice_llm_prepare(voice_llm *l, const char *const *roles, const char *const *contents, int n, int batch, int *reused, int *total, char **err);
-// apply_template renders the chat with the model's template, as prepare
-// does (*text, malloc'ed, freed by the caller).
+// prepare tokenizes a prompt (the chat as apply_template renders it, or
+// the start of one) and keeps of the KV cache the longest start of it the
+// cache holds (*reused tokens of *total), dropping the rest: what a
+// cancelled or speculative reply left there, or the end of a reply the
+// user did not hear. It keeps a few tokens fewer where that makes the rest
+// a whole number of batches of batch tokens (see shim.cpp). For a reply
+// (reply != 0) the prompt's last token is always run again.
+int voice_llm_prepare(voice_llm *l, const char *text, int batch, int reply, int *reused, int *total, char **err);
+// count_tokens is how many tokens the model's tokenizer makes of text.
+int voice_llm_count_tokens(voice_llm *l, const char *text, int *n, char **err);
+// apply_template renders the chat with the model's template (*text,
+// malloc'ed, freed by the caller).
 int voice_llm_apply_template(voice_llm *l, const char *const *roles, const char *const *contents, int n, char **text, char **err);
 // prefill runs the next batch of the prepared prompt through the model;
 // *left is how many tokens remain.
