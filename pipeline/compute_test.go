@@ -121,15 +121,16 @@ func TestComputeOnTheClockLetsABargeInStopGeneration(t *testing.T) {
 // slow turn model): nothing plays before it.
 func TestComputeOnTheClockHoldsASpeculationUntilTheCommit(t *testing.T) {
 	s := scenario{
-		length:  10 * time.Second,
+		length:  14 * time.Second,
 		user:    []pipelinetest.Utterance{{Start: 500 * ms, End: 1500 * ms, Text: "hello there"}},
 		replies: []string{"Hi, how are you today?"},
 		tune: func(c *pipeline.Config) {
-			// 4 s of turn model on the clock: well beyond what the
+			// 7 s of turn model on the clock: well beyond what the
 			// doubles' own measured compute (x10) adds to the first
 			// audio, which on a busy 2-core machine under -race reached
-			// 2.2 s (2 s of turn model were too few in 2 of 5 runs).
-			c.Turn = busyTurn{work: 400 * time.Millisecond}
+			// 2.2 s, then 4.2 s in a fresh clone's CI (2 s of turn
+			// model were too few in 2 of 5 runs, 4 s in 2 of 3).
+			c.Turn = busyTurn{work: 700 * time.Millisecond}
 			c.ComputeScale = 10
 		},
 	}
