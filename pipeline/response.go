@@ -12,6 +12,7 @@ import (
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/llm"
+	"github.com/voiceassistant/voice/tts/normalize"
 )
 
 // role is what a response is to the pipeline.
@@ -64,6 +65,11 @@ type response struct {
 	held       []Event
 	gate       context.Context
 	openGate   context.CancelFunc
+
+	// The synthesis goroutine's own: the conversation's language, and the
+	// reply's text so far, whose language reads what has no words near it.
+	convLang normalize.Language
+	said     strings.Builder
 }
 
 // spokenChunk is a chunk of reply text and where its audio sits in the
@@ -80,7 +86,8 @@ func (p *Pipeline) startResponse(m TurnMetrics, conv []llm.Message, turn int, tr
 	p.stopPrefillAhead(false)
 	ctx, cancel := context.WithCancel(p.ctx)
 	m.LLMStart = p.now()
-	r := &response{turn: turn, cancel: cancel, metrics: &m, transcript: transcript, role: roleCurrent}
+	r := &response{turn: turn, cancel: cancel, metrics: &m, transcript: transcript, role: roleCurrent,
+		convLang: conversationLanguage(conv)}
 	if transcript != "" {
 		r.role = roleSpeculative
 		r.gate, r.openGate = context.WithCancel(ctx)
@@ -285,8 +292,13 @@ func (p *Pipeline) speak(ctx context.Context, r *response, text string) error {
 		}
 		return nil
 	}
+	r.said.WriteString(text)
+	lang := normalize.Detect(r.said.String())
+	if lang == normalize.LangUnknown {
+		lang = r.convLang
+	}
 	compute := p.newMeter(r, stageTTS)
-	err = p.cfg.TTS.Synthesize(ctx, text, func(samples []float32) error {
+	err = p.cfg.TTS.Synthesize(ctx, text, lang, func(samples []float32) error {
 		defer compute.resume()
 		if err := compute.handOver(ctx); err != nil {
 			return err
@@ -384,4 +396,15 @@ func leading(text string, share float64) string {
 		return string(runes[:int(float64(len(runes))*share)])
 	}
 	return strings.Join(words[:int(float64(len(words))*share)], " ")
+}
+
+// conversationLanguage is the language of conv's latest message that has
+// words, LangUnknown when none has.
+func conversationLanguage(conv []llm.Message) normalize.Language {
+	for i := len(conv) - 1; i >= 0; i-- {
+		if l := normalize.Detect(conv[i].Content); l != normalize.LangUnknown {
+			return l
+		}
+	}
+	return normalize.LangUnknown
 }

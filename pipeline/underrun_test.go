@@ -12,6 +12,7 @@ import (
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/pipeline"
 	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+	"github.com/voiceassistant/voice/tts/normalize"
 )
 
 // lateChunkTTS is the tone double, taking delay on the clock before the
@@ -25,13 +26,13 @@ type lateChunkTTS struct {
 	calls atomic.Int64
 }
 
-func (l *lateChunkTTS) Synthesize(ctx context.Context, text string, emit func([]float32) error) error {
+func (l *lateChunkTTS) Synthesize(ctx context.Context, text string, lang normalize.Language, emit func([]float32) error) error {
 	if l.calls.Add(1) == l.late {
 		if err := l.clk.Sleep(ctx, l.delay); err != nil {
 			return err
 		}
 	}
-	return l.ToneTTS.Synthesize(ctx, text, emit)
+	return l.ToneTTS.Synthesize(ctx, text, lang, emit)
 }
 
 // A replay says where a reply's playback ran dry: which reply, which of

@@ -27,6 +27,7 @@ import (
 	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/pipeline"
 	"github.com/voiceassistant/voice/tts/moss"
+	"github.com/voiceassistant/voice/tts/normalize"
 	"github.com/voiceassistant/voice/turn/smartturn"
 )
 
@@ -337,7 +338,7 @@ func benchStage(ctx context.Context, s wiring.Stages, sm wiring.StageModel, inpu
 			var memBefore, memAfter runtime.MemStats
 			runtime.ReadMemStats(&memBefore)
 			start := time.Now()
-			err := tts.Synthesize(ctx, text, func(p []float32) error {
+			err := tts.Synthesize(ctx, text, normalize.Detect(text), func(p []float32) error {
 				if samples == 0 {
 					b.FirstAudioMS = float64(time.Since(start).Microseconds()) / 1000
 				}

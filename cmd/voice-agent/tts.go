@@ -10,6 +10,7 @@ import (
 
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/wiring"
+	"github.com/voiceassistant/voice/tts/normalize"
 )
 
 // ttsCmd synthesizes text to a WAV file with the configured synthesizer.
@@ -39,7 +40,8 @@ func (a *app) ttsCmd() *cobra.Command {
 			}
 			start := time.Now()
 			var firstAudio time.Duration
-			synthErr := tts.Synthesize(cmd.Context(), strings.Join(args, " "), func(samples []float32) error {
+			text := strings.Join(args, " ")
+			synthErr := tts.Synthesize(cmd.Context(), text, normalize.Detect(text), func(samples []float32) error {
 				if firstAudio == 0 {
 					firstAudio = time.Since(start)
 				}

@@ -13,6 +13,7 @@ import (
 	"github.com/voiceassistant/voice/internal/quantize"
 	"github.com/voiceassistant/voice/internal/testenv"
 	"github.com/voiceassistant/voice/tts/moss"
+	"github.com/voiceassistant/voice/tts/normalize"
 )
 
 const tinyMoss, tinyCodec = "../../tts/moss/testdata/tiny", "../../tts/moss/testdata/tiny-codec"
@@ -55,7 +56,7 @@ func synthesize(t *testing.T, dir string) []float32 {
 	require.NoError(t, err)
 	defer tts.Close()
 	var pcm []float32
-	require.NoError(t, tts.Synthesize(context.Background(), "Hello there.", func(p []float32) error {
+	require.NoError(t, tts.Synthesize(context.Background(), "Hello there.", normalize.LangEnglish, func(p []float32) error {
 		pcm = append(pcm, p...)
 		return nil
 	}))
@@ -176,7 +177,7 @@ func TestInt4MOSSSpeaks(t *testing.T) {
 	require.NoError(t, err)
 	defer tts.Close()
 	samples := 0
-	require.NoError(t, tts.Synthesize(context.Background(), "Hello there.", func(p []float32) error {
+	require.NoError(t, tts.Synthesize(context.Background(), "Hello there.", normalize.LangEnglish, func(p []float32) error {
 		samples += len(p)
 		return nil
 	}))

@@ -21,6 +21,7 @@ import (
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/llm"
 	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/tts/normalize"
 	"github.com/voiceassistant/voice/vad"
 )
 
@@ -404,7 +405,7 @@ func NewToneTTS() *ToneTTS {
 
 func (t *ToneTTS) Format() audio.Format { return t.Out }
 
-func (t *ToneTTS) Synthesize(ctx context.Context, text string, emit func([]float32) error) error {
+func (t *ToneTTS) Synthesize(ctx context.Context, text string, _ normalize.Language, emit func([]float32) error) error {
 	total := int(t.Out.Samples(time.Duration(len([]rune(text))) * t.PerChar))
 	step := max(1, int(t.Out.Samples(t.FrameLen)))
 	// A rotating phasor instead of math.Sin per sample: the double should

@@ -242,10 +242,12 @@ func cuttable(b []byte, j int) bool {
 }
 
 // isSeam reports whether a chunk may end between a and b, which have no
-// space between them: one of them is CJK, b is no closing or trailing
-// punctuation and a no opening one.
+// space between them: one of them is CJK, neither is a digit, b is no
+// closing or trailing punctuation and a no opening one. A number keeps the
+// characters beside it, which say how it is read (2026年 二零二六年, 第2 第二,
+// 2个 两个).
 func isSeam(a, b rune) bool {
-	if b == ' ' || !isCJK(a) && !isCJK(b) {
+	if b == ' ' || !isCJK(a) && !isCJK(b) || isDigitRune(a) || isDigitRune(b) {
 		return false
 	}
 	return !unicode.In(a, unicode.Ps, unicode.Pi) && !unicode.In(b, unicode.Pe, unicode.Pf, unicode.Po)

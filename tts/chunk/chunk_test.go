@@ -169,6 +169,16 @@ func chunkCases() []chunkCase {
 			want: []string{"明天会", "下一整天的雨。", "天气很冷。"},
 		},
 		{
+			name: "a Chinese first chunk keeps a number with the characters beside it", cfg: chars,
+			text: "会议在2026年11月30日开始。第2个是两个。",
+			want: []string{"会议在2026年11月30日", "开始。", "第2个是两个。"},
+		},
+		{
+			name: "an English first chunk keeps a number with its unit", cfg: chars,
+			text: "It is 5 km away. It costs $12.50.",
+			want: []string{"It is", "5 km away.", "It costs $12.50."},
+		},
+		{
 			name: "a short Chinese sentence is one chunk", cfg: chars,
 			text: "好的。我来查一下。",
 			want: []string{"好的。", "我来查一下。"},
@@ -830,13 +840,15 @@ func unbreakable(c string, max int) bool {
 			return false
 		case strings.ContainsRune("，、：", r) && (next < 0 || !strings.ContainsRune(`"')]}`, next) && !unicode.In(next, unicode.Pe, unicode.Pf)):
 			return false
-		case next >= 0 && next != ' ' && (wide(r) || wide(next)) &&
+		case next >= 0 && next != ' ' && (wide(r) || wide(next)) && !isASCIIDigit(r) && !isASCIIDigit(next) &&
 			!unicode.In(r, unicode.Ps, unicode.Pi) && !unicode.In(next, unicode.Pe, unicode.Pf, unicode.Po):
 			return false
 		}
 	}
 	return true
 }
+
+func isASCIIDigit(r rune) bool { return '0' <= r && r <= '9' }
 
 // wide: the CJK characters that are written without spaces.
 func wide(r rune) bool {

@@ -93,7 +93,7 @@ func record(s *Synthesizer, say func(emit func([]float32) error) error) (run, er
 
 func synth(t *testing.T, s *Synthesizer, ctx context.Context, text string) (run, error) {
 	t.Helper()
-	return record(s, func(emit func([]float32) error) error { return s.Synthesize(ctx, text, emit) })
+	return record(s, func(emit func([]float32) error) error { return s.Synthesize(ctx, text, normalize.Detect(text), emit) })
 }
 
 // speakGolden speaks the golden's text as one chunk, tokenized as the
@@ -407,7 +407,7 @@ func TestCodecStateFreshPerChunk(t *testing.T) {
 			// Per chunk: its frames and its audio.
 			frames, audio := [][][]int32{nil}, [][]float32{nil}
 			s.onFrame = func(f []int32) { frames[len(frames)-1] = append(frames[len(frames)-1], f) }
-			err := s.Synthesize(context.Background(), tc.text, func(x []float32) error {
+			err := s.Synthesize(context.Background(), tc.text, normalize.Detect(tc.text), func(x []float32) error {
 				if isSilence(x) {
 					frames, audio = append(frames, nil), append(audio, nil)
 					return nil
@@ -537,7 +537,7 @@ func BenchmarkSynthesize(b *testing.B) {
 	s := openTinyWith(b, g, Options{Voice: g.Voice, LowMemory: true})
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := s.Synthesize(context.Background(), g.Text, func([]float32) error { return nil }); err != nil {
+		if err := s.Synthesize(context.Background(), g.Text, normalize.Detect(g.Text), func([]float32) error { return nil }); err != nil {
 			b.Fatal(err)
 		}
 	}

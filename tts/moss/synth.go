@@ -45,11 +45,12 @@ func destroyAll(vs []ort.Value) {
 //
 // The text is prepared as the reference runtime prepares every request:
 // tts/normalize reads numbers and symbols (upstream uses WeTextProcessing
-// for that), cleanText applies upstream's robust normalizer, and splitText
+// for that; lang, the reply's language, reads those with no words near
+// them), cleanText applies upstream's robust normalizer, and splitText
 // cuts the result into chunks of about MaxChunkTokens tokens at most.
-func (s *Synthesizer) Synthesize(ctx context.Context, text string, emit func(samples []float32) error) error {
+func (s *Synthesizer) Synthesize(ctx context.Context, text string, lang normalize.Language, emit func(samples []float32) error) error {
 	count := func(t string) int { return len(s.tok.Encode(t)) }
-	return s.speak(ctx, splitText(cleanText(normalize.Text(text)), MaxChunkTokens, count), emit)
+	return s.speak(ctx, splitText(cleanText(normalize.Reply(text, lang)), MaxChunkTokens, count), emit)
 }
 
 // speak synthesizes chunks one after another, each from its own prefill

@@ -202,7 +202,7 @@ func checkUpstreamRun(t *testing.T, s *Synthesizer, g upstreamGolden, c upstream
 		runs[len(runs)-1].frames = append(runs[len(runs)-1].frames, f)
 	}
 	total := 0
-	err := s.Synthesize(context.Background(), c.Text, func(x []float32) error {
+	err := s.Synthesize(context.Background(), c.Text, normalize.Detect(c.Text), func(x []float32) error {
 		total += len(x)
 		if isSilence(x) {
 			runs[len(runs)-1].drawn = drawn

@@ -9,9 +9,9 @@ func (n *norm) isYear(start, e int, d string) bool {
 	s := n.s
 	v := atoi(d)
 	if eraAfter(s, e) {
-		return v >= 1000
+		return v >= 1
 	}
-	if v < 1100 || v > 2099 {
+	if v < 1100 || v > 2999 {
 		return false
 	}
 	if n.yearCue(start) || rangeToYear(s, e) {
@@ -95,6 +95,9 @@ func rangeToYear(s string, e int) bool {
 		return false
 	}
 	end := digitsEnd(s, k)
+	if end-k == 2 && (end == len(s) || !isAlnum(s[end])) {
+		return true // "1960-80" nineteen sixty to eighty (NeMo)
+	}
 	if end-k != 4 || end < len(s) && isLetter(s[end]) {
 		return false
 	}
@@ -106,7 +109,7 @@ func rangeToYear(s string, e int) bool {
 // space right before start.
 func monthBefore(s string, start int) (int, int) {
 	j := start
-	if j == 0 || s[j-1] != ' ' {
+	if j == 0 || s[j-1] != ' ' && s[j-1] != '-' {
 		return 0, 0
 	}
 	j--
@@ -120,6 +123,9 @@ func monthBefore(s string, start int) (int, int) {
 			return 0, 0
 		}
 	}
+	if w := s[k:j]; w == "may" || w == "mar" || k > 0 && isDigit(s[k-1]) {
+		return 0, 0 // the verbs
+	}
 	return k, monthIndex(s[k:j])
 }
 
@@ -129,7 +135,7 @@ func yearAfter(s string, e int) (int, int) {
 	switch {
 	case strings.HasPrefix(s[k:], ", "):
 		k += 2
-	case strings.HasPrefix(s[k:], " "):
+	case strings.HasPrefix(s[k:], " "), strings.HasPrefix(s[k:], "-"):
 		k++
 	default:
 		return 0, 0
@@ -230,17 +236,26 @@ func ampmAt(s string, e int) (byte, int) {
 	return 0, e
 }
 
-// clock reads "10:30", "9:05:07", "10:30 pm".
+// clock reads "10:30", "9:05:07", "10:30 pm", "22：58" and, before am or
+// pm, "2.30 a.m." (WeTextProcessing tn/english/test/data/time.txt).
 func (n *norm) clock(i int) int {
 	s := n.s
 	j := digitsEnd(s, i)
-	if j-i > 2 || j+2 >= len(s) || s[j] != ':' || !isDigit(s[j+1]) || !isDigit(s[j+2]) ||
-		j+3 < len(s) && isDigit(s[j+3]) {
+	colon := 1
+	switch {
+	case strings.HasPrefix(s[j:], "："):
+		colon = len("：")
+	case j < len(s) && (s[j] == ':' || s[j] == '.'):
+	default:
 		return 0
 	}
-	h, mm, ss := atoi(s[i:j]), atoi(s[j+1:j+3]), 0
-	k := j + 3
-	if k+2 < len(s) && s[k] == ':' && isDigit(s[k+1]) && isDigit(s[k+2]) && (k+3 == len(s) || !isDigit(s[k+3])) {
+	m := j + colon
+	if j-i > 2 || m+1 >= len(s) || !isDigit(s[m]) || !isDigit(s[m+1]) || m+2 < len(s) && isDigit(s[m+2]) {
+		return 0
+	}
+	h, mm, ss := atoi(s[i:j]), atoi(s[m:m+2]), -1
+	k := m + 2
+	if s[j] != '.' && k+2 < len(s) && s[k] == s[j] && isDigit(s[k+1]) && isDigit(s[k+2]) && (k+3 == len(s) || !isDigit(s[k+3])) {
 		ss = atoi(s[k+1 : k+3])
 		k += 3
 	}
@@ -254,9 +269,15 @@ func (n *norm) clock(i int) int {
 	if ap != 0 && (h == 0 || h > 12) {
 		ap, end = 0, k
 	}
+	if s[j] == '.' && ap == 0 {
+		return 0 // "2.30" is a decimal
+	}
 	return n.clockOut(i, end, h, mm, ss, ap)
 }
 
+// clockOut reads a time; ss is -1 when no seconds are written. A time
+// with seconds reads every part, as both suites do: "14:10:30" fourteen
+// hours ten minutes and thirty seconds, "00:00:00" 零点零分零秒.
 func (n *norm) clockOut(start, end, h, mm, ss int, ap byte) int {
 	n.tmp = n.tmp[:0]
 	if n.lang(start, end) == langZH {
@@ -269,22 +290,28 @@ func (n *norm) clockOut(start, end, h, mm, ss int, ap byte) int {
 			n.tmp = appendZhInt(n.tmp, uint64(h), zhLabel)
 		}
 		n.tmp = append(n.tmp, "点"...)
-		if mm > 0 || ss > 0 {
-			if mm < 10 {
+		if mm > 0 || ss >= 0 {
+			if mm < 10 && (mm > 0 || ss > 0) {
 				n.tmp = append(n.tmp, "零"...)
 			}
-			if mm > 0 {
+			if mm > 0 || ss == 0 {
 				n.tmp = appendZhInt(n.tmp, uint64(mm), zhLabel)
 			}
 			n.tmp = append(n.tmp, "分"...)
 		}
-		if ss > 0 {
+		if ss >= 0 {
 			n.tmp = appendZhInt(n.tmp, uint64(ss), zhLabel)
 			n.tmp = append(n.tmp, "秒"...)
 		}
 		return n.emit(start, end)
 	}
 	switch {
+	case ss >= 0:
+		n.tmp = appendEnCount(n.tmp, h, "hour")
+		n.tmp = append(n.tmp, ' ')
+		n.tmp = appendEnCount(n.tmp, mm, "minute")
+		n.tmp = append(n.tmp, " and "...)
+		n.tmp = appendEnCount(n.tmp, ss, "second")
 	case mm > 0:
 		n.tmp = appendEnInt(n.tmp, uint64(h))
 		n.tmp = append(n.tmp, ' ')
@@ -296,21 +323,10 @@ func (n *norm) clockOut(start, end, h, mm, ss int, ap byte) int {
 		n.tmp = appendEnInt(n.tmp, uint64(h))
 	case h == 0:
 		n.tmp = append(n.tmp, "midnight"...)
-	case h <= 12:
+	default:
+		// "23:00" twenty-three o'clock, as both suites read it.
 		n.tmp = appendEnInt(n.tmp, uint64(h))
 		n.tmp = append(n.tmp, " o'clock"...)
-	default:
-		n.tmp = appendEnInt(n.tmp, uint64(h))
-		n.tmp = append(n.tmp, " hundred"...)
-	}
-	if ss > 0 {
-		n.tmp = append(n.tmp, " and "...)
-		n.tmp = appendEn99(n.tmp, ss)
-		if ss == 1 {
-			n.tmp = append(n.tmp, " second"...)
-		} else {
-			n.tmp = append(n.tmp, " seconds"...)
-		}
 	}
 	switch ap {
 	case 'a':
@@ -319,6 +335,17 @@ func (n *norm) clockOut(start, end, h, mm, ss int, ap byte) int {
 		n.tmp = append(n.tmp, " p m"...)
 	}
 	return n.emit(start, end)
+}
+
+// appendEnCount writes "one hour", "ten minutes".
+func appendEnCount(b []byte, v int, what string) []byte {
+	b = appendEn99(b, v)
+	b = append(b, ' ')
+	b = append(b, what...)
+	if v != 1 {
+		b = append(b, 's')
+	}
+	return b
 }
 
 // hasPeriodWord reports a Chinese time-of-day word right before a time.
@@ -331,18 +358,17 @@ func hasPeriodWord(before string) bool {
 	return false
 }
 
+// zhPeriod reads am as 上午 and pm as 下午, as WeTextProcessing does
+// (tn/chinese/data/time/noon.tsv), except at twelve, where those would
+// name the wrong half of the day: 12 pm is 中午 and 12 am 凌晨.
 func zhPeriod(ap byte, h int) string {
-	if ap == 'a' {
-		if h == 12 || h < 5 {
-			return "凌晨"
-		}
-		return "上午"
-	}
 	switch {
+	case h == 12 && ap == 'a':
+		return "凌晨"
 	case h == 12:
 		return "中午"
-	case h >= 6:
-		return "晚上"
+	case ap == 'a':
+		return "上午"
 	}
 	return "下午"
 }
@@ -373,11 +399,12 @@ func (n *norm) dateYMD(i int) int {
 	if !validDate(y, mo, d) {
 		return 0
 	}
-	return n.dateOut(i, dEnd, y, mo, d)
+	return n.dateOut(i, dEnd, s[i:i+4], mo, d, false)
 }
 
 // dateMDY reads "11/30/2026" (month first unless the first number is over
-// 12) and "11-30-2026".
+// 12, then day first), "11-30-2026", "15.01.2020" and, in English, a
+// two-digit year ("11/17/05"). Chinese reads "12/2/3" year first.
 func (n *norm) dateMDY(i int) int {
 	s := n.s
 	aEnd := digitsEnd(s, i)
@@ -385,7 +412,7 @@ func (n *norm) dateMDY(i int) int {
 		return 0
 	}
 	sep := s[aEnd]
-	if sep != '/' && sep != '-' {
+	if sep != '/' && sep != '-' && sep != '.' {
 		return 0
 	}
 	bEnd := digitsEnd(s, aEnd+1)
@@ -393,10 +420,30 @@ func (n *norm) dateMDY(i int) int {
 		return 0
 	}
 	yEnd := digitsEnd(s, bEnd+1)
-	if yEnd-bEnd-1 != 4 || yEnd+1 < len(s) && (s[yEnd] == sep || s[yEnd] == '.') && isDigit(s[yEnd+1]) {
+	yLen := yEnd - bEnd - 1
+	if yLen != 4 && yLen != 2 && (yLen != 1 || sep == '-') ||
+		yEnd+1 < len(s) && (s[yEnd] == sep || s[yEnd] == '.' || s[yEnd] == ':') && isDigit(s[yEnd+1]) ||
+		yEnd < len(s) && isAlnum(s[yEnd]) {
 		return 0
 	}
 	a, b, y := atoi(s[i:aEnd]), atoi(s[aEnd+1:bEnd]), atoi(s[bEnd+1:yEnd])
+	if yLen != 4 {
+		if aEnd-i != 2 || n.lang(i, yEnd) != langZH {
+			if yLen != 2 || sep == '.' || n.lang(i, yEnd) == langZH {
+				return 0
+			}
+			if !validDate(2000, a, b) {
+				return 0
+			}
+			return n.dateOut(i, yEnd, s[bEnd+1:yEnd], a, b, false)
+		}
+		// Chinese reads a two-digit year first: "12/2/3" 一二年二月三日
+		// (NeMo zh test_cases_date.txt).
+		if !validDate(2000, b, y) {
+			return 0
+		}
+		return n.dateOut(i, yEnd, s[i:aEnd], b, y, false)
+	}
 	mo, d := a, b
 	if a > 12 {
 		mo, d = b, a
@@ -404,18 +451,16 @@ func (n *norm) dateMDY(i int) int {
 	if !validDate(y, mo, d) {
 		return 0
 	}
-	return n.dateOut(i, yEnd, y, mo, d)
+	return n.dateOut(i, yEnd, s[bEnd+1:yEnd], mo, d, a > 12)
 }
 
-func (n *norm) dateOut(start, end, y, mo, d int) int {
+// dateOut reads a date; yd holds the year's digits. A date written day
+// first is read day first ("the fifteenth of January"), as NeMo does
+// (en test_cases_date.txt).
+func (n *norm) dateOut(start, end int, yd string, mo, d int, dayFirst bool) int {
 	n.tmp = n.tmp[:0]
 	if n.lang(start, end) == langZH {
-		var yd [4]byte
-		for k, v := 3, y; k >= 0; k-- {
-			yd[k] = byte('0' + v%10)
-			v /= 10
-		}
-		n.tmp = appendZhDigits(n.tmp, string(yd[:]), false)
+		n.tmp = appendZhDigits(n.tmp, yd, false)
 		n.tmp = append(n.tmp, "年"...)
 		n.tmp = appendZhInt(n.tmp, uint64(mo), zhLabel)
 		n.tmp = append(n.tmp, "月"...)
@@ -423,10 +468,92 @@ func (n *norm) dateOut(start, end, y, mo, d int) int {
 		n.tmp = append(n.tmp, "日"...)
 		return n.emit(start, end)
 	}
-	n.tmp = append(n.tmp, monthNames[mo]...)
-	n.tmp = append(n.tmp, ' ')
-	n.tmp = appendEnOrdinalInt(n.tmp, uint64(d))
+	if dayFirst {
+		n.tmp = append(n.tmp, "the "...)
+		n.tmp = appendEnOrdinalInt(n.tmp, uint64(d))
+		n.tmp = append(n.tmp, " of "...)
+		n.tmp = append(n.tmp, monthNames[mo]...)
+	} else {
+		n.tmp = append(n.tmp, monthNames[mo]...)
+		n.tmp = append(n.tmp, ' ')
+		n.tmp = appendEnOrdinalInt(n.tmp, uint64(d))
+	}
 	n.tmp = append(n.tmp, ", "...)
-	n.tmp = appendEnYear(n.tmp, y)
+	if len(yd) == 2 {
+		// "11/17/05": the year as written, November seventeenth, zero five.
+		if yd[0] == '0' {
+			n.tmp = append(n.tmp, "zero "...)
+		}
+		n.tmp = appendEnNum(n.tmp, strings.TrimPrefix(yd, "0"))
+	} else {
+		n.tmp = appendEnYear(n.tmp, atoi(yd))
+	}
 	return n.emit(start, end)
+}
+
+// zhShortDate reads, in Chinese, the dates WeTextProcessing reads
+// (tn/chinese/test/data/date.txt) that carry no day or no year: "2008-08"
+// and "08/2008" 二零零八年八月, "08.08" 八月八日 (two-digit month and day,
+// one of them zero-padded, so that "12-25" stays a range); and NeMo's
+// "2019·2·10" (zh test_cases_date.txt).
+func (n *norm) zhShortDate(i int) int {
+	s := n.s
+	aEnd := digitsEnd(s, i)
+	sep, sepLen := byte(0), 1
+	switch {
+	case aEnd < len(s) && (s[aEnd] == '-' || s[aEnd] == '/' || s[aEnd] == '.'):
+		sep = s[aEnd]
+	case strings.HasPrefix(s[aEnd:], "·"):
+		sep, sepLen = '.', len("·")
+	default:
+		return 0
+	}
+	b := aEnd + sepLen
+	bEnd := digitsEnd(s, b)
+	if bEnd == b {
+		return 0
+	}
+	if sepLen > 1 && strings.HasPrefix(s[bEnd:], "·") {
+		cEnd := digitsEnd(s, bEnd+sepLen)
+		if aEnd-i != 4 || cEnd-bEnd-sepLen < 1 || cEnd-bEnd-sepLen > 2 || cEnd < len(s) && isDigit(s[cEnd]) {
+			return 0
+		}
+		y, mo, d := atoi(s[i:aEnd]), atoi(s[b:bEnd]), atoi(s[bEnd+sepLen:cEnd])
+		if !validDate(y, mo, d) || n.lang(i, cEnd) != langZH {
+			return 0
+		}
+		return n.dateOut(i, cEnd, s[i:aEnd], mo, d, false)
+	}
+	if bEnd < len(s) && (isAlnum(s[bEnd]) || s[bEnd] == sep || s[bEnd] == '.') {
+		return 0
+	}
+	a, bd := s[i:aEnd], s[b:bEnd]
+	var year, month, day string
+	switch {
+	case len(a) == 4 && len(bd) == 2:
+		year, month = a, bd
+	case len(a) == 2 && len(bd) == 4:
+		month, year = a, bd
+	case len(a) == 2 && len(bd) == 2 && (a[0] == '0' || bd[0] == '0'):
+		month, day = a, bd
+	default:
+		return 0
+	}
+	mo := atoi(month)
+	if mo < 1 || mo > 12 || year != "" && (year[0] < '1' || year[0] > '2') ||
+		day != "" && !validDate(2000, mo, atoi(day)) || n.lang(i, bEnd) != langZH {
+		return 0
+	}
+	n.tmp = n.tmp[:0]
+	if year != "" {
+		n.tmp = appendZhDigits(n.tmp, year, false)
+		n.tmp = append(n.tmp, "年"...)
+	}
+	n.tmp = appendZhInt(n.tmp, uint64(mo), zhLabel)
+	n.tmp = append(n.tmp, "月"...)
+	if day != "" {
+		n.tmp = appendZhInt(n.tmp, uint64(atoi(day)), zhLabel)
+		n.tmp = append(n.tmp, "日"...)
+	}
+	return n.emit(i, bEnd)
 }

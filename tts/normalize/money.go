@@ -12,6 +12,11 @@ func (n *norm) currency(start, i int, c *currency, sign byte) int {
 		return i
 	}
 	m := parseNum(s, i)
+	for _, w := range [...]string{"万", "亿"} {
+		if k := m.end + len(w); strings.HasPrefix(s[m.end:], w) && n.lang(start, k) == langZH {
+			return n.money(start, m, c, sign, w, 0, k) // "$1.5万" 一点五万美元
+		}
+	}
 	mag, exp, k := magnitudeAt(s, m.end)
 	if code, ck := currencyCodeAt(s, k); code != nil {
 		c, k = code, ck // "$100 USD"
@@ -33,10 +38,18 @@ func (n *norm) money(start int, m num, c *currency, sign byte, mag string, exp, 
 		} else {
 			n.tmp = appendZhDecimal(n.tmp, ip, fp, zhCount)
 		}
+		if exp == 0 {
+			n.tmp = append(n.tmp, mag...) // 万 or 亿
+		}
 		n.tmp = append(n.tmp, c.zh...)
 		return n.emit(start, end)
 	}
 	n.tmp = appendEnSign(n.tmp, sign)
+	if len(m.frac) > 2 {
+		// "$20.500" twenty dollars fifty cents, "$1.2320" one point two
+		// three two dollars (NeMo and WeTextProcessing en money tests).
+		m.frac = strings.TrimRight(m.frac, "0")
+	}
 	if mag != "" || c.minorOne == "" || len(m.frac) > 2 {
 		n.tmp = appendEnDecimal(n.tmp, m.intd, m.frac)
 		if mag != "" {
@@ -49,7 +62,7 @@ func (n *norm) money(start int, m num, c *currency, sign byte, mag string, exp, 
 		} else {
 			n.tmp = append(n.tmp, c.many...)
 		}
-		return n.emit(start, end)
+		return n.emitPer(start, end)
 	}
 	cents := atoi(m.frac)
 	if len(m.frac) == 1 {
@@ -70,9 +83,11 @@ func (n *norm) money(start int, m num, c *currency, sign byte, mag string, exp, 
 			n.tmp = append(n.tmp, c.many...)
 		}
 		if cents == 0 {
-			return n.emit(start, end)
+			return n.emitPer(start, end)
 		}
-		n.tmp = append(n.tmp, " and "...)
+		// No "and" between dollars and cents, as NeMo reads money
+		// (en/verbalizers/money.py; en test_cases_money.txt).
+		n.tmp = append(n.tmp, ' ')
 		n.tmp = appendEn99(n.tmp, cents)
 	}
 	n.tmp = append(n.tmp, ' ')
@@ -81,7 +96,23 @@ func (n *norm) money(start int, m num, c *currency, sign byte, mag string, exp, 
 	} else {
 		n.tmp = append(n.tmp, c.minorMany...)
 	}
-	return n.emit(start, end)
+	return n.emitPer(start, end)
+}
+
+// currencyCodeBefore matches a currency code written before an amount
+// ("CNY1.25", "USD 100") that starts at i.
+func currencyCodeBefore(s string, i int) (*currency, int) {
+	j := i
+	if j > 0 && s[j-1] == ' ' {
+		j--
+	}
+	if j < 3 || j > 3 && isLetter(s[j-4]) {
+		return nil, 0
+	}
+	if c := currencyCodes[s[j-3:j]]; c != nil {
+		return c, j - 3
+	}
+	return nil, 0
 }
 
 // shiftPoint multiplies ip.fp by 10^exp.
@@ -103,13 +134,20 @@ func shiftPoint(ip, fp string, exp int) (string, string) {
 func (n *norm) unit(start int, m num, u *unit, sign byte, end int) int {
 	n.tmp = n.tmp[:0]
 	if n.lang(start, end) == langZH {
+		zh := u.zh
+		if per := strings.Index(zh, "每"); per > 0 {
+			// 每小时十公里, as WeTextProcessing reads "10km/h"
+			// (tn/chinese/test/data/measure.txt).
+			n.tmp = append(n.tmp, zh[per:]...)
+			zh = zh[:per]
+		}
 		n.tmp = appendZhSign(n.tmp, sign, u.temp)
 		if u.liang && m.intd == "2" && m.frac == "" {
 			n.tmp = append(n.tmp, "两"...)
 		} else {
 			n.tmp = appendZhDecimal(n.tmp, m.intd, m.frac, zhCount)
 		}
-		n.tmp = append(n.tmp, u.zh...)
+		n.tmp = append(n.tmp, zh...)
 		return n.emit(start, end)
 	}
 	n.tmp = appendEnSign(n.tmp, sign)
@@ -120,5 +158,60 @@ func (n *norm) unit(start int, m num, u *unit, sign byte, end int) int {
 	} else {
 		n.tmp = append(n.tmp, u.many...)
 	}
+	return n.emitPer(start, end)
+}
+
+// perPeriods are the spans of time a rate is written per ("$20/mo").
+var perPeriods = map[string]string{
+	"s": "second", "sec": "second", "min": "minute", "h": "hour", "hr": "hour", "hour": "hour",
+	"d": "day", "day": "day", "wk": "week", "week": "week", "mo": "month", "month": "month",
+	"yr": "year", "year": "year",
+}
+
+// emitPer emits an English amount or quantity ending at end, with the
+// "/mo" or "/kg" written after it read "per month", "per kilogram" (NeMo
+// en test_cases_money.txt and test_cases_measure.txt).
+func (n *norm) emitPer(start, end int) int {
+	s := n.s
+	if end+1 < len(s) && s[end] == '/' && isLetter(s[end+1]) {
+		k := end + 1
+		for k < len(s) && isLetter(s[k]) && k-end <= 6 {
+			k++
+		}
+		if k == len(s) || !isAlnum(s[k]) {
+			per := perPeriods[s[end+1:k]]
+			if u, uk := unitAt(s, end+1); per == "" && u != nil && uk == k {
+				per = u.one
+			}
+			if per != "" {
+				n.tmp = append(n.tmp, " per "...)
+				n.tmp = append(n.tmp, per...)
+				end = k
+			}
+		}
+	}
 	return n.emit(start, end)
+}
+
+// scaledUnit reads a quantity with a scale word before its unit, "100
+// million kg" one hundred million kilograms (NeMo en
+// test_cases_measure.txt).
+func (n *norm) scaledUnit(start int, m num, sign byte, e int) int {
+	s := n.s
+	for _, w := range [...]string{" thousand", " million", " billion", " trillion"} {
+		if !strings.HasPrefix(s[e:], w) {
+			continue
+		}
+		u, k := unitAt(s, e+len(w))
+		if u == nil || k == e+len(w) || n.lang(start, k) == langZH {
+			return 0
+		}
+		n.tmp = appendEnSign(n.tmp[:0], sign)
+		n.tmp = appendEnDecimal(n.tmp, m.intd, m.frac)
+		n.tmp = append(n.tmp, w...)
+		n.tmp = append(n.tmp, ' ')
+		n.tmp = append(n.tmp, u.many...)
+		return n.emit(start, k)
+	}
+	return 0
 }

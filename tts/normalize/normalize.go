@@ -10,14 +10,59 @@ import (
 
 // Text normalizes s for speech, reading each expression the Chinese way
 // when it sits in a run of CJK text and the English way otherwise.
-func Text(s string) string { return run(s, langAuto) }
+func Text(s string) string { return run(s, langAuto, langEN) }
+
+// Reply normalizes s, a piece of a reply in the given language, as Text
+// does, except that an expression with no letters near it ("3/4", "1+1=2")
+// is read in the reply's language rather than in English.
+func Reply(s string, in Language) string {
+	bare := langEN
+	if in == LangChinese {
+		bare = langZH
+	}
+	return run(s, langAuto, bare)
+}
 
 // English normalizes s for speech with English readings throughout.
-func English(s string) string { return run(s, langEN) }
+func English(s string) string { return run(s, langEN, langEN) }
 
 // Chinese normalizes s for speech with Mandarin (simplified) readings
 // throughout.
-func Chinese(s string) string { return run(s, langZH) }
+func Chinese(s string) string { return run(s, langZH, langZH) }
+
+// Language is what a reply is spoken in, as far as reading numbers goes.
+type Language uint8
+
+const (
+	LangUnknown Language = iota // no letters to tell by
+	LangEnglish
+	LangChinese
+)
+
+// Detect tells the language of s by its letters: Chinese when it has at
+// least as many Han characters as Latin words, English when it has more
+// Latin words, LangUnknown when it has neither.
+func Detect(s string) Language {
+	han, words := 0, 0
+	inWord := false
+	for _, r := range s {
+		c := classify(r)
+		if c == clsHan && unicode.Is(unicode.Han, r) {
+			han++
+		}
+		if c == clsLatin && !inWord {
+			words++
+		}
+		inWord = c == clsLatin
+	}
+	switch {
+	case han > 0 && han >= words:
+		return LangChinese
+	case words > 0:
+		return LangEnglish
+	}
+	return LangUnknown
+}
 
 type lang uint8
 
@@ -35,7 +80,7 @@ var urlRE = regexp.MustCompile(`(?i)\b(?:[a-z][a-z0-9+.\-]*://|www\.)[^\s<>"'，
 var trigger [256]bool
 
 func init() {
-	for _, c := range []byte("0123456789$&@+=#-.~'(vV") {
+	for _, c := range []byte("0123456789$&@+=#-.~'(vV<>*") {
 		trigger[c] = true
 	}
 	// Lead bytes of the non-ASCII runes that can start an expression:
@@ -52,6 +97,7 @@ func init() {
 type norm struct {
 	s      string
 	forced lang
+	bare   lang // for an expression with no letters near it
 	out    []byte
 	tmp    []byte // the replacement being built
 	done   int    // s[:done] has been written to out
@@ -61,10 +107,11 @@ type norm struct {
 	rangeYear bool // a range dash after a year: read the next number as a year
 }
 
-func run(s string, forced lang) string {
+func run(s string, forced, bare lang) string {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
+	s = halfWidthDigits(s)
 	i := 0
 	for i < len(s) && !trigger[s[i]] {
 		i++
@@ -72,7 +119,7 @@ func run(s string, forced lang) string {
 	if i == len(s) {
 		return s
 	}
-	n := norm{s: s, forced: forced, lastEnd: -1}
+	n := norm{s: s, forced: forced, bare: bare, lastEnd: -1}
 	var skips [][]int
 	if strings.Contains(s, "://") || strings.Contains(s, "www.") || strings.Contains(s, "WWW.") {
 		skips = urlRE.FindAllStringIndex(s, -1)
@@ -122,9 +169,16 @@ func (n *norm) at(i int) int {
 		}
 		return i + 1
 	case '$':
+		for _, d := range dollarPrefixes {
+			if j := i - len(d.prefix); j >= n.done && s[j:i] == d.prefix && (j == 0 || !isAlnum(s[j-1])) {
+				return n.currency(j, i+1, currencyCodes[d.code], 0)
+			}
+		}
 		return n.currency(i, i+1, curUSD, 0)
 	case '&', '@', '=':
 		return n.symbol(i)
+	case '<', '>', '*':
+		return n.comparison(i)
 	case '#':
 		return n.hash(i)
 	case 'v', 'V':
@@ -144,10 +198,16 @@ func (n *norm) at(i int) int {
 	}
 	r, size := utf8.DecodeRuneInString(s[i:])
 	switch r {
+	case '±':
+		if i+size < len(s) && isDigit(s[i+size]) {
+			return n.word(i, i+size, "plus or minus ", "正负") // ±2 正负二 (WeTextProcessing)
+		}
 	case '£':
 		return n.currency(i, i+size, curGBP, 0)
 	case '¥', '￥':
-		return n.currency(i, i+size, curCNY, 0)
+		return n.currency(i, i+size, curYen, 0)
+	case '₩':
+		return n.currency(i, i+size, curKRW, 0)
 	case '€':
 		return n.currency(i, i+size, curEUR, 0)
 	case '−':
@@ -158,6 +218,8 @@ func (n *norm) at(i int) int {
 		return n.tilde(i, size)
 	case '’':
 		return n.decadeQuote(i, size)
+	case '≤', '≥':
+		return n.comparison(i)
 	case '×':
 		return n.operator(i, size, "times", "乘")
 	case '÷':
@@ -296,6 +358,7 @@ func (n *norm) lang(a, b int) lang {
 	cl := clsLatin
 	switch {
 	case lc == clsNone && rc == clsNone:
+		return n.bare
 	case lc == clsNone:
 		cl = rc
 	case rc == clsNone, lc == rc, ld < rd:
@@ -354,4 +417,34 @@ func allZeros(d string) bool {
 		}
 	}
 	return true
+}
+
+// halfWidthDigits writes full-width digits (０-９) as ASCII ones, which the
+// rules read ("２０１５年" 二零一五年, WeTextProcessing
+// tn/chinese/test/data/normalizer.txt); s is returned as is when it has
+// none.
+func halfWidthDigits(s string) string {
+	const lead = "\xef\xbc" // U+FF10-FF19 are EF BC 90-99
+	i := strings.Index(s, lead)
+	for i >= 0 && (i+2 >= len(s) || s[i+2] < 0x90 || s[i+2] > 0x99) {
+		j := strings.Index(s[i+2:], lead)
+		if j < 0 {
+			return s
+		}
+		i += 2 + j
+	}
+	if i < 0 {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	b = append(b, s[:i]...)
+	for ; i < len(s); i++ {
+		if i+2 < len(s) && s[i] == 0xef && s[i+1] == 0xbc && s[i+2] >= 0x90 && s[i+2] <= 0x99 {
+			b = append(b, '0'+s[i+2]-0x90)
+			i += 2
+			continue
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
 }

@@ -49,7 +49,7 @@ func TestCardinalEnglish(t *testing.T) {
 		{"1/2 cup", "one half cup"},
 		{"3/4 of them", "three quarters of them"},
 		{"2/3 and 5/8", "two thirds and five eighths"},
-		{"24/7", "twenty-four/seven"},
+		{"24/7", "twenty-four seven"},
 		{"won 3:2", "won three to two"},
 		{"16:9 screen", "sixteen to nine screen"},
 		{"mp3 and H2O", "mp three and H two O"},
@@ -179,24 +179,24 @@ func TestPercentChinese(t *testing.T) {
 
 func TestCurrencyEnglish(t *testing.T) {
 	check(t, normalize.Text, []tcase{
-		{"$12.50", "twelve dollars and fifty cents"},
+		{"$12.50", "twelve dollars fifty cents"},
 		{"$1", "one dollar"},
 		{"$0.99", "ninety-nine cents"},
-		{"$1.01", "one dollar and one cent"},
-		{"$12.5", "twelve dollars and fifty cents"},
+		{"$1.01", "one dollar one cent"},
+		{"$12.5", "twelve dollars fifty cents"},
 		{"$1,000,000", "one million dollars"},
 		{"€3", "three euros"},
 		{"€1", "one euro"},
-		{"€2.50", "two euros and fifty cents"},
+		{"€2.50", "two euros fifty cents"},
 		{"£1", "one pound"},
-		{"£2.50", "two pounds and fifty pence"},
-		{"¥100", "one hundred yuan"},
+		{"£2.50", "two pounds fifty pence"},
+		{"¥100", "one hundred yen"},
 		{"-$5", "minus five dollars"},
 		{"$12.345", "twelve point three four five dollars"},
 		{"$5 million", "five million dollars"},
 		{"$1.5M budget", "one point five million dollars budget"},
 		{"$100 USD", "one hundred US dollars"},
-		{"12.50 USD", "twelve US dollars and fifty cents"},
+		{"12.50 USD", "twelve US dollars fifty cents"},
 		{"100 RMB", "one hundred yuan"},
 	})
 }
@@ -214,7 +214,7 @@ func TestCurrencyChinese(t *testing.T) {
 		{"融资$1.5M", "融资一百五十万美元"},
 		{"花了¥2", "花了两元"},
 		{"亏损-$5", "亏损负五美元"},
-		{"价格100 RMB", "价格一百元"},
+		{"价格100 RMB", "价格一百人民币"},
 		{"$12.00的", "十二美元的"},
 	})
 }
@@ -227,7 +227,7 @@ func TestDateEnglish(t *testing.T) {
 		{"2000-02-29", "February twenty-ninth, two thousand"},
 		{"2026.11.30", "November thirtieth, twenty twenty-six"},
 		{"11/30/2026", "November thirtieth, twenty twenty-six"},
-		{"30/11/2026", "November thirtieth, twenty twenty-six"},
+		{"30/11/2026", "the thirtieth of November, twenty twenty-six"},
 		{"11-30-2026", "November thirtieth, twenty twenty-six"},
 		{"November 30, 2026", "November thirtieth, twenty twenty-six"},
 		{"Nov. 30th", "November thirtieth"},
@@ -264,10 +264,10 @@ func TestTimeEnglish(t *testing.T) {
 		{"It starts at 3pm today.", "It starts at three p m today."},
 		{"10:30 AM", "ten thirty a m"},
 		{"at 12pm", "at twelve p m"},
-		{"15:00", "fifteen hundred"},
+		{"15:00", "fifteen o'clock"},
 		{"00:00", "midnight"},
 		{"14:45", "fourteen forty-five"},
-		{"10:30:15", "ten thirty and fifteen seconds"},
+		{"10:30:15", "ten hours thirty minutes and fifteen seconds"},
 		{"10:00-11:00", "ten o'clock to eleven o'clock"},
 		{"John 3:16", "John three sixteen"},
 	})
@@ -322,7 +322,7 @@ func TestUnitsChinese(t *testing.T) {
 		{"气温-5℃", "气温零下五摄氏度"},
 		{"内存16GB", "内存十六吉字节"},
 		{"延迟100ms", "延迟一百毫秒"},
-		{"速度60km/h", "速度六十公里每小时"},
+		{"速度60km/h", "速度每小时六十公里"},
 		{"重2kg", "重两千克"},
 		{"面积100m²", "面积一百平方米"},
 		{"下载5 MB的文件", "下载五兆字节的文件"},
@@ -447,7 +447,7 @@ func TestMixed(t *testing.T) {
 		{"I bought 3 apples, 我买了5个苹果", "I bought three apples, 我买了五个苹果"},
 		{"会议在10:30 in Room 5", "会议在十点三十分 in Room five"},
 		{"价格: $12.50", "价格: 十二点五美元"},
-		{"Price: $12.50", "Price: twelve dollars and fifty cents"},
+		{"Price: $12.50", "Price: twelve dollars fifty cents"},
 		{"iPhone15很好", "iPhone十五很好"},
 		{"我的iPhone15", "我的iPhone十五"},
 		{"我有 3 个苹果", "我有 三 个苹果"},
@@ -484,7 +484,7 @@ func TestSpokenMandarin(t *testing.T) {
 		{"风力3-4级", "风力三到四级"},
 		{"东南风2级", "东南风二级"},
 		{"PM2.5指数75", "PM二点五指数七十五"},
-		{"风速3m/s", "风速三米每秒"},
+		{"风速3m/s", "风速每秒三米"},
 		// Clock times: 点 and 分 on a 24-hour clock, as announced.
 		{"下午3:30见", "下午三点三十分见"},
 		{"3:05出发", "三点零五分出发"},
@@ -580,7 +580,7 @@ func TestForced(t *testing.T) {
 		{"我有3个", "我有three个"},
 		{"3.14", "three point one four"},
 		{"10:30", "ten thirty"},
-		{"¥12.5", "twelve point five yuan"},
+		{"¥12.5", "twelve point five yen"},
 	})
 	check(t, normalize.Chinese, []tcase{
 		{"I have 3", "I have 三"},
@@ -606,11 +606,14 @@ func FuzzText(f *testing.F) {
 		"9999999999999999999999", "1.2.3.4.5.6.7.8.9.10.11.12.13.14.15.16.17",
 		"https://x.com/1", "\xff1", "1-2-3-4-5-6-7-8-9",
 		"气温-3~-5℃", "2-3天", "2025-2026年", "拨打12345", "PM2.5", "20000步",
+		"2 1/2", "$250-$300", "1-800-GO-U-HAUL", "2019·2·10", "2 ≤ 4", "中国1-2", "10:00:05 a.m.",
+		"Jan-15-2020", "1428 Elm St.", "$1.5万", "CNY1.25", "A$5", "２０", "90后", "2x8 m2", "12/2/2",
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, fn := range []func(string) string{normalize.Text, normalize.English, normalize.Chinese} {
+		inChinese := func(s string) string { return normalize.Reply(s, normalize.LangChinese) }
+		for _, fn := range []func(string) string{normalize.Text, normalize.English, normalize.Chinese, inChinese} {
 			out := fn(s)
 			require.True(t, utf8.ValidString(out), "invalid UTF-8 output for %q: %q", s, out)
 		}
@@ -636,5 +639,94 @@ func BenchmarkTextPlain(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		normalize.Text(plain)
+	}
+}
+
+// The readings the peer suites taught (suite_test.go), on sentences of
+// this package's own, in both languages.
+func TestPeerReadingsEnglish(t *testing.T) {
+	check(t, normalize.Text, []tcase{
+		{"Add 2 1/2 cups", "Add two and a half cups"},
+		{"a 5/16 inch bolt", "a five sixteenths inch bolt"},
+		{"-3/4", "minus three quarters"},
+		{"1/4th of it", "one quarter of it"},
+		{"the 3th row", "the three th row"},
+		{"on 7 march 2025", "on the seventh of March, twenty twenty-five"},
+		{"on 07.03.2025", "on July third, twenty twenty-five"},
+		{"due 12/25/99", "due December twenty-fifth, ninety-nine"},
+		{"2Q24 results", "the second quarter of twenty-four results"},
+		{"$30/mo", "thirty dollars per month"},
+		{"$250-$300", "two hundred fifty dollars to three hundred dollars"},
+		{"A$20", "twenty Australian dollars"},
+		{"₩5000", "five thousand won"},
+		{"at 1:05:09", "at one hour five minutes and nine seconds"},
+		{"at 9.45 p.m. sharp", "at nine forty-five p m sharp"},
+		{"5 ≥ 3", "five is greater than or equal to three"},
+		{"4*5", "four times five"},
+		{"call 1-800-FLOWERS", "call one, eight hundred, FLOWERS"},
+		{"8 mbps", "eight megabits per second"},
+		{"3 cm²", "three square centimeters"},
+		{"±5", "plus or minus five"},
+		{"a 4 x 6 m room", "a four by six meters room"},
+		{"the 1960-80 era", "the nineteen sixty to eighty era"},
+		{"300 million km", "three hundred million kilometers"},
+	})
+}
+
+func TestPeerReadingsChinese(t *testing.T) {
+	check(t, normalize.Text, []tcase{
+		{"3/16的人", "十六分之三的人"},
+		{"下降-1/4", "下降负四分之一"},
+		{"2008-08开业", "二零零八年八月开业"},
+		{"08/08见", "八月八日见"},
+		{"公元前221年", "公元前二二一年"},
+		{"约676ad", "约公元六七六年"},
+		{"１２３个", "一百二十三个"},
+		{"22：58到", "二十二点五十八分到"},
+		{"时间00:00:00", "时间零点零分零秒"},
+		{"在10:04am", "在上午十点零四分"},
+		{"融资$1.5万", "融资一点五万美元"},
+		{"价格CNY 100", "价格一百人民币"},
+		{"价格A$13.5", "价格十三点五澳元"},
+		{"若3<5", "若三小于五"},
+		{"中国队2:1", "中国队二比一"},
+		{"湖人 98-95", "湖人 九十八比九十五"},
+		{"90后的人", "九零后的人"},
+		{"3天后来", "三天后来"},
+		{"误差±0.5", "误差正负零点五"},
+		{"2015年08月08日", "二零一五年八月八日"},
+		{"第10000100000", "第一百亿零十万"},
+	})
+}
+
+// Reply reads an expression with no letters near it in the reply's
+// language; letters near it still decide.
+func TestReplyLanguage(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		lang normalize.Language
+		want string
+	}{
+		{"1+1=2", normalize.LangChinese, "一加一等于二"},
+		{"1+1=2", normalize.LangEnglish, "one plus one equals two"},
+		{"1+1=2", normalize.LangUnknown, "one plus one equals two"},
+		{"3/4", normalize.LangChinese, "四分之三"},
+		{"I have 3 apples", normalize.LangChinese, "I have three apples"},
+		{"我有3个", normalize.LangEnglish, "我有三个"},
+	} {
+		assert.Equal(t, c.want, normalize.Reply(c.in, c.lang), "%q in %v", c.in, c.lang)
+	}
+	for _, c := range []struct {
+		in   string
+		want normalize.Language
+	}{
+		{"Hello world", normalize.LangEnglish},
+		{"你好", normalize.LangChinese},
+		{"我用iPhone", normalize.LangChinese},
+		{"I said 你好 to them", normalize.LangEnglish},
+		{"3+4=7", normalize.LangUnknown},
+		{"", normalize.LangUnknown},
+	} {
+		assert.Equal(t, c.want, normalize.Detect(c.in), "%q", c.in)
 	}
 }

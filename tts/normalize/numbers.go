@@ -17,6 +17,13 @@ func (n *norm) plain(start int, m num, sign byte, e int, yearRange bool) int {
 		if k := rangeEnd(s, e); k > 0 {
 			tail = k
 		}
+		if pre, k := zhEraAfter(s, e); simple && k > 0 {
+			// "2934ad" 公元二九三四年 (NeMo zh test_cases_date.txt).
+			n.tmp = append(n.tmp, pre...)
+			n.tmp = appendZhDigits(n.tmp, m.intd, false)
+			n.tmp = append(n.tmp, "年"...)
+			return n.emit(start, k)
+		}
 		u, _ := unitAt(s, tail)
 		n.tmp = appendZhSign(n.tmp, sign, u != nil && u.temp)
 		rank := strings.HasSuffix(s[:start], "第")
@@ -27,8 +34,12 @@ func (n *norm) plain(start int, m num, sign byte, e int, yearRange bool) int {
 				fp = strings.TrimRight(fp, "0")
 			}
 			n.tmp = appendZhDecimal(n.tmp, m.intd, fp, zhCount)
-		case simple && len(m.intd) == 4 && strings.HasPrefix(s[tail:], "年"):
+		case simple && strings.HasPrefix(s[tail:], "年") && (len(m.intd) == 4 || zhEraBefore(s[:start])):
 			n.tmp = appendZhDigits(n.tmp, m.intd, false)
+		case simple && len(m.intd) == 2 && generation(s[tail:]):
+			n.tmp = appendZhDigits(n.tmp, m.intd, false) // "90后" 九零后 (WeTextProcessing)
+		case simple && len(m.intd) == 2 && m.intd[0] == '0' && zhDayOrMonth(s[tail:]):
+			n.tmp = appendZhInt(n.tmp, uint64(m.intd[1]-'0'), zhLabel) // "08月" 八月
 		case simple && m.intd == "2" && !rank && (liangNext(s, tail) || u != nil && u.liang):
 			n.tmp = append(n.tmp, "两"...)
 		case simple && (isMobile(m.intd) || cuedPhone(s, start, e)):
@@ -59,7 +70,10 @@ func (n *norm) plain(start int, m num, sign byte, e int, yearRange bool) int {
 		if k := n.dayMonth(start, m.intd, e); k > 0 {
 			return k
 		}
-		if len(m.intd) == 4 && m.intd[0] != '0' && (yearRange || n.isYear(start, e, m.intd)) {
+		if k := n.address(start, m.intd, e); k > 0 {
+			return k
+		}
+		if (len(m.intd) == 4 || len(m.intd) == 3 && eraAfter(s, e)) && m.intd[0] != '0' && (yearRange || n.isYear(start, e, m.intd)) {
 			n.tmp = appendEnYear(n.tmp, atoi(m.intd))
 			n.emit(start, e)
 			n.lastYear = true
@@ -77,10 +91,14 @@ func (n *norm) plain(start int, m num, sign byte, e int, yearRange bool) int {
 		n.tmp = appendEnDecimal(n.tmp, m.intd, m.frac)
 	case simple && isMobile(m.intd):
 		n.tmp = appendEnDigits(n.tmp, m.intd)
+	case m.commas && len(m.intd) <= 3*len(enScales):
+		// Written in groups, a long number is a cardinal: "124,444,...,553"
+		// one hundred twenty-four quintillion ... (NeMo en cardinal tests).
+		n.tmp = appendEnGroups(n.tmp, m.intd)
 	default:
 		n.tmp = appendEnNum(n.tmp, m.intd)
 	}
-	return n.emit(start, e)
+	return n.emitPer(start, e)
 }
 
 // glued reads a digit run right after a Latin letter ("mp3", "H2O"), with
@@ -194,7 +212,8 @@ func (n *norm) percent(start int, m num, sign byte, end int) int {
 	return n.emit(start, end)
 }
 
-func ordinalEnd(s string, e int) int {
+// ordinalSuffix matches "st", "nd", "rd" or "th" (any case) at e.
+func ordinalSuffix(s string, e int) int {
 	if e+2 > len(s) || e+2 < len(s) && isLetter(s[e+2]) {
 		return 0
 	}
@@ -203,6 +222,24 @@ func ordinalEnd(s string, e int) int {
 		return e + 2
 	}
 	return 0
+}
+
+// ordinalMatches reports whether suffix is the one English writes after d:
+// "1th" or "4rd" is read as written, the number and then the letters, as
+// NeMo does (en test_cases_ordinal.txt).
+func ordinalMatches(d, suffix string) bool {
+	want := "th"
+	if tens := len(d) >= 2 && d[len(d)-2] == '1'; !tens {
+		switch d[len(d)-1] {
+		case '1':
+			want = "st"
+		case '2':
+			want = "nd"
+		case '3':
+			want = "rd"
+		}
+	}
+	return strings.EqualFold(suffix, want)
 }
 
 func (n *norm) ordinal(start int, d string, end int) int {
@@ -215,6 +252,9 @@ func (n *norm) ordinal(start int, d string, end int) int {
 		return n.emit(start, end)
 	}
 	if k := n.monthDay(start, d, end); k > 0 {
+		return k
+	}
+	if k := n.dayMonth(start, d, end); k > 0 {
 		return k
 	}
 	n.tmp = appendEnOrdinal(n.tmp[:0], d)
@@ -230,6 +270,8 @@ func decadeEnd(s string, e int, d string) int {
 	switch {
 	case strings.HasPrefix(s[k:], "s"):
 		k++
+	case strings.HasPrefix(s[k:], " s") && len(d) == 4:
+		k += 2
 	case strings.HasPrefix(s[k:], "'s"):
 		k += 2
 	case strings.HasPrefix(s[k:], "’s"):
@@ -275,50 +317,103 @@ func (n *norm) decadeQuote(i, size int) int {
 	return n.decade(i, s[j:j+2], j+3)
 }
 
-func (n *norm) fraction(start int, a string, e int) int {
+// fractionAt matches the denominator of a fraction a/b (or "a / b") whose
+// slash is at e: the end of b, past an ordinal suffix written after it
+// ("1/4th"), and b's digits. Dates and paths ("1/2/3") are not fractions.
+func fractionAt(s string, e int) (int, string) {
+	j := e
+	if strings.HasPrefix(s[j:], " / ") {
+		j += 3
+	} else if j < len(s) && s[j] == '/' {
+		j++
+	} else {
+		return 0, ""
+	}
+	k := digitsEnd(s, j)
+	if k == j || k-j > 6 || s[j] == '0' {
+		return 0, ""
+	}
+	if k < len(s) && (s[k] == '/' || (s[k] == '.' || s[k] == ',' || s[k] == ':') && k+1 < len(s) && isDigit(s[k+1])) {
+		return 0, ""
+	}
+	b := s[j:k]
+	if o := ordinalSuffix(s, k); o > 0 {
+		k = o
+	}
+	return k, b
+}
+
+// fraction reads a/b: "3/16" three sixteenths / 十六分之三, "2 1/2" two and
+// a half / 二又二分之一 when whole is set, as WeTextProcessing
+// (tn/english/rules/fraction.py, tn/chinese/rules/fraction.py) and NeMo
+// (en/taggers/fraction.py) read them.
+func (n *norm) fraction(start int, whole, a string, sign byte, e int) int {
 	s := n.s
-	if start > 0 && s[start-1] == '/' || len(a) > 2 {
+	if start > 0 && s[start-1] == '/' || len(a) > 6 || len(a) > 1 && a[0] == '0' {
 		return 0
 	}
-	k := digitsEnd(s, e+1)
-	if k == e+1 || k-e-1 > 2 {
+	k, b := fractionAt(s, e)
+	if k == 0 {
 		return 0
 	}
-	if k < len(s) && (s[k] == '/' || (s[k] == '.' || s[k] == ',') && k+1 < len(s) && isDigit(s[k+1])) {
-		return 0
+	if a == "24" && b == "7" && whole == "" {
+		return n.word(start, k, "twenty-four seven", "二十四乘七")
 	}
-	av, bv := atoi(a), atoi(s[e+1:k])
-	if av < 1 || av >= bv || bv > 10 {
-		return 0
-	}
+	av, bv := atoi(a), atoi(b)
+	u, uk := unitAt(s, k)
 	n.tmp = n.tmp[:0]
 	if n.lang(start, k) == langZH {
-		n.tmp = appendZhInt(n.tmp, uint64(bv), zhCount)
+		n.tmp = appendZhSign(n.tmp, sign, false)
+		if whole != "" {
+			n.tmp = appendZhNum(n.tmp, whole, zhCount)
+			n.tmp = append(n.tmp, "又"...)
+		}
+		n.tmp = appendZhNum(n.tmp, b, zhLabel)
 		n.tmp = append(n.tmp, "分之"...)
-		n.tmp = appendZhInt(n.tmp, uint64(av), zhCount)
+		n.tmp = appendZhNum(n.tmp, a, zhLabel)
+		if u != nil {
+			n.tmp = append(n.tmp, u.zh...)
+			k = uk
+		}
 		return n.emit(start, k)
 	}
-	n.tmp = appendEnInt(n.tmp, uint64(av))
-	n.tmp = append(n.tmp, ' ')
-	switch bv {
-	case 2:
-		if av == 1 {
-			n.tmp = append(n.tmp, "half"...)
-		} else {
-			n.tmp = append(n.tmp, "halves"...)
-		}
-	case 4:
-		n.tmp = append(n.tmp, "quarter"...)
-		if av > 1 {
-			n.tmp = append(n.tmp, 's')
-		}
-	default:
-		n.tmp = appendEnOrdinal(n.tmp, s[e+1:k])
-		if av > 1 {
-			n.tmp = append(n.tmp, 's')
-		}
+	n.tmp = appendEnSign(n.tmp, sign)
+	n.tmp = appendEnFraction(n.tmp, whole, a, b, av, bv)
+	if u != nil {
+		n.tmp = append(n.tmp, ' ')
+		n.tmp = append(n.tmp, u.many...)
+		k = uk
 	}
 	return n.emit(start, k)
+}
+
+func appendEnFraction(buf []byte, whole, a, b string, av, bv int) []byte {
+	if whole != "" {
+		buf = appendEnNum(buf, whole)
+		buf = append(buf, " and "...)
+		if av == 1 && bv == 2 {
+			return append(buf, "a half"...)
+		}
+	}
+	buf = appendEnNum(buf, a)
+	buf = append(buf, ' ')
+	switch bv {
+	case 1:
+		return append(buf, "over one"...)
+	case 2:
+		if av == 1 {
+			return append(buf, "half"...)
+		}
+		return append(buf, "halves"...)
+	case 4:
+		buf = append(buf, "quarter"...)
+	default:
+		buf = appendEnOrdinal(buf, b)
+	}
+	if av != 1 {
+		buf = append(buf, 's')
+	}
+	return buf
 }
 
 func (n *norm) ratio(start int, a string, e int) int {
@@ -341,4 +436,104 @@ func (n *norm) ratio(start int, a string, e int) int {
 		n.tmp = appendEnNum(n.tmp, s[e+1:k])
 	}
 	return n.emit(start, k)
+}
+
+// quarter reads "3Q22" the third quarter of twenty-two and "1H23" the
+// first half of twenty-three (WeTextProcessing tn/english/test/data/date.txt).
+func (n *norm) quarter(start int, d string, e int) int {
+	s := n.s
+	if len(d) != 1 || e+3 > len(s) || !isDigit(s[e+1]) || !isDigit(s[e+2]) || e+3 < len(s) && isAlnum(s[e+3]) {
+		return 0
+	}
+	part, most := "quarter", byte('4')
+	if s[e] == 'H' {
+		part, most = "half", '2'
+	} else if s[e] != 'Q' {
+		return 0
+	}
+	if d[0] < '1' || d[0] > most || n.lang(start, e+3) == langZH {
+		return 0
+	}
+	n.tmp = append(n.tmp[:0], "the "...)
+	n.tmp = appendEnOrdinal(n.tmp, d)
+	n.tmp = append(n.tmp, ' ')
+	n.tmp = append(n.tmp, part...)
+	n.tmp = append(n.tmp, " of "...)
+	n.tmp = appendEnNum(n.tmp, s[e+1:e+3])
+	return n.emit(start, e+3)
+}
+
+// zhEraBefore reports 公元, 公元前 or 纪元 before a year: its digits are
+// read one by one whatever their count ("公元前202年" 公元前二零二年).
+func zhEraBefore(before string) bool {
+	return strings.HasSuffix(before, "公元") || strings.HasSuffix(before, "公元前") ||
+		strings.HasSuffix(before, "纪元")
+}
+
+// zhEraAfter matches "ad", "a.d.", "bc", "b.c." (any case, glued or after
+// a space) after a year, and gives the Chinese era word to put before it.
+func zhEraAfter(s string, e int) (string, int) {
+	k := e
+	if k < len(s) && s[k] == ' ' {
+		k++
+	}
+	for _, era := range [...]struct{ w, zh string }{{"a.d.", "公元"}, {"b.c.", "公元前"}, {"ad", "公元"}, {"bc", "公元前"}} {
+		end := k + len(era.w)
+		if end <= len(s) && strings.EqualFold(s[k:end], era.w) && (end == len(s) || !isLetter(s[end])) {
+			return era.zh, end
+		}
+	}
+	return "", 0
+}
+
+// zhDayOrMonth reports 月, 日 or 号 at the start of t.
+func zhDayOrMonth(t string) bool {
+	return strings.HasPrefix(t, "月") || strings.HasPrefix(t, "日") || strings.HasPrefix(t, "号")
+}
+
+// zhScore reads a score after a team's name or a word about a match,
+// "中国1-2" 中国一比二, "拉齐奥 2/2" 拉齐奥二比二, as WeTextProcessing's
+// sport rule does (tn/chinese/rules/sport.py: a team, then two numbers
+// joined by "-", "/" or ":"). Its team lists are data this package does not
+// copy; scoreCues is a short list of its own.
+func (n *norm) zhScore(i int) int {
+	s := n.s
+	aEnd := digitsEnd(s, i)
+	if aEnd-i > 3 || aEnd+1 >= len(s) || strings.IndexByte("-/:", s[aEnd]) < 0 {
+		return 0
+	}
+	bEnd := digitsEnd(s, aEnd+1)
+	if bEnd == aEnd+1 || bEnd-aEnd-1 > 3 || bEnd < len(s) && (isAlnum(s[bEnd]) || strings.IndexByte("-/:.", s[bEnd]) >= 0) {
+		return 0
+	}
+	before := strings.TrimSuffix(s[:i], " ")
+	cued := false
+	for _, w := range scoreCues {
+		if strings.HasSuffix(before, w) {
+			cued = true
+			break
+		}
+	}
+	if !cued || n.lang(i, bEnd) != langZH {
+		return 0
+	}
+	n.tmp = appendZhNum(n.tmp[:0], s[i:aEnd], zhLabel)
+	n.tmp = append(n.tmp, "比"...)
+	n.tmp = appendZhNum(n.tmp, s[aEnd+1:bEnd], zhLabel)
+	return n.emit(i, bEnd)
+}
+
+// generation reports "后" naming the people born in a decade ("90后",
+// "00后"), not "后面", "后来" and the like.
+func generation(t string) bool {
+	if !strings.HasPrefix(t, "后") {
+		return false
+	}
+	t = t[len("后"):]
+	for _, w := range [...]string{"面", "来", "天", "年", "者", "果", "悔"} {
+		if strings.HasPrefix(t, w) {
+			return false
+		}
+	}
+	return true
 }

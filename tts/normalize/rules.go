@@ -4,7 +4,10 @@ package normalize
 // expression to the rule family that reads it (numbers.go, datetime.go,
 // identifiers.go, money.go).
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // num is a parsed decimal number: integer digits (separators removed,
 // possibly empty as in ".5") and fraction digits.
@@ -46,7 +49,10 @@ func (n *norm) number(start, i int, sign byte) int {
 	yearRange := n.rangeYear
 	n.rangeYear = false
 	if sign == 0 && isDigit(s[i]) {
-		if i > 0 && (isLetter(s[i-1]) || s[i-1] == '_') {
+		if c, cs := currencyCodeBefore(s, i); c != nil && cs >= n.done {
+			return n.currency(cs, i, c, 0)
+		}
+		if i > 0 && (isLetter(s[i-1]) || s[i-1] == '_') && n.lastEnd != i {
 			return n.glued(i)
 		}
 		if s[i] == '0' && i+2 < len(s) && s[i+1]|0x20 == 'x' && isHex(s[i+2]) {
@@ -62,11 +68,22 @@ func (n *norm) number(start, i int, sign byte) int {
 		if e := n.dateMDY(i); e > 0 {
 			return e
 		}
+		if e := n.zhShortDate(i); e > 0 {
+			return e
+		}
+		if i > 0 && s[i-1] >= utf8.RuneSelf || i > 1 && s[i-1] == ' ' {
+			if e := n.zhScore(i); e > 0 {
+				return e
+			}
+		}
 		if e := n.clock(i); e > 0 {
 			return e
 		}
 		if p, ok := parsePhone(s, i); ok {
 			return n.phoneOut(i, p)
+		}
+		if e := n.vanity(i); e > 0 {
+			return e
 		}
 		if e := n.dotted(i, i, false); e > 0 {
 			return e
@@ -79,7 +96,7 @@ func (n *norm) number(start, i int, sign byte) int {
 		return n.percent(start, m, sign, k)
 	}
 	if sign == 0 && m.frac == "" && m.intd != "" {
-		if k := ordinalEnd(s, e); k > 0 {
+		if k := ordinalSuffix(s, e); k > 0 && (ordinalMatches(m.intd, s[e:k]) || n.lang(start, k) == langZH) {
 			return n.ordinal(start, m.intd, k)
 		}
 	}
@@ -87,10 +104,15 @@ func (n *norm) number(start, i int, sign byte) int {
 		if k := decadeEnd(s, e, m.intd); k > 0 {
 			return n.decade(start, m.intd, k)
 		}
+		if e < len(s) && (s[e] == 'Q' || s[e] == 'H') {
+			if k := n.quarter(start, m.intd, e); k > 0 {
+				return k
+			}
+		}
 		if len(m.intd) <= 2 {
 			if h := atoi(m.intd); h >= 1 && h <= 12 {
 				if ap, k := ampmAt(s, e); ap != 0 {
-					return n.clockOut(start, k, h, 0, 0, ap)
+					return n.clockOut(start, k, h, 0, -1, ap)
 				}
 			}
 		}
@@ -101,16 +123,37 @@ func (n *norm) number(start, i int, sign byte) int {
 	if u, k := unitAt(s, e); u != nil {
 		return n.unit(start, m, u, sign, k)
 	}
-	if simple && e < len(s) {
-		switch s[e] {
-		case '/':
-			if k := n.fraction(start, m.intd, e); k > 0 {
-				return k
-			}
-		case ':':
-			if k := n.ratio(start, m.intd, e); k > 0 {
-				return k
-			}
+	if k := n.scaledUnit(start, m, sign, e); k > 0 {
+		return k
+	}
+	if x := dimensionX(s, e); simple && x > 0 && hasUnit(s, x) {
+		// "2x8 m2" two by eight square meters / 二乘八平方米 (NeMo en
+		// test_cases_range.txt, where a bare "2x8" stays "two x eight");
+		// the second number is read on its own, with its unit.
+		n.tmp = n.tmp[:0]
+		if n.lang(start, x) == langZH {
+			n.tmp = appendZhNum(n.tmp, m.intd, zhCount)
+			n.tmp = append(n.tmp, "乘"...)
+		} else {
+			n.tmp = appendEnNum(n.tmp, m.intd)
+			n.tmp = append(n.tmp, " by"...)
+		}
+		return n.emit(start, x)
+	}
+	if m.frac == "" && !m.commas && m.intd != "" {
+		if k := n.fraction(start, "", m.intd, sign, e); k > 0 {
+			return k
+		}
+	}
+	if simple && e+1 < len(s) && s[e] == ' ' && isDigit(s[e+1]) {
+		a := digitsEnd(s, e+1)
+		if k := n.fraction(start, m.intd, s[e+1:a], 0, a); k > 0 {
+			return k
+		}
+	}
+	if simple && e < len(s) && s[e] == ':' {
+		if k := n.ratio(start, m.intd, e); k > 0 {
+			return k
 		}
 	}
 	return n.plain(start, m, sign, e, yearRange)
@@ -124,4 +167,22 @@ func appendEnSign(b []byte, sign byte) []byte {
 		return append(b, "plus "...)
 	}
 	return b
+}
+
+// hasUnit reports a unit after the number at i.
+func hasUnit(s string, i int) bool {
+	u, _ := unitAt(s, parseNum(s, i).end)
+	return u != nil
+}
+
+// dimensionX matches the "x" of "2x8" or "25 x 7" and returns where the
+// second number starts.
+func dimensionX(s string, e int) int {
+	switch {
+	case e+1 < len(s) && s[e] == 'x' && isDigit(s[e+1]):
+		return e + 1
+	case e+3 < len(s) && s[e] == ' ' && s[e+1] == 'x' && s[e+2] == ' ' && isDigit(s[e+3]):
+		return e + 3
+	}
+	return 0
 }

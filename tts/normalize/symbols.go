@@ -15,14 +15,17 @@ func (n *norm) dash(i, size int, sign bool) int {
 	if j >= len(s) {
 		return j
 	}
-	if n.lastEnd == i && isDigit(s[j]) {
-		return n.between(i, j)
+	if n.lastEnd == i && (isDigit(s[j]) || currencyBefore(s, j)) {
+		return n.between(i, j) // "3-5", "$250-$300"
 	}
-	if i > 0 && s[i-1] == ' ' && n.lastEnd == i-1 && s[j] == ' ' && j+1 < len(s) && isDigit(s[j+1]) {
-		return n.between(i, j)
+	if (i > 0 && s[i-1] == ' ' && n.lastEnd == i-1 || n.lastEnd == i) && s[j] == ' ' && j+1 < len(s) && isDigit(s[j+1]) {
+		return n.between(i, j) // "3 - 5", "1- 2 = 5"
 	}
 	if !sign || !n.signOK(i) {
 		return j
+	}
+	if strings.HasPrefix(s[j:], "百分之") {
+		return n.word(i, j, "minus", "负") // "-百分之1" 负百分之一 (NeMo zh)
 	}
 	if startsNumber(s, j) {
 		return n.number(i, j, '-')
@@ -224,4 +227,43 @@ func (n *norm) hash(i int) int {
 	n.tmp = appendZhNum(n.tmp[:0], s[j:k], zhLabel)
 	n.tmp = append(n.tmp, "号"...)
 	return n.emit(i, k)
+}
+
+// currencyBefore reports a currency symbol and a digit at j.
+func currencyBefore(s string, j int) bool {
+	c, k := currencyAt(s, j)
+	return c != nil && k < len(s) && isDigit(s[k])
+}
+
+// comparison reads "<", ">", "<=", ">=", "≤", "≥" and "*" between two
+// numbers (spaced on both sides or on neither): "2 ≤ 4" two is less than
+// or equal to four / 二小于等于四 (WeTextProcessing
+// tn/chinese/test/data/math.txt), "2*8" two times eight (NeMo en
+// test_cases_normalize_with_audio.txt). Anywhere else they are left alone.
+func (n *norm) comparison(i int) int {
+	s := n.s
+	r, size := utf8.DecodeRuneInString(s[i:])
+	if size == 1 && i+1 < len(s) && s[i+1] == '=' && (r == '<' || r == '>') {
+		size = 2
+	}
+	j := i + size
+	spacedL, spacedR := i > 0 && s[i-1] == ' ', j < len(s) && s[j] == ' '
+	if spacedL != spacedR || operand(s, i, -1) != opDigit || operand(s, j, +1) != opDigit ||
+		size == 1 && j < len(s) && isOpChar(s[j]) {
+		return j
+	}
+	var en, zh string
+	switch {
+	case r == '*':
+		en, zh = "times", "乘"
+	case r == '≤' || r == '<' && size == 2:
+		en, zh = "is less than or equal to", "小于等于"
+	case r == '≥' || r == '>' && size == 2:
+		en, zh = "is greater than or equal to", "大于等于"
+	case r == '<':
+		en, zh = "is less than", "小于"
+	default:
+		en, zh = "is greater than", "大于"
+	}
+	return n.word(i, j, en, zh)
 }

@@ -19,6 +19,17 @@ var units = []unit{
 	{"km²", "square kilometer", "square kilometers", "平方公里", true, false},
 	{"m²", "square meter", "square meters", "平方米", true, false},
 	{"m³", "cubic meter", "cubic meters", "立方米", true, false},
+	{"cm²", "square centimeter", "square centimeters", "平方厘米", true, false},
+	{"mm²", "square millimeter", "square millimeters", "平方毫米", true, false},
+	{"km³", "cubic kilometer", "cubic kilometers", "立方公里", true, false},
+	{"cm³", "cubic centimeter", "cubic centimeters", "立方厘米", true, false},
+	{"m2", "square meter", "square meters", "平方米", true, false},
+	{"m3", "cubic meter", "cubic meters", "立方米", true, false},
+	{"μm", "micrometer", "micrometers", "微米", true, false},
+	{"µm", "micrometer", "micrometers", "微米", true, false},
+	{"KG", "kilogram", "kilograms", "千克", true, false},
+	{"mbps", "megabit per second", "megabits per second", "兆比特每秒", true, false},
+	{"kbps", "kilobit per second", "kilobits per second", "千比特每秒", true, false},
 	{"°C", "degree Celsius", "degrees Celsius", "摄氏度", false, true},
 	{"°F", "degree Fahrenheit", "degrees Fahrenheit", "华氏度", false, true},
 	{"℃", "degree Celsius", "degrees Celsius", "摄氏度", false, true},
@@ -100,7 +111,12 @@ var (
 	curUSD = &currency{"dollar", "dollars", "cent", "cents", "美元"}
 	curEUR = &currency{"euro", "euros", "cent", "cents", "欧元"}
 	curGBP = &currency{"pound", "pounds", "penny", "pence", "英镑"}
-	curCNY = &currency{"yuan", "yuan", "", "", "元"}
+	// ¥ is yen in English text (NeMo en test_cases_money.txt) and 元 in
+	// Chinese; the codes CNY and RMB are yuan and 人民币 (WeTextProcessing
+	// tn/chinese/test/data/money.txt).
+	curYen = &currency{"yen", "yen", "", "", "元"}
+	curCNY = &currency{"yuan", "yuan", "", "", "人民币"}
+	curKRW = &currency{"won", "won", "", "", "韩元"}
 )
 
 var currencyCodes = map[string]*currency{
@@ -110,7 +126,12 @@ var currencyCodes = map[string]*currency{
 	"CNY": curCNY,
 	"RMB": curCNY,
 	"JPY": {"yen", "yen", "", "", "日元"},
+	"KRW": curKRW,
 	"HKD": {"Hong Kong dollar", "Hong Kong dollars", "cent", "cents", "港元"},
+	"AUD": {"Australian dollar", "Australian dollars", "cent", "cents", "澳元"},
+	"CAD": {"Canadian dollar", "Canadian dollars", "cent", "cents", "加元"},
+	"SGD": {"Singapore dollar", "Singapore dollars", "cent", "cents", "新加坡元"},
+	"TWD": {"New Taiwan dollar", "New Taiwan dollars", "cent", "cents", "新台币"},
 }
 
 // currencyAt matches a currency symbol at j.
@@ -124,9 +145,11 @@ func currencyAt(s string, j int) (*currency, int) {
 	case strings.HasPrefix(t, "£"):
 		return curGBP, j + len("£")
 	case strings.HasPrefix(t, "¥"):
-		return curCNY, j + len("¥")
+		return curYen, j + len("¥")
 	case strings.HasPrefix(t, "￥"):
-		return curCNY, j + len("￥")
+		return curYen, j + len("￥")
+	case strings.HasPrefix(t, "₩"):
+		return curKRW, j + len("₩")
 	}
 	return nil, 0
 }
@@ -158,11 +181,14 @@ func magnitudeAt(s string, e int) (string, int, int) {
 		}
 	}
 	k := 0
+	if len(t) > 1 && t[0] == ' ' && isLetter(t[1]) {
+		k = 1 // "¥30 b"
+	}
 	for k < len(t) && k < 3 && isLetter(t[k]) {
 		k++
 	}
 	if k == len(t) || !isLetter(t[k]) {
-		switch t[:k] {
+		switch strings.TrimPrefix(t[:k], " ") {
 		case "K", "k":
 			return "thousand", 3, e + k
 		case "M", "m", "mn":
@@ -179,34 +205,27 @@ func magnitudeAt(s string, e int) (string, int, int) {
 var monthNames = [13]string{"", "January", "February", "March", "April", "May", "June",
 	"July", "August", "September", "October", "November", "December"}
 
-func monthIndex(w string) int {
-	switch w {
-	case "January", "Jan":
-		return 1
-	case "February", "Feb":
-		return 2
-	case "March", "Mar":
-		return 3
-	case "April", "Apr":
-		return 4
-	case "May":
-		return 5
-	case "June", "Jun":
-		return 6
-	case "July", "Jul":
-		return 7
-	case "August", "Aug":
-		return 8
-	case "September", "Sep", "Sept":
-		return 9
-	case "October", "Oct":
-		return 10
-	case "November", "Nov":
-		return 11
-	case "December", "Dec":
-		return 12
+// monthKeys maps month names, full and abbreviated, in lower case.
+var monthKeys = func() map[string]int {
+	k := map[string]int{"sept": 9}
+	for m := 1; m <= 12; m++ {
+		full := strings.ToLower(monthNames[m])
+		k[full], k[full[:3]] = m, m
 	}
-	return 0
+	return k
+}()
+
+// monthIndex reads a month's name, full or abbreviated, in any case
+// ("Jan", "jan", "JAN", "Sept").
+func monthIndex(w string) int {
+	if len(w) < 3 || len(w) > 9 {
+		return 0
+	}
+	var low [9]byte
+	for i := 0; i < len(w); i++ {
+		low[i] = w[i] | 0x20
+	}
+	return monthKeys[string(low[:len(w)])]
 }
 
 var daysIn = [13]int{0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}
@@ -222,7 +241,7 @@ var yearCues = []string{"in", "since", "by", "year", "until", "till", "from", "b
 // yearLinks join a year to the next one ("from 1999 to 2005").
 var yearLinks = []string{"to", "and", "through", "or", "till", "until"}
 
-var eras = []string{"B.C.E.", "A.D.", "B.C.", "BCE", "AD", "BC", "CE"}
+var eras = []string{"B.C.E.", "A.D.", "B.C.", "A.D", "B.C", "BCE", "AD", "BC", "CE"}
 
 // liangWords are the measure words and units before which 2 reads 两.
 var liangWords = []string{"个", "位", "次", "件", "天", "本", "张", "条", "只", "岁", "种",
@@ -240,3 +259,21 @@ var phoneCues = []string{"电话", "拨打", "致电", "热线", "号码", "尾�
 
 var ampmTokens = []string{"a.m.", "p.m.", "A.M.", "P.M.", "a.m", "p.m", "A.M", "P.M",
 	"am", "pm", "AM", "PM"}
+
+// scoreCues are teams and words about a match after which "1-2" is a
+// score.
+var scoreCues = []string{"比分", "战平", "击败", "战胜", "负于", "逆转", "爆冷", "比赛",
+	"中国", "中国队", "国足", "日本", "韩国", "美国", "英格兰", "法国", "德国", "意大利",
+	"西班牙", "葡萄牙", "荷兰", "比利时", "巴西", "阿根廷", "乌拉圭", "墨西哥", "克罗地亚",
+	"澳大利亚", "伊朗", "沙特", "卡塔尔", "拉齐奥", "罗马", "尤文", "尤文图斯", "国米",
+	"国际米兰", "米兰", "那不勒斯", "皇马", "皇家马德里", "巴萨", "巴塞罗那", "马竞", "拜仁",
+	"多特蒙德", "曼联", "曼城", "利物浦", "切尔西", "阿森纳", "热刺", "巴黎", "湖人", "勇士",
+	"凯尔特人", "国安", "申花", "泰山"}
+
+// dollarPrefixes are the letters written before "$" for dollars other than
+// the US one ("A$13.5" 十三点五澳元, WeTextProcessing
+// tn/chinese/test/data/normalizer.txt), longest first.
+var dollarPrefixes = []struct{ prefix, code string }{
+	{"US", "USD"}, {"AU", "AUD"}, {"HK", "HKD"}, {"NT", "TWD"}, {"CA", "CAD"},
+	{"A", "AUD"}, {"C", "CAD"}, {"S", "SGD"},
+}

@@ -10,7 +10,7 @@ var enSmall = [20]string{
 
 var enTens = [10]string{"", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"}
 
-var enScales = [5]string{"", "thousand", "million", "billion", "trillion"}
+var enScales = [8]string{"", "thousand", "million", "billion", "trillion", "quadrillion", "quintillion", "sextillion"}
 
 // Longest digit strings read as cardinals; longer ones are read digit by
 // digit.
@@ -44,27 +44,33 @@ func appendEn999(b []byte, v int) []byte {
 	return appendEn99(b, v)
 }
 
-// appendEnInt writes v < 10^15 in words.
+// appendEnInt writes v in words.
 func appendEnInt(b []byte, v uint64) []byte {
-	if v == 0 {
+	var d [20]byte
+	return appendEnGroups(b, string(strconv.AppendUint(d[:0], v, 10)))
+}
+
+// appendEnGroups writes the digit string d (no leading zeros, at most
+// 3*len(enScales) digits) in words, three digits to a scale word.
+func appendEnGroups(b []byte, d string) []byte {
+	if allZeros(d) {
 		return append(b, "zero"...)
 	}
-	var g [len(enScales)]int
-	k := 0
-	for v > 0 && k < len(g) {
-		g[k] = int(v % 1000)
-		v /= 1000
-		k++
-	}
 	first := true
-	for x := k - 1; x >= 0; x-- {
-		if g[x] == 0 {
+	for len(d) > 0 {
+		head := len(d) % 3
+		if head == 0 {
+			head = 3
+		}
+		g, x := atoi(d[:head]), (len(d)-1)/3
+		d = d[head:]
+		if g == 0 {
 			continue
 		}
 		if !first {
 			b = append(b, ' ')
 		}
-		b = appendEn999(b, g[x])
+		b = appendEn999(b, g)
 		if x > 0 {
 			b = append(b, ' ')
 			b = append(b, enScales[x]...)
@@ -170,7 +176,7 @@ func appendEnPlural(b []byte, start int) []byte {
 func appendEnYear(b []byte, v int) []byte {
 	hi, lo := v/100, v%100
 	switch {
-	case v < 1000 || v%1000 == 0 || hi%10 == 0 && lo < 10:
+	case v < 100 || v%1000 == 0 || hi%10 == 0 && lo < 10 || v < 1000 && lo < 10:
 		return appendEnInt(b, uint64(v))
 	case lo == 0:
 		b = appendEn99(b, hi)
@@ -247,6 +253,11 @@ func appendZhInt(b []byte, v uint64, head zhHead) []byte {
 		}
 		if lo < yi/10 {
 			b = append(b, "零"...)
+			if lo >= wan {
+				// After 零 a count of 万 starts afresh: 一百亿零十万,
+				// but 一百亿零一十 (NeMo zh test_cases_cardinal.txt).
+				return appendZhInt(b, lo, zhLabel)
+			}
 		}
 		return appendZhInt(b, lo, zhInner)
 	case v >= wan:
