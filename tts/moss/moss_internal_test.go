@@ -341,6 +341,23 @@ func isSilence(x []float32) bool {
 // (OpenMOSS/MOSS-TTS-Nano onnx_tts_runtime.py:437) gives it: 0.24 s after
 // an English chunk of many words, 0.40 s after a Chinese one, whose words
 // are not separated by spaces (onnx_tts_runtime.py:642).
+// A reply's language, passed by the pipeline, reads what has no words near
+// it; words near an expression still decide.
+func TestPrepareReadsBareExpressionsInTheReplysLanguage(t *testing.T) {
+	s := openTiny(t, loadGolden(t))
+	for _, tc := range []struct {
+		text string
+		lang normalize.Language
+		want string
+	}{
+		{"1+1=2", normalize.LangChinese, "一加一等于二"},
+		{"1+1=2", normalize.LangEnglish, "one plus one equals two"},
+		{"我有3个", normalize.LangEnglish, "我有三个"},
+	} {
+		assert.Contains(t, strings.Join(s.prepare(tc.text, tc.lang), ""), tc.want, "%q in %v", tc.text, tc.lang)
+	}
+}
+
 func TestChunksAndSilence(t *testing.T) {
 	g := loadGolden(t)
 	for _, tc := range []struct {

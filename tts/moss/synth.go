@@ -49,8 +49,13 @@ func destroyAll(vs []ort.Value) {
 // them), cleanText applies upstream's robust normalizer, and splitText
 // cuts the result into chunks of about MaxChunkTokens tokens at most.
 func (s *Synthesizer) Synthesize(ctx context.Context, text string, lang normalize.Language, emit func(samples []float32) error) error {
+	return s.speak(ctx, s.prepare(text, lang), emit)
+}
+
+// prepare turns a reply's text into the chunks Synthesize speaks.
+func (s *Synthesizer) prepare(text string, lang normalize.Language) []string {
 	count := func(t string) int { return len(s.tok.Encode(t)) }
-	return s.speak(ctx, splitText(cleanText(normalize.Reply(text, lang)), MaxChunkTokens, count), emit)
+	return splitText(cleanText(normalize.Reply(text, lang)), MaxChunkTokens, count)
 }
 
 // speak synthesizes chunks one after another, each from its own prefill

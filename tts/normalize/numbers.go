@@ -3,7 +3,11 @@ package normalize
 // Plain numbers and their simple forms: cardinals and decimals, digits
 // glued to letters, percentages, ordinals, decades, fractions and ratios.
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 func (n *norm) plain(start int, m num, sign byte, e int, yearRange bool) int {
 	s := n.s
@@ -505,6 +509,9 @@ func (n *norm) zhScore(i int) int {
 	bEnd := digitsEnd(s, aEnd+1)
 	if bEnd == aEnd+1 || bEnd-aEnd-1 > 3 || bEnd < len(s) && (isAlnum(s[bEnd]) || strings.IndexByte("-/:.", s[bEnd]) >= 0) {
 		return 0
+	}
+	if r, _ := utf8.DecodeRuneInString(s[bEnd:]); unicode.Is(unicode.Han, r) {
+		return 0 // "比赛3-5天" is a range of days
 	}
 	before := strings.TrimSuffix(s[:i], " ")
 	cued := false
