@@ -66,7 +66,7 @@
 //     fifths ("1又1/5" 一又五分之一 follows from the fraction). A sign reads
 //     minus / 负, an ordinal suffix after the denominator ("1/4th") is
 //     dropped, a unit after it takes the plural ("4 1/2 lbs" four and a
-//     half pounds). "24/7" is twenty-four seven. A numerator with a leading
+//     half pounds). "24/7" is twenty-four seven, "10/10" ten out of ten. A numerator with a leading
 //     zero, or a third part ("1/2/3"), makes no fraction.
 //   - Ranges: "3-5", "3~5", "3 - 5" between two numbers read "to" / 到,
 //     unless "=" follows the right operand ("5-3=2"), which makes it minus /
@@ -82,8 +82,8 @@
 //   - Between numbers: "<", ">", "<=", ">=", "≤", "≥" is less than (or
 //     equal to) / 小于(等于); "*" times / 乘; "±5" plus or minus five /
 //     正负五; "2x8 m2" and "25 x 7 m" (a unit after the second number) two
-//     by eight square meters / 二乘八平方米 (a bare "2x8" stays, as NeMo
-//     leaves it).
+//     by eight square meters / 二乘八平方米, and "1920x1080" (three digits a
+//     side) by (a bare "2x8" stays, as NeMo leaves it).
 //   - Digits glued after Latin letters ("mp3", "H2O", "A4", "COVID19") are
 //     read as a cardinal when at most 4 digits, else digit by digit, with
 //     their decimals ("PM2.5" PM two point five / PM二点五) or dotted parts

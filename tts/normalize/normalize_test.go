@@ -670,6 +670,8 @@ func TestPeerReadingsEnglish(t *testing.T) {
 		{"a 4 x 6 m room", "a four by six meters room"},
 		{"the 1960-80 era", "the nineteen sixty to eighty era"},
 		{"300 million km", "three hundred million kilometers"},
+		{"scored 10/10", "scored ten out of ten"},
+		{"a 1920x1080 screen", "a one thousand nine hundred twenty by one thousand eighty screen"},
 	})
 }
 

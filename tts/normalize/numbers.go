@@ -392,6 +392,12 @@ func (n *norm) fraction(start int, whole, a string, sign byte, e int) int {
 }
 
 func appendEnFraction(buf []byte, whole, a, b string, av, bv int) []byte {
+	if whole == "" && av == bv && bv > 1 {
+		// "10/10" ten out of ten, a score, not ten tenths.
+		buf = appendEnNum(buf, a)
+		buf = append(buf, " out of "...)
+		return appendEnNum(buf, b)
+	}
 	if whole != "" {
 		buf = appendEnNum(buf, whole)
 		buf = append(buf, " and "...)

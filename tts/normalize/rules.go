@@ -126,10 +126,11 @@ func (n *norm) number(start, i int, sign byte) int {
 	if k := n.scaledUnit(start, m, sign, e); k > 0 {
 		return k
 	}
-	if x := dimensionX(s, e); simple && x > 0 && hasUnit(s, x) {
+	if x := dimensionX(s, e); simple && x > 0 && (hasUnit(s, x) || len(m.intd) >= 3 && digitsEnd(s, x)-x >= 3) {
 		// "2x8 m2" two by eight square meters / 二乘八平方米 (NeMo en
-		// test_cases_range.txt, where a bare "2x8" stays "two x eight");
-		// the second number is read on its own, with its unit.
+		// test_cases_range.txt, where a bare "2x8" stays "two x eight"),
+		// and "1920x1080"; the second number is read on its own, with its
+		// unit.
 		n.tmp = n.tmp[:0]
 		if n.lang(start, x) == langZH {
 			n.tmp = appendZhNum(n.tmp, m.intd, zhCount)
