@@ -95,6 +95,9 @@ func rangeToYear(s string, e int) bool {
 		return false
 	}
 	end := digitsEnd(s, k)
+	if u, _ := unitAt(s, end); u != nil {
+		return false // "1980-1970 kg" is a range of weights (NeMo)
+	}
 	if end-k == 2 && (end == len(s) || !isAlnum(s[end])) {
 		return true // "1960-80" nineteen sixty to eighty (NeMo)
 	}

@@ -51,6 +51,9 @@
 //     两千, "20000" 两万, "200000000" 两亿), but not before 百 ("200" 二百,
 //     the more usual reading), not inside a number ("12000" 一万二千) and
 //     not in a rank or label ("第2000" 第二千, "#2000" 二千号).
+//   - "No. 162" is number one hundred sixty-two; after "ending in" (a
+//     card's last digits) three or more digits are read one by one; in
+//     Chinese "300w" is 三百万.
 //   - Signs: "-5"/"−5" minus five / 负五, "+5" plus five / 正五, when the sign
 //     does not follow a letter or digit. "~5" about five / 约五.
 //   - Decimals: "3.14" three point one four / 三点一四; ".5" point five /

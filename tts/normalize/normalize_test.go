@@ -671,6 +671,9 @@ func TestPeerReadingsEnglish(t *testing.T) {
 		{"the 1960-80 era", "the nineteen sixty to eighty era"},
 		{"300 million km", "three hundred million kilometers"},
 		{"scored 10/10", "scored ten out of ten"},
+		{"Exhibit No. 162", "Exhibit number one hundred sixty-two"},
+		{"the card ending in 8876", "the card ending in eight eight seven six"},
+		{"1980-1970 kg", "one thousand nine hundred eighty to one thousand nine hundred seventy kilograms"},
 		{"a 1920x1080 screen", "a one thousand nine hundred twenty by one thousand eighty screen"},
 	})
 }
@@ -695,6 +698,8 @@ func TestPeerReadingsChinese(t *testing.T) {
 		{"湖人 98-95", "湖人 九十八比九十五"},
 		{"比赛3-5天", "比赛三到五天"},
 		{"90后的人", "九零后的人"},
+		{"独得300w张", "独得三百万张"},
+		{"尾号8876的卡", "尾号八八七六的卡"},
 		{"3天后来", "三天后来"},
 		{"误差±0.5", "误差正负零点五"},
 		{"2015年08月08日", "二零一五年八月八日"},

@@ -46,6 +46,12 @@ func (n *norm) plain(start int, m num, sign byte, e int, yearRange bool) int {
 			n.tmp = appendZhInt(n.tmp, uint64(m.intd[1]-'0'), zhLabel) // "08月" 八月
 		case simple && m.intd == "2" && !rank && (liangNext(s, tail) || u != nil && u.liang):
 			n.tmp = append(n.tmp, "两"...)
+		case simple && e < len(s) && (s[e] == 'w' || s[e] == 'W') && wanAfter(s, e+1):
+			// "300w张" 三百万张: w is 万 in Chinese writing (WeTextProcessing
+			// tn/chinese/test/data/normalizer.txt).
+			n.tmp = appendZhNum(n.tmp, m.intd, zhCount)
+			n.tmp = append(n.tmp, "万"...)
+			return n.emit(start, e+1)
 		case simple && (isMobile(m.intd) || cuedPhone(s, start, e)):
 			n.tmp = appendZhDigits(n.tmp, m.intd, true)
 		case rank:
@@ -84,6 +90,13 @@ func (n *norm) plain(start int, m num, sign byte, e int, yearRange bool) int {
 			return e
 		}
 	}
+	if k := numeroBefore(s, start); k >= n.done {
+		// "Exhibit No. 162" number one hundred sixty-two (NeMo en
+		// test_cases_normalize_with_audio.txt).
+		n.tmp = append(n.tmp[:0], "number"...)
+		n.put(k, k+len("No."))
+		n.tmp = n.tmp[:0]
+	}
 	switch sign {
 	case '-':
 		n.tmp = append(n.tmp, "minus "...)
@@ -93,7 +106,7 @@ func (n *norm) plain(start int, m num, sign byte, e int, yearRange bool) int {
 	switch {
 	case m.frac != "" || m.intd == "":
 		n.tmp = appendEnDecimal(n.tmp, m.intd, m.frac)
-	case simple && isMobile(m.intd):
+	case simple && (isMobile(m.intd) || len(m.intd) >= 3 && digitsCue(s[:start])):
 		n.tmp = appendEnDigits(n.tmp, m.intd)
 	case m.commas && len(m.intd) <= 3*len(enScales):
 		// Written in groups, a long number is a cardinal: "124,444,...,553"
@@ -549,4 +562,35 @@ func generation(t string) bool {
 		}
 	}
 	return true
+}
+
+// wanAfter reports what may follow the w of "300w": the end, or a Han
+// character.
+func wanAfter(s string, j int) bool {
+	if j == len(s) {
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(s[j:])
+	return unicode.Is(unicode.Han, r)
+}
+
+// numeroBefore finds "No. " or "no. " right before start, or -1.
+func numeroBefore(s string, start int) int {
+	k := start - len("No. ")
+	if k < 0 || s[k+1:start] != "o. " || s[k] != 'N' && s[k] != 'n' || k > 0 && isLetter(s[k-1]) {
+		return -1
+	}
+	return k
+}
+
+// digitsCue reports words after which a number is a string of digits, a
+// card's or an account's last digits: "ending in 8876" eight eight seven
+// six (NeMo en test_cases_electronic.txt).
+func digitsCue(before string) bool {
+	for _, w := range [...]string{"ending in ", "ends in ", "ending with ", "ends with "} {
+		if len(before) >= len(w) && strings.EqualFold(before[len(before)-len(w):], w) {
+			return true
+		}
+	}
+	return false
 }
