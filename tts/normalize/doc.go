@@ -69,7 +69,8 @@
 //     fifths ("1又1/5" 一又五分之一 follows from the fraction). A sign reads
 //     minus / 负, an ordinal suffix after the denominator ("1/4th") is
 //     dropped, a unit after it takes the plural ("4 1/2 lbs" four and a
-//     half pounds). "24/7" is twenty-four seven, "10/10" ten out of ten.
+//     half pounds). "24/7" is twenty-four seven, "50/50" fifty-fifty / 五五开,
+//     "10/10" ten out of ten.
 //     A numerator with a leading zero, or a third part ("1/2/3"), makes no
 //     fraction.
 //   - Ranges: "3-5", "3~5", "3 - 5" between two numbers read "to" / 到,
@@ -224,8 +225,9 @@
 //     cm² mm² km³ cm³ m2 m3 μm KG °C °F ℃ ℉ °. Exactly "1" takes the
 //     singular ("1 km" one kilometer); a scale word may come between ("100
 //     million kg"). Chinese readings: 公里, 米, 千克, 摄氏度, 兆字节, ...; a
-//     rate reads its "per" first, as WeTextProcessing does ("10km/h"
-//     每小时十公里); negative temperatures are 零下. Chinese unit words
+//     speed reads its "per" first, as WeTextProcessing does ("10km/h"
+//     每小时十公里), a data rate does not (一吉比特每秒); negative
+//     temperatures are 零下. Chinese unit words
 //     ("5公里") need nothing but the number.
 //   - An address: a house number of three or four digits before a street's
 //     name and an abbreviated suffix reads in pairs, and the suffix is

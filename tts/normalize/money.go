@@ -135,9 +135,10 @@ func (n *norm) unit(start int, m num, u *unit, sign byte, end int) int {
 	n.tmp = n.tmp[:0]
 	if n.lang(start, end) == langZH {
 		zh := u.zh
-		if per := strings.Index(zh, "每"); per > 0 {
-			// 每小时十公里, as WeTextProcessing reads "10km/h"
-			// (tn/chinese/test/data/measure.txt).
+		if per := strings.Index(zh, "每"); per > 0 && (strings.HasSuffix(zh[:per], "米") || strings.HasSuffix(zh[:per], "里")) {
+			// A speed reads its "per" first, 每小时十公里, as
+			// WeTextProcessing reads "10km/h" (tn/chinese/test/data/
+			// measure.txt); a data rate stays 一吉比特每秒.
 			n.tmp = append(n.tmp, zh[per:]...)
 			zh = zh[:per]
 		}

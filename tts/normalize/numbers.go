@@ -373,8 +373,12 @@ func (n *norm) fraction(start int, whole, a string, sign byte, e int) int {
 	if k == 0 {
 		return 0
 	}
-	if a == "24" && b == "7" && whole == "" {
+	switch {
+	case whole != "":
+	case a == "24" && b == "7":
 		return n.word(start, k, "twenty-four seven", "二十四乘七")
+	case a == "50" && b == "50":
+		return n.word(start, k, "fifty-fifty", "五五开")
 	}
 	av, bv := atoi(a), atoi(b)
 	u, uk := unitAt(s, k)
