@@ -69,10 +69,9 @@
 //     fifths ("1又1/5" 一又五分之一 follows from the fraction). A sign reads
 //     minus / 负, an ordinal suffix after the denominator ("1/4th") is
 //     dropped, a unit after it takes the plural ("4 1/2 lbs" four and a
-//     half pounds). "24/7" is twenty-four seven, "50/50" fifty-fifty / 五五开,
-//     "10/10" ten out of ten.
-//     A numerator with a leading zero, or a third part ("1/2/3"), makes no
-//     fraction.
+//     half pounds). "24/7" is twenty-four seven, "50/50" fifty-fifty /
+//     五五开, "10/10" ten out of ten. A numerator with a leading zero, or a
+//     third part ("1/2/3"), makes no fraction.
 //   - Ranges: "3-5", "3~5", "3 - 5" between two numbers read "to" / 到,
 //     unless "=" follows the right operand ("5-3=2"), which makes it minus /
 //     减. "1999-2005" after a year keeps reading years. In Chinese the word
