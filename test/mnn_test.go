@@ -71,18 +71,22 @@ var echoPath = []string{"--echo-gain", "0.5", "--echo-delay", "60ms"}
 
 // The user interrupts the first reply while MNN is still generating it:
 // the engine stops, and the next turn is answered by the same engine in
-// full. --compute-scale 50 puts the engine's measured compute on the
-// replay clock, fifty times slowed: the 3.3 s of audio between the first
-// turn and the barge-in then pass in about 66 ms of decoding, 350-900 of
-// the tiny model's 4096 tokens at the 5-13k tokens a second it decodes on
-// one x86 core of the build machines so far. (At twenty times, a build
-// machine twice as fast as the first decoded 2,072 before the barge-in.)
+// full. --compute-scale puts the engine's measured compute on the replay
+// clock, slowed so that a whole reply of the tiny model's 4096 tokens
+// takes 30 s of it: the second reply then ends well inside the 60 s a
+// replay runs past its input, and the 3.4 s between the first turn and
+// the barge-in hold about 1,100 tokens of the first (decoding slows as
+// the reply grows: the first thousand come about twice as fast as the
+// average). A fixed scale does not fit every machine: at fifty times, one
+// decoding 13k tokens a second reached the barge-in with 900 tokens, one
+// decoding 3.4k ran out of replay at 3,700 of the second reply's.
 func TestMNNReplayBargeInCancelsGeneration(t *testing.T) {
 	testenv.Model(t, "silero_vad_v5.onnx")
 	bin := buildFullAgent(t)
 	const maxTokens = 4096
 	args := append(mnnReplay(t, maxTokens), echoPath...)
-	out, stderr, err := run(t, bin, append(args, "--compute-scale", "50")...)
+	scale := 30 / wholeReplySeconds(t, bin, maxTokens)
+	out, stderr, err := run(t, bin, append(args, "--compute-scale", fmt.Sprintf("%.2f", scale))...)
 	require.NoError(t, err, stderr)
 	events := replayEvents(t, out)
 	assert.Equal(t, 2, count(events, "turn_commit"), "both questions are answered")
@@ -109,6 +113,24 @@ func TestMNNReplayBargeInCancelsGeneration(t *testing.T) {
 	// the bound, on an engine that was cancelled a turn earlier.
 	assert.Equal(t, maxTokens, done[1].Stats.GeneratedTokens)
 	assert.NotEmpty(t, done[1].Text)
+}
+
+// wholeReplySeconds is how long this machine takes to decode a reply of
+// maxTokens tokens of the tiny model, from a replay of the demo with
+// compute free (both its replies run to the bound).
+func wholeReplySeconds(t *testing.T, bin string, maxTokens int) float64 {
+	t.Helper()
+	out, stderr, err := run(t, bin, mnnReplay(t, maxTokens)...)
+	require.NoError(t, err, stderr)
+	var tokens, seconds float64
+	for _, e := range replayEvents(t, out) {
+		if e.Type == "llm_done" && e.Stats != nil {
+			tokens += float64(e.Stats.GeneratedTokens)
+			seconds += e.Stats.Decode.Seconds()
+		}
+	}
+	require.Positive(t, tokens, "the demo decodes")
+	return seconds / tokens * float64(maxTokens)
 }
 
 // The spoken three-turn conversation through the real code of every stage
