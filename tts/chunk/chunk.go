@@ -61,7 +61,9 @@
 //     such as 是 有 会; before a conjunction, preposition or adverb such as
 //     和 在 就 不 很; at a clause mark), and at any seam between two
 //     characters once it holds FirstChars, so synthesis starts after a
-//     few characters as it does after a few English words;
+//     few characters as it does after a few English words; never next to
+//     a digit, since the characters beside a number say how it is read
+//     (2026年, 第2, 2个);
 //   - for the first chunk, and the second after a first chunk cut short by
 //     FirstWords (so it is ready before those few words have been spoken),
 //     also after a clause mark (, : followed by a space or CJK, or ，、：)
@@ -69,7 +71,7 @@
 //   - when a chunk reaches Config.Max characters without a boundary: at its
 //     last clause mark, else its last space (not the one after a title or an
 //     initial, nor the one in "3 p.m."), else—for CJK text without
-//     spaces—between two characters. A single word longer than Max (a long
+//     spaces—between two characters, neither of them a digit. A single word longer than Max (a long
 //     URL, say) is never cut: it ends at the next boundary of any kind.
 package chunk
 
