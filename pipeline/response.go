@@ -66,10 +66,10 @@ type response struct {
 	gate       context.Context
 	openGate   context.CancelFunc
 
-	// The synthesis goroutine's own: the conversation's language, and the
-	// reply's text so far, whose language reads what has no words near it.
-	convLang normalize.Language
-	said     strings.Builder
+	// lang is the language of the reply's latest words, the
+	// conversation's before it has any (the synthesis goroutine's own):
+	// it reads what has no words near it.
+	lang normalize.Language
 }
 
 // spokenChunk is a chunk of reply text and where its audio sits in the
@@ -87,7 +87,7 @@ func (p *Pipeline) startResponse(m TurnMetrics, conv []llm.Message, turn int, tr
 	ctx, cancel := context.WithCancel(p.ctx)
 	m.LLMStart = p.now()
 	r := &response{turn: turn, cancel: cancel, metrics: &m, transcript: transcript, role: roleCurrent,
-		convLang: conversationLanguage(conv)}
+		lang: conversationLanguage(conv)}
 	if transcript != "" {
 		r.role = roleSpeculative
 		r.gate, r.openGate = context.WithCancel(ctx)
@@ -292,13 +292,11 @@ func (p *Pipeline) speak(ctx context.Context, r *response, text string) error {
 		}
 		return nil
 	}
-	r.said.WriteString(text)
-	lang := normalize.Detect(r.said.String())
-	if lang == normalize.LangUnknown {
-		lang = r.convLang
+	if lang := normalize.Detect(text); lang != normalize.LangUnknown {
+		r.lang = lang
 	}
 	compute := p.newMeter(r, stageTTS)
-	err = p.cfg.TTS.Synthesize(ctx, text, lang, func(samples []float32) error {
+	err = p.cfg.TTS.Synthesize(ctx, text, r.lang, func(samples []float32) error {
 		defer compute.resume()
 		if err := compute.handOver(ctx); err != nil {
 			return err

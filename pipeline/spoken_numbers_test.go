@@ -39,7 +39,7 @@ func (r *readingTTS) spoken() string {
 // Replies with numbers, dates, money and units are spoken as words in the
 // reply's language, end to end: the scripted LLM's reply is chunked,
 // passed to synthesis with its language, and read. A bare expression
-// ("1+1=2" on a line of its own) follows the reply so far, and a reply of
+// ("1+1=2" on a line of its own) follows the reply's words before it, and a reply of
 // nothing but one follows the conversation.
 func TestRepliesWithNumbersAreSpokenInTheirLanguage(t *testing.T) {
 	for _, tc := range []struct {

@@ -88,8 +88,8 @@ type Synthesizer interface {
 	// Format of the samples passed to emit.
 	Format() audio.Format
 	// Synthesize calls emit with audio as it is produced and stops between
-	// frames when ctx is cancelled. lang is the language of the reply so
-	// far (normalize.Detect), which reads the numbers and symbols that
-	// have no words near them ("3/4" in a Chinese reply is 四分之三).
+	// frames when ctx is cancelled. lang is the language of the reply's
+	// latest words (normalize.Detect), which reads the numbers and symbols
+	// that have no words near them ("3/4" in a Chinese reply is 四分之三).
 	Synthesize(ctx context.Context, text string, lang normalize.Language, emit func(samples []float32) error) error
 }

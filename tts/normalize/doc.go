@@ -26,9 +26,9 @@
 // decides (a tie between Han and Latin goes to Chinese). An expression with
 // no letters anywhere near it ("3.14", "1+1=2" on a line of its own) is
 // read in the reply's language: Reply's lang, which the pipeline takes
-// from the reply so far, or else from the conversation (Detect: Chinese
-// when a text has at least as many Han characters as Latin words). Text,
-// which knows no reply, reads it in English.
+// from the reply's latest words, or else from the conversation (Detect:
+// Chinese when a text has at least as many Han characters as Latin
+// words). Text, which knows no reply, reads it in English.
 //
 // # Numbers
 //

@@ -380,7 +380,6 @@ func (n *norm) fraction(start int, whole, a string, sign byte, e int) int {
 	case a == "50" && b == "50":
 		return n.word(start, k, "fifty-fifty", "五五开")
 	}
-	av, bv := atoi(a), atoi(b)
 	u, uk := unitAt(s, k)
 	n.tmp = n.tmp[:0]
 	if n.lang(start, k) == langZH {
@@ -399,7 +398,7 @@ func (n *norm) fraction(start int, whole, a string, sign byte, e int) int {
 		return n.emit(start, k)
 	}
 	n.tmp = appendEnSign(n.tmp, sign)
-	n.tmp = appendEnFraction(n.tmp, whole, a, b, av, bv)
+	n.tmp = appendEnFraction(n.tmp, whole, a, b)
 	if u != nil {
 		n.tmp = append(n.tmp, ' ')
 		n.tmp = append(n.tmp, u.many...)
@@ -408,7 +407,8 @@ func (n *norm) fraction(start int, whole, a string, sign byte, e int) int {
 	return n.emit(start, k)
 }
 
-func appendEnFraction(buf []byte, whole, a, b string, av, bv int) []byte {
+func appendEnFraction(buf []byte, whole, a, b string) []byte {
+	av, bv := atoi(a), atoi(b)
 	if whole == "" && av == bv && bv > 1 {
 		// "10/10" ten out of ten, a score, not ten tenths.
 		buf = appendEnNum(buf, a)
