@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/voiceassistant/voice/pipeline/compute"
+	"github.com/voiceassistant/voice/pipeline/event"
 )
 
 // The final transcript early. X-ASR needs about a second of audio after
@@ -44,63 +47,60 @@ type Finalizer interface {
 type earlyFinal struct {
 	text    string
 	err     error
-	compute time.Duration
+	compute time.Duration // with a compute scale (Spent)
 	ready   bool
 	stop    context.CancelFunc
 	turn    *userTurn
 }
 
+// Spent takes the copy's compute (compute.Account): it runs beside the
+// listening path, so its compute is not the listening path's to wait
+// for; it passes on the clock before the final is in, and is charged to
+// the turn then (earlyIn).
+func (e *earlyFinal) Spent(_ event.Stage, d time.Duration) { e.compute += d }
+
 // finalEarly starts the open turn's early final once the VAD has ended
 // its speech, and drops it when speech resumes.
-func (p *Pipeline) finalEarly(t *userTurn) error {
-	fk, ok := p.cfg.ASR.(Forker)
+func (l *listener) finalEarly(ctx context.Context) error {
+	t := l.turn
 	switch {
-	case t.speaking:
+	case l.speaking():
 		t.dropEarlyFinal()
 		return nil
-	case !ok || t.early != nil || p.barge.pending():
+	case l.stages.fork == nil || t.early != nil:
 		return nil
 	}
-	fork, err := listening(p, stageASR, fk.Fork)
+	fork, err := l.stages.fork.Fork()
 	if err != nil {
 		return err
 	}
-	ctx, stop := context.WithCancel(p.ctx)
+	ctx, stop := context.WithCancel(ctx)
 	e := &earlyFinal{stop: stop, turn: t}
 	t.early = e
-	quiet := t.quiet()
-	p.finishing++
-	p.clk.Hold()
+	quiet := l.quiet()
+	l.finishing++
+	l.clk.Hold()
 	go func() {
 		defer stop()
-		// The copy runs beside the listening path, so its compute is
-		// not the listening path's to wait for: it is charged to the
-		// turn when it is in (earlyFinalIn), having passed on the clock
-		// here first.
-		start := computeClock()
-		e.text, e.err = fork.FinalizeAfter(ctx, quiet)
+		e.text, e.err = fork.FinalizeAfter(compute.WithAccount(ctx, e), quiet)
 		e.err = errors.Join(e.err, fork.Close())
-		e.compute = computeClock().Sub(start)
-		if p.cfg.ComputeScale > 0 {
-			// Its compute passes on the clock before it is in.
-			_ = p.clk.Sleep(p.ctx, scaled(e.compute, p.cfg.ComputeScale))
-		}
-		p.finals <- e
+		l.finals <- e
 	}()
 	return nil
 }
 
-// earlyFinalIn takes an early final that is in: a pending commit goes
-// through with it, or a speculative reply is checked against it.
-func (p *Pipeline) earlyFinalIn(e *earlyFinal) error {
-	p.finishing--
-	t := p.turn
-	if t != nil && t == e.turn && p.cfg.ComputeScale > 0 {
+// earlyIn takes an early final that is in, and says whether it is the
+// open turn's: a commit waiting for it then goes through with it, or a
+// speculative reply is checked against it.
+func (l *listener) earlyIn(e *earlyFinal) bool {
+	l.finishing--
+	t := l.turn
+	if t != nil && t == e.turn {
 		// A copy dropped when the user went on was the turn's compute too.
-		t.compute.add(stageASR, e.compute)
+		t.compute.Add(event.StageASR, e.compute)
 	}
 	if t == nil || t.early != e {
-		return nil // the user went on, or the turn is over
+		return false // the user went on, or the turn is over
 	}
 	if e.err != nil {
 		// The commit finalizes the recognizer itself, as without a fork.
@@ -108,11 +108,7 @@ func (p *Pipeline) earlyFinalIn(e *earlyFinal) error {
 	} else {
 		e.ready = true
 	}
-	if t.pending != "" {
-		return p.commit(t.pending)
-	}
-	p.speculate(t, true)
-	return nil
+	return true
 }
 
 // dropEarlyFinal forgets the open turn's early final, and a commit
@@ -122,5 +118,19 @@ func (t *userTurn) dropEarlyFinal() {
 	if t.early != nil {
 		t.early.stop()
 	}
-	t.early, t.pending = nil, ""
+	t.early, t.reason = nil, ""
+}
+
+// earlyFinalIn takes an early final that is in: a commit waiting for it
+// goes through with it, or a speculative reply is checked against it.
+func (p *Pipeline) earlyFinalIn(e *earlyFinal) error {
+	l := &p.listen
+	if !l.earlyIn(e) {
+		return nil
+	}
+	if l.phase == phaseFinalizing {
+		return p.commit(l.turn.reason)
+	}
+	p.speculate(true)
+	return nil
 }

@@ -46,7 +46,7 @@ func (p *Pipeline) remember(text string, interrupted bool) {
 	if dropped := p.cfg.History.AddAssistant(text, interrupted); dropped > 0 {
 		slog.Info("history trimmed after the reply; its new start is prefilled while the assistant is idle", "dropped_messages", dropped)
 	}
-	if p.turn == nil {
+	if p.listen.turn == nil {
 		p.prefillNext(p.cfg.History.Messages())
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/pipeline/fsm"
 )
 
 // InterruptMode is what the assistant does when the user's voice starts
@@ -124,22 +125,20 @@ func (b BargeIn) Validate() error {
 // on its decisions and keeps no barge-in state of its own. Its states and
 // their transitions are docs/ARCHITECTURE.md's barge-in table:
 //
-//	none ─begin→ pending ─decide→ confirmed (cancel the reply)
-//	                     ─decide→ resumed (play on; the sound is no turn)
+//	none ─begin→ pending ─decide→ none (cancel the reply, or play on)
 //	                     ─settle→ none (the reply ended first)
-//	resumed ─begin→ pending (more speech over the same reply)
-//	none, pending, resumed ─confirm→ confirmed (the stop key)
-//	confirmed, resumed ─replyEnded→ none
+//	                     ─confirm→ none (the stop key)
+//
+// What was decided is the pipeline's to act on at once (a cancelled
+// reply, a resumed one), so no state keeps it.
 type bargeInState int
 
 const (
 	bargeInNone bargeInState = iota
 	bargeInPending
-	bargeInConfirmed
-	bargeInResumed
 )
 
-var bargeInStateNames = [...]string{"none", "pending", "confirmed", "resumed"}
+var bargeInStateNames = [...]string{"none", "pending"}
 
 func (s bargeInState) String() string { return bargeInStateNames[s] }
 
@@ -163,11 +162,11 @@ type arbiter struct {
 	cfg          BargeIn
 	backchannels [][]string // each phrase as words, longest first
 	state        bargeInState
-	machine      machine[bargeInState]
+	machine      fsm.Machine[bargeInState]
 }
 
 func newArbiter(cfg BargeIn, report func(error)) *arbiter {
-	a := &arbiter{cfg: cfg, machine: newMachine("barge-in", bargeInTransitions, report)}
+	a := &arbiter{cfg: cfg, machine: fsm.New("barge-in", bargeInTransitions, report)}
 	for _, b := range cfg.Backchannels {
 		a.backchannels = append(a.backchannels, words(b))
 	}
@@ -175,14 +174,12 @@ func newArbiter(cfg BargeIn, report func(error)) *arbiter {
 	return a
 }
 
-func (a *arbiter) to(next bargeInState) { a.machine.move(&a.state, next) }
+func (a *arbiter) to(next bargeInState) { a.machine.Move(&a.state, next) }
 
 // bargeInTransitions are the legal moves between barge-in states.
 var bargeInTransitions = map[bargeInState][]bargeInState{
-	bargeInNone:      {bargeInPending, bargeInConfirmed},
-	bargeInPending:   {bargeInConfirmed, bargeInResumed, bargeInNone},
-	bargeInConfirmed: {bargeInNone},
-	bargeInResumed:   {bargeInPending, bargeInConfirmed, bargeInNone},
+	bargeInNone:    {bargeInPending},
+	bargeInPending: {bargeInNone},
 }
 
 // interrupts is false with barge-in off: every reply plays to its end.
@@ -215,24 +212,19 @@ func (a *arbiter) decide(transcript string, speech time.Duration, speaking bool,
 	}
 	switch {
 	case a.confirms(transcript, speech):
-		a.to(bargeInConfirmed)
+		a.to(bargeInNone)
 		return decideCancel
 	case !speaking && sinceEnd >= a.cfg.ResumeAfter:
-		a.to(bargeInResumed)
+		a.to(bargeInNone)
 		return decideResume
 	}
 	return decideWait
 }
 
-// confirm is an interruption that needs no deciding (the stop key).
+// confirm is an interruption that needs no deciding (the stop key): a
+// decision pending is made.
 func (a *arbiter) confirm() {
-	a.to(bargeInConfirmed)
-}
-
-// replyEnded closes the decision about a reply that is over, once it was
-// made (a pending one is settled instead).
-func (a *arbiter) replyEnded() {
-	if a.state != bargeInNone {
+	if a.pending() {
 		a.to(bargeInNone)
 	}
 }
@@ -325,7 +317,7 @@ func words(text string) []string {
 // speechOverReply starts deciding whether speech that began during a
 // response interrupts it: playback pauses (or ducks) at once, while
 // generation and synthesis go on filling the queue.
-func (p *Pipeline) speechOverReply(t *userTurn) {
+func (p *Pipeline) speechOverReply() {
 	switch p.barge.begin() {
 	case decideWait:
 		return // the reply plays on; the speech waits for its end
@@ -335,57 +327,59 @@ func (p *Pipeline) speechOverReply(t *userTurn) {
 		p.player.Pause()
 	}
 	at := p.clk.Now()
-	p.emit(Event{Type: EvBargeInPending, At: at, Turn: p.resp.turn, Text: t.partial})
+	p.emit(Event{Type: EvBargeInPending, At: at, Turn: p.resp.Turn(), Text: p.listen.turn.partial})
 	p.setState(StateUserSpeaking, at)
 }
 
 // arbitrate acts, frame by frame, on the arbiter's decision about speech
 // over a response.
-func (p *Pipeline) arbitrate(t *userTurn, now time.Duration) {
+func (p *Pipeline) arbitrate(now time.Duration) {
+	l := &p.listen
+	t := l.turn
 	speech := audio.Mono16k.Duration(int64(t.voiced))
-	switch p.barge.decide(t.partial, speech, t.speaking, now-t.speechEnd) {
+	switch p.barge.decide(t.partial, speech, l.speaking(), now-t.speechEnd) {
 	case decideCancel:
 		if t.continues != nil {
-			p.continueTurn(t)
+			p.continueTurn()
 			return
 		}
-		p.bargeIn(t, "")
+		p.bargeIn("")
 	case decideResume:
-		p.resumeReply(t)
+		p.resumeReply()
 	}
 }
 
 // resumeReply plays on a reply paused for a sound that was not an
 // interruption; the sound is no turn.
-func (p *Pipeline) resumeReply(t *userTurn) {
+func (p *Pipeline) resumeReply() {
 	at := p.clk.Now()
 	r := p.resp
 	p.player.Resume()
-	p.emit(Event{Type: EvBargeInResumed, At: at, Turn: r.turn, Text: t.partial})
-	p.closeTurn()
-	if r.metrics.PlaybackStart > 0 {
+	p.emit(Event{Type: EvBargeInResumed, At: at, Turn: r.Turn(), Text: p.listen.turn.partial})
+	p.listen.close(nil)
+	if r.PlaybackStart() > 0 {
 		p.setState(StateSpeaking, at)
 	} else {
 		p.setState(StateThinking, at)
 	}
 }
 
-// bargeIn interrupts the current response: cancel first so no more audio
-// can be queued, then flush so the next device period is silent. The
-// speech that interrupted (t, nil when a stop key did) is a turn of its
-// own from here on, with all it has been heard to say. StateInterrupted
-// is published for the moment of the cut (a display shows it), and the
-// state the user leaves the pipeline in follows at the same time.
-func (p *Pipeline) bargeIn(t *userTurn, reason string) {
+// bargeIn interrupts the current response. The speech that interrupted
+// (if any: reason is ReasonStopKey when the stop key did) is a turn of
+// its own from here on, with all it has been heard to say.
+// StateInterrupted is published for the moment of the cut (a display
+// shows it), and the state the user leaves the pipeline in follows at the
+// same time.
+func (p *Pipeline) bargeIn(reason string) {
 	at := p.clk.Now()
-	r := p.resp
+	turn := p.resp.Turn()
 	if reason != "" {
 		p.barge.confirm()
 	}
 	heard := p.cancelResponse()
-	p.emit(Event{Type: EvBargeIn, At: at, Turn: r.turn, Text: heard, Reason: reason})
+	p.emit(Event{Type: EvBargeIn, At: at, Turn: turn, Text: heard, Reason: reason})
 	p.setState(StateInterrupted, at)
-	if t != nil && t.speaking {
+	if p.listen.speaking() {
 		p.setState(StateUserSpeaking, at)
 	} else {
 		p.setState(StateListening, at)
@@ -401,15 +395,12 @@ func (p *Pipeline) cancelResponse() string {
 }
 
 // cutResponse stops the current response and returns what the user heard
-// of it, as spoken and as written (see response.heard).
+// of it, as spoken and as written (reply.Reply.Heard).
 func (p *Pipeline) cutResponse() (heard, written string) {
 	r := p.resp
-	r.cast(roleCancelled)
-	r.cancel()
-	heard, written = r.heard(p.player.Flush())
-	r.metrics.Interrupted = true
+	heard, written = r.Interrupt()
 	p.finishTurn(r, p.clk.Now())
-	if !r.ended {
+	if !r.Ended() {
 		p.stopping++
 	}
 	p.endResponse(p.clk.Now())

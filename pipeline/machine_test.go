@@ -9,6 +9,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/voiceassistant/voice/pipeline/fsm"
+	"github.com/voiceassistant/voice/pipeline/reply"
 )
 
 // docTransitions reads the table under heading in docs/ARCHITECTURE.md
@@ -50,18 +53,17 @@ func checkMachine[S comparable](t *testing.T, heading string, legal map[S][]S, s
 		for _, to := range states {
 			t.Run(fmt.Sprintf("%s to %s", name(from), name(to)), func(t *testing.T) {
 				ok := slices.Contains(legal[from], to)
-				strict := newMachine(heading, legal, func(err error) { t.Errorf("a strict machine reported %v", err) })
+				strict := fsm.New(heading, legal, func(err error) { t.Errorf("a strict machine reported %v", err) })
 				state := from
 				if ok {
-					assert.True(t, strict.move(&state, to))
+					assert.True(t, strict.Move(&state, to))
 					assert.Equal(t, to, state)
 					return
 				}
-				assert.Panics(t, func() { strict.move(&state, to) })
+				assert.Panics(t, func() { strict.Move(&state, to) })
 				var reported error
-				lenient := strict
-				lenient.strict, lenient.report = false, func(err error) { reported = err }
-				assert.False(t, lenient.move(&state, to))
+				lenient := strict.Lenient(func(err error) { reported = err })
+				assert.False(t, lenient.Move(&state, to))
 				assert.Equal(t, from, state, "an illegal transition leaves the state as it was")
 				assert.ErrorContains(t, reported, "no transition from")
 			})
@@ -80,11 +82,16 @@ func TestTurnStates(t *testing.T) {
 }
 
 func TestBargeInStates(t *testing.T) {
-	states := []bargeInState{bargeInNone, bargeInPending, bargeInConfirmed, bargeInResumed}
+	states := []bargeInState{bargeInNone, bargeInPending}
 	checkMachine(t, "### Barge-in states", bargeInTransitions, states, bargeInState.String)
 }
 
-func TestSpeculationStates(t *testing.T) {
-	states := []specState{specIdle, specRunning, specAdopted, specDropped}
-	checkMachine(t, "### Speculation states", specTransitions, states, specState.String)
+func TestListeningPhases(t *testing.T) {
+	states := []phase{phaseIdle, phaseSpeaking, phasePaused, phaseFinalizing, phaseCommitted}
+	checkMachine(t, "### Listening phases", phaseTransitions, states, phase.String)
+}
+
+func TestReplyStates(t *testing.T) {
+	states := []reply.State{reply.Speculative, reply.Current, reply.Dropped, reply.Cancelled, reply.Done}
+	checkMachine(t, "### Reply states", reply.Transitions, states, reply.State.String)
 }

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -12,249 +11,49 @@ import (
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/llm"
+	"github.com/voiceassistant/voice/pipeline/compute"
+	"github.com/voiceassistant/voice/pipeline/event"
+	"github.com/voiceassistant/voice/pipeline/fsm"
+	"github.com/voiceassistant/voice/pipeline/reply"
 	"github.com/voiceassistant/voice/turn"
 	"github.com/voiceassistant/voice/vad"
 )
-
-// Config assembles a pipeline. Clock, Device, VAD, ASR, LLM, History and
-// NewChunker are required; Turn and TTS are optional (without a turn model
-// the endpointer commits on silence, without TTS replies are text only).
-type Config struct {
-	Clock      clock.Clock
-	Device     Device
-	VAD        VAD
-	ASR        ASR
-	Turn       TurnDetector
-	LLM        Generator
-	NewChunker func() Chunker
-	TTS        Synthesizer
-	History    *llm.History
-
-	Endpoint turn.Config
-	BargeIn  BargeIn
-	// PreRoll is audio kept before the VAD's speech start and given to the
-	// recognizer, so the first phoneme is not clipped.
-	PreRoll time.Duration
-	// TurnWindow is the most audio given to the turn model (Smart Turn
-	// was trained on up to 8 s).
-	TurnWindow time.Duration
-	// HalfDuplex closes the microphone while the assistant responds and
-	// for HalfDuplex.Tail after its last sample (the room's echo tail),
-	// for setups without echo cancellation: no self-interruption, but no
-	// barge-in either. Speech still going on when the microphone opens is
-	// the next turn, with what it captured since the last sample played
-	// as pre-roll.
-	HalfDuplex HalfDuplex
-	// Speculate starts the reply at the user's first pause, before the
-	// turn is committed (see speculate.go), if the LLM rolls back.
-	Speculate bool
-	// Interrupt, if set, stops the reply whenever a value arrives: the
-	// user's stop key (the desktop app's Esc). It acts as a barge-in that
-	// needs no speech to decide: speech already over the reply becomes the
-	// next turn, and a speculated reply, not heard yet, is left alone. As
-	// with capture frames, the sender takes a hold on the clock before
-	// each send (clock.Clock.Hold) and the pipeline releases it once it
-	// has acted, so on a virtual clock the stop lands at one audio time.
-	Interrupt <-chan struct{}
-	// Continue is when speech right after a commit continues that turn.
-	Continue Continuation
-	// ComputeScale puts each stage's measured compute, times this, on the
-	// clock (see compute.go); 0 leaves compute free, for replays whose
-	// figures are the same on every run.
-	ComputeScale float64
-}
-
-// Continuation lets the user go on after the end of their turn was called
-// too early ("wait" — a pause — "I meant the other one"): speech that
-// starts within Window of a commit, while the reply to it has played for
-// less than MaxHeard, and is confirmed over it as a barge-in would be,
-// continues the committed turn. The reply is dropped as a speculation
-// miss is, and the history's user message becomes the whole sentence,
-// once. A Window of 0 turns it off.
-type Continuation struct {
-	Window   time.Duration `yaml:"window"`
-	MaxHeard time.Duration `yaml:"max_heard"`
-}
-
-// Validate names the first setting that makes no sense, by its config key.
-func (c Continuation) Validate() error {
-	switch {
-	case c.Window < 0 || c.Window > time.Minute:
-		return fmt.Errorf("continue.window: %v is not between 0 (never) and 1m", c.Window)
-	case c.MaxHeard < 0 || c.MaxHeard > time.Minute:
-		return fmt.Errorf("continue.max_heard: %v is not between 0 and 1m", c.MaxHeard)
-	}
-	return nil
-}
-
-// HalfDuplex configures microphone gating.
-type HalfDuplex struct {
-	Enabled bool
-	Tail    time.Duration
-}
-
-// DefaultConfig fills in the policy knobs; the stages are up to the caller.
-func DefaultConfig() Config {
-	return Config{
-		Endpoint:   turn.DefaultConfig(),
-		BargeIn:    DefaultBargeIn(),
-		HalfDuplex: HalfDuplex{Tail: 300 * time.Millisecond},
-		PreRoll:    700 * time.Millisecond,
-		TurnWindow: 8 * time.Second,
-		Speculate:  true,
-		Continue:   Continuation{Window: 1500 * time.Millisecond, MaxHeard: 300 * time.Millisecond},
-	}
-}
-
-func (c Config) validate() error {
-	var missing []string
-	for name, ok := range map[string]bool{
-		"Clock": c.Clock != nil, "Device": c.Device != nil, "VAD": c.VAD != nil,
-		"ASR": c.ASR != nil, "LLM": c.LLM != nil, "History": c.History != nil,
-		"NewChunker": c.NewChunker != nil,
-	} {
-		if !ok {
-			missing = append(missing, name)
-		}
-	}
-	if len(missing) > 0 {
-		slices.Sort(missing)
-		return fmt.Errorf("pipeline: config lacks %v", missing)
-	}
-	if err := c.Endpoint.Validate(); err != nil {
-		return fmt.Errorf("pipeline: %w", err)
-	}
-	if err := c.BargeIn.Validate(); err != nil {
-		return fmt.Errorf("pipeline: %w", err)
-	}
-	if err := c.Continue.Validate(); err != nil {
-		return fmt.Errorf("pipeline: %w", err)
-	}
-	if c.ComputeScale < 0 || c.ComputeScale > 1e4 {
-		return fmt.Errorf("pipeline: compute scale %v is not between 0 (compute is free) and 10000", c.ComputeScale)
-	}
-	for name, d := range map[string]time.Duration{"pre-roll": c.PreRoll, "turn window": c.TurnWindow, "half-duplex tail": c.HalfDuplex.Tail} {
-		if d < 0 || d > time.Minute {
-			return fmt.Errorf("pipeline: %s %v is not between 0 and 1m", name, d)
-		}
-	}
-	return nil
-}
 
 // duckGain is the level of a reply ducked under the user's voice (-12 dB):
 // still followable, no longer competing.
 const duckGain = 0.25
 
-// Pipeline is one conversation session.
+// Pipeline is one conversation session: it listens (listen.go), decides
+// when the user's turn is over, and starts, adopts, interrupts and plays
+// out the replies (package reply) to it.
 type Pipeline struct {
-	cfg    Config
-	clk    clock.Clock
-	player *audio.Player
-	events *eventQueue
+	cfg     Config
+	clk     clock.Clock
+	player  *audio.Player
+	events  *event.Queue
+	stages  stages
+	charger *compute.Charger
+	replies reply.Session
 
 	// Everything below is owned by Run's goroutine.
-	ctx     context.Context // the session's; responses derive from it
-	barge   *arbiter
-	micOpen time.Duration // half duplex: audio before this is not listened to
-	// playedUntil is when the assistant last went quiet: in half duplex,
-	// capture before it holds the assistant's voice and is no pre-roll.
-	playedUntil time.Duration
-	// busyUntil is when the listening path is done with the compute it
-	// has been charged (with a compute scale).
-	busyUntil time.Duration
-	// committedUntil is the end of the audio the last commit took: no
-	// later turn's pre-roll reaches back before it, so no word is
-	// recognized twice.
-	committedUntil int64
-	// lastCommit is the turn committed last while its reply may still
-	// be continued over (Config.Continue).
-	lastCommit *committed
-	state      State // moved only by setState, as turnStates allows
-	turnStates machine[State]
+	ctx    context.Context // the session's; replies derive from it
+	listen listener
+	barge  *arbiter
+	// micOpen is when, in half duplex, the microphone is listened to
+	// again after the assistant went quiet.
+	micOpen    time.Duration
+	state      State // moved only by setState, as stateTransitions allows
+	turnStates fsm.Machine[State]
 	turnNo     int
-	history    recentAudio
-	turn       *userTurn
-	resp       *response   // the response being generated or played
-	spec       speculation // a speculative response to the open turn
-	stopping   int         // cancelled responses whose goroutines have not ended
-	done       chan *response
-	finishing  int // early finals being made (early.go)
-	finals     chan *earlyFinal
+	resp       *reply.Reply // the current reply: being generated or played
+	spec       *reply.Reply // a speculative reply to the open turn
+	speculates bool         // Config.Speculate, with a generator that rolls back
+	stopping   int          // cut replies whose goroutines have not ended
+	done       chan *reply.Reply
 	ahead      prefillAhead
 
 	mu      sync.Mutex
 	metrics []TurnMetrics
-}
-
-// committed is a turn as committed, kept while the user may continue it.
-type committed struct {
-	turn     int
-	text     string // the commit's own words
-	sentence string // the user message the history holds for it
-	at       time.Duration
-	audio    []float32 // what the turn model heard
-	resp     *response // the reply to it
-}
-
-// userTurn is the user's turn being listened to.
-type userTurn struct {
-	// continues is the turn just committed that this one goes on from,
-	// if its speech is confirmed over the reply (continueTurn); prefix
-	// is that turn's sentence once the history took it back: what the
-	// user says now is its end.
-	continues   *committed
-	prefix      string
-	ep          *turn.Endpointer
-	audio       []float32 // the latest turn audio, for the turn model
-	speechStart int64     // VAD start of the speech that opened the turn
-	voiced      int       // samples the VAD called speech since then
-	speaking    bool      // between the VAD's speech start and end
-	speechEnd   time.Duration
-	heardUntil  time.Duration // end of the audio given to the ASR
-	partial     string
-	compute     StageCompute // with a compute scale: the listening path's
-	// early is the final transcript of a copy of the recognizer made when
-	// the VAD ended the speech (early.go); pending is the reason of a
-	// commit decided at commitAt that waits for it.
-	early    *earlyFinal
-	pending  turn.Reason
-	commitAt time.Duration
-	// waiting is set while the recognizer is not given the capture, from
-	// stream position waitFrom on, because a copy of it is finalizing.
-	waiting  bool
-	waitFrom int64
-}
-
-// sentence is the user message for words said in this turn: with the
-// sentence it continues, if any, before them.
-func (t *userTurn) sentence(words string) string { return JoinWords(t.prefix, words) }
-
-// transcript is what the recognizer has of this turn: the early final
-// once it is in, else the partial.
-func (t *userTurn) transcript() string {
-	if t.early != nil && t.early.ready {
-		return t.early.text
-	}
-	return t.partial
-}
-
-// quiet is how much audio the recognizer was given after the speech
-// ended: the room's quiet, which pushes the last words through its
-// encoder as end-of-utterance padding does.
-func (t *userTurn) quiet() time.Duration {
-	if t.speaking {
-		return 0
-	}
-	return max(t.heardUntil-t.speechEnd, 0)
-}
-
-// keepAudio appends to the turn's audio, keeping at least the last window
-// samples; trimming only when twice that has built up keeps it cheap.
-func (t *userTurn) keepAudio(samples []float32, window int) {
-	t.audio = append(t.audio, samples...)
-	if len(t.audio) > 2*window {
-		t.audio = append(t.audio[:0], t.audio[len(t.audio)-window:]...)
-	}
 }
 
 // New checks the configuration and returns a pipeline ready to Run.
@@ -263,22 +62,32 @@ func New(cfg Config) (*Pipeline, error) {
 		return nil, err
 	}
 	p := &Pipeline{
-		cfg:     cfg,
-		clk:     cfg.Clock,
-		player:  cfg.Device.Player(),
-		events:  newEventQueue(),
+		cfg:    cfg,
+		clk:    cfg.Clock,
+		player: cfg.Device.Player(),
+		events: event.NewQueue(),
+		done:   make(chan *reply.Reply, 4),
+		ahead:  noPrefillAhead(),
+		// A speculative reply must leave no trace when it is dropped.
+		speculates: cfg.Speculate && rollsBack(cfg.LLM),
+	}
+	var err error
+	if p.charger, err = compute.New(cfg.Clock, cfg.ComputeScale, &p.listen); err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	p.stages = wireStages(cfg, p.charger)
+	p.listen = listener{
+		cfg: &p.cfg, clk: cfg.Clock, stages: &p.stages, charger: p.charger, emit: p.emit,
+		machine: fsm.New("listening", phaseTransitions, p.illegal),
 		history: newRecentAudio(cfg.PreRoll + time.Second),
-		done:    make(chan *response, 4),
 		finals:  make(chan *earlyFinal),
-		ahead:   noPrefillAhead(),
+	}
+	p.replies = reply.Session{
+		Clock: cfg.Clock, Player: p.player, LLM: p.stages.llm, NewChunker: cfg.NewChunker, TTS: p.stages.tts,
+		Emit: p.emit, Report: p.illegal, Ended: p.done,
 	}
 	p.barge = newArbiter(cfg.BargeIn, p.illegal)
-	p.turnStates = newMachine("turn", stateTransitions, p.illegal)
-	p.spec = speculation{
-		// A speculative reply must leave no trace when it is dropped.
-		enabled: cfg.Speculate && rollsBack(cfg.LLM),
-		machine: newMachine("speculation", specTransitions, p.illegal),
-	}
+	p.turnStates = fsm.New("turn", stateTransitions, p.illegal)
 	return p, nil
 }
 
@@ -290,7 +99,7 @@ func (p *Pipeline) illegal(err error) {
 
 // Events is the session's event stream, closed after Run returns. It must
 // be drained: events are queued without bound rather than dropped.
-func (p *Pipeline) Events() <-chan Event { return p.events.out }
+func (p *Pipeline) Events() <-chan Event { return p.events.Out() }
 
 // Metrics returns the metrics of the turns finished so far.
 func (p *Pipeline) Metrics() []TurnMetrics {
@@ -304,39 +113,33 @@ func (p *Pipeline) Metrics() []TurnMetrics {
 // session; a cancelled ctx is not an error.
 func (p *Pipeline) Run(ctx context.Context) (err error) {
 	p.ctx = ctx
-	defer p.events.close()
+	defer p.events.Close()
 	defer p.shutdown()
 	frames := p.cfg.Device.Frames()
 	p.setState(StateListening, 0)
 	for {
+		var at time.Duration
 		select {
 		case <-ctx.Done():
 			return nil
 		case r := <-p.done:
-			p.responseEnded(r)
-			p.clk.Release()
-		case e := <-p.finals:
-			err := p.earlyFinalIn(e)
-			p.clk.Release()
-			if err != nil {
-				p.emit(Event{Type: EvError, At: p.clk.Now(), Err: err.Error()})
-				return err
-			}
+			p.replyGone(r)
+		case e := <-p.listen.finals:
+			at, err = p.clk.Now(), p.earlyFinalIn(e)
 		case <-p.cfg.Interrupt:
 			if p.resp != nil {
-				p.bargeIn(p.turn, ReasonStopKey)
+				p.bargeIn(ReasonStopKey)
 			}
-			p.clk.Release()
 		case f, ok := <-frames:
 			if !ok {
 				return p.cfg.Device.Err()
 			}
-			err := p.frame(ctx, f)
-			p.clk.Release()
-			if err != nil {
-				p.emit(Event{Type: EvError, At: f.Stop(), Err: err.Error()})
-				return err
-			}
+			at, err = f.Stop(), p.frame(ctx, f)
+		}
+		p.clk.Release()
+		if err != nil {
+			p.emit(Event{Type: EvError, At: at, Err: err.Error()})
+			return err
 		}
 	}
 }
@@ -344,18 +147,18 @@ func (p *Pipeline) Run(ctx context.Context) (err error) {
 // shutdown cancels whatever is still responding and waits for its
 // goroutines, so Run never returns with stages still running.
 func (p *Pipeline) shutdown() {
-	if p.spec.running() != nil {
-		p.dropSpeculation(missSessionEnd)
+	if p.spec != nil {
+		p.dropSpeculation(reply.MissSessionEnd)
 	}
 	if p.resp != nil {
 		p.cancelResponse()
 	}
-	for p.stopping > 0 || p.finishing > 0 {
+	for p.stopping > 0 || p.listen.finishing > 0 {
 		select {
 		case r := <-p.done:
-			p.responseEnded(r)
-		case <-p.finals:
-			p.finishing--
+			p.replyGone(r)
+		case <-p.listen.finals:
+			p.listen.finishing--
 		}
 		p.clk.Release()
 	}
@@ -364,14 +167,15 @@ func (p *Pipeline) shutdown() {
 
 // frame runs the listening side on one capture frame.
 func (p *Pipeline) frame(ctx context.Context, f audio.Frame) error {
-	p.history.add(f)
+	l := &p.listen
+	l.history.add(f)
 	if p.cfg.HalfDuplex.Enabled && (p.resp != nil || f.Start() < p.micOpen) {
 		// The microphone hears the assistant now: let none of it reach the
 		// VAD. (The pre-roll kept in history reaches back only to when the
 		// assistant went quiet.)
 		f.Samples = make([]float32, len(f.Samples))
 	}
-	heard, err := listening(p, stageVAD, func() (vad.Result, error) { return p.cfg.VAD.Process(f) })
+	heard, err := p.stages.vad.Process(f)
 	if err != nil {
 		return fmt.Errorf("vad: %w", err)
 	}
@@ -380,73 +184,29 @@ func (p *Pipeline) frame(ctx context.Context, f audio.Frame) error {
 			return err
 		}
 	}
-	if t := p.turn; t != nil {
-		if heard.Voiced {
-			t.voiced += f.Len()
-		}
-		t.keepAudio(f.Samples, int(audio.Mono16k.Samples(p.cfg.TurnWindow)))
-		if t.early != nil && !t.speaking {
-			// A copy of the recognizer is finalizing the turn as if the
-			// quiet went on: the recognizer waits, and is given what it
-			// missed should the speech resume (early.go).
-			if !t.waiting {
-				t.waiting, t.waitFrom = true, f.Pos
-			}
-		} else if err := p.hear(t, f); err != nil {
+	if t := l.turn; t != nil {
+		if err := l.listen(f, heard); err != nil {
 			return err
 		}
-		t.ep.Transcript(t.partial, f.Stop())
 		if p.barge.pending() {
-			p.arbitrate(t, f.Stop())
+			p.arbitrate(f.Stop())
 		} else {
-			p.speculate(t, heard.Pausing)
-			if err := p.finalEarly(t); err != nil {
+			p.speculate(heard.Pausing)
+			if err := l.finalEarly(p.ctx); err != nil {
 				return fmt.Errorf("asr: %w", err)
 			}
 		}
-		if p.turn == t && !p.barge.pending() && t.pending == "" {
-			if err := p.endpoint(ctx, f.Stop()); err != nil {
+		if l.turn == t && !p.barge.pending() && l.phase != phaseFinalizing {
+			reason, err := l.endpoint(ctx, f.Stop())
+			if err != nil || reason == "" {
+				return err
+			}
+			if err := p.commit(reason); err != nil {
 				return err
 			}
 		}
 	}
 	p.trackPlayback()
-	return nil
-}
-
-// hear gives the recognizer f, after the audio it missed while it waited
-// for a copy of itself (early.go).
-func (p *Pipeline) hear(t *userTurn, f audio.Frame) error {
-	if err := p.hearMissed(t, f.Pos); err != nil {
-		return err
-	}
-	return p.accept(t, f)
-}
-
-// hearMissed gives the recognizer, if it waited, the capture it missed
-// before the stream position until, from the recent history (all of it
-// unless the wait outlasted the history: then its start, which was quiet).
-func (p *Pipeline) hearMissed(t *userTurn, until int64) error {
-	if !t.waiting {
-		return nil
-	}
-	t.waiting = false
-	if missed := p.history.since(t.waitFrom, until); missed.Len() > 0 {
-		return p.accept(t, missed)
-	}
-	return nil
-}
-
-func (p *Pipeline) accept(t *userTurn, f audio.Frame) error {
-	partial, err := listening(p, stageASR, func() (string, error) { return p.cfg.ASR.Accept(f) })
-	if err != nil {
-		return fmt.Errorf("asr: %w", err)
-	}
-	t.heardUntil = f.Stop()
-	if partial != t.partial {
-		t.partial = partial
-		p.emit(Event{Type: EvPartial, At: f.Stop(), Text: partial})
-	}
 	return nil
 }
 
@@ -455,35 +215,33 @@ func (p *Pipeline) accept(t *userTurn, f audio.Frame) error {
 // after), so the stream stays in time order; Pos is where the boundary
 // lies, and the endpointing policy and the metrics count from there.
 func (p *Pipeline) vadEvent(ev vad.Event, f audio.Frame) error {
-	at := audio.Mono16k.Duration(ev.Pos)
+	l := &p.listen
 	now := p.clk.Now()
 	switch ev.Kind {
 	case vad.SpeechStart:
 		p.emit(Event{Type: EvSpeechStart, At: now, Pos: ev.Pos})
 		p.stopPrefillAhead(false)
-		if p.turn == nil {
-			if err := p.openTurn(ev.Pos, f.Pos, p.continuing(ev.Pos)); err != nil {
+		switch l.phase {
+		case phaseIdle, phaseCommitted:
+			if err := l.open(ev.Pos, f.Pos, p.continuing(ev.Pos)); err != nil {
 				return err
 			}
 			if p.resp != nil {
-				p.speechOverReply(p.turn)
+				p.speechOverReply()
 			}
+		case phasePaused, phaseFinalizing:
+			l.to(phaseSpeaking) // the open turn goes on
 		}
-		t := p.turn
-		t.speaking = true
-		t.ep.SpeechStart()
+		l.turn.ep.SpeechStart()
 		if !p.barge.pending() {
 			p.setState(StateUserSpeaking, now)
 		}
 	case vad.SpeechEnd:
 		p.emit(Event{Type: EvSpeechEnd, At: now, Pos: ev.Pos})
-		t := p.turn
-		if t == nil {
+		if l.turn == nil {
 			return nil
 		}
-		t.speaking = false
-		t.speechEnd = at
-		t.ep.SpeechEnd(at)
+		l.speechEnded(audio.Mono16k.Duration(ev.Pos))
 		if !p.barge.pending() {
 			p.setState(StateListening, now)
 		}
@@ -491,105 +249,34 @@ func (p *Pipeline) vadEvent(ev vad.Event, f audio.Frame) error {
 	return nil
 }
 
-// turnPreSpeech is how much audio before the VAD's speech start the turn
-// model hears: pipecat's pre_speech_ms, 500 ms
-// (pipecat-ai/pipecat src/pipecat/audio/turn/smart_turn/base_smart_turn.py:28,215-221,
-// where the segment starts pre_speech_ms plus vad_start_secs before a
-// speech start that is itself vad_start_secs late).
-const turnPreSpeech = 500 * time.Millisecond
-
-// openTurn starts listening to a user turn whose speech began at start,
-// giving the recognizer the pre-roll and everything up to the current
-// frame (at), which frame() then feeds. continues is the turn just
-// committed that it may go on from (nil if none).
-func (p *Pipeline) openTurn(start, at int64, continues *committed) error {
-	from := max(start-audio.Mono16k.Samples(p.cfg.PreRoll), p.preRollFloor(), p.committedUntil)
-	p.cfg.ASR.Reset()
-	t := &userTurn{
-		ep:          turn.NewEndpointer(p.cfg.Endpoint, p.cfg.Turn != nil),
-		speechStart: start,
-		// The VAD confirms speech some time after it began; that much has
-		// been spoken already.
-		voiced:    int(max(at-start, 0)),
-		continues: continues,
-	}
-	p.turn = t
-	p.lastCommit = nil
-	if pre := p.history.since(from, at); pre.Len() > 0 {
-		// The turn model hears less of the time before the speech than
-		// the recognizer: what Smart Turn is given in pipecat, whose
-		// buffer starts pre_speech_ms before the speech (turnPreSpeech).
-		// More room noise there changes the window's normalization.
-		skip := min(max(start-audio.Mono16k.Samples(turnPreSpeech)-pre.Pos, 0), int64(pre.Len()))
-		t.keepAudio(pre.Samples[skip:], int(audio.Mono16k.Samples(p.cfg.TurnWindow)))
-		partial, err := listening(p, stageASR, func() (string, error) { return p.cfg.ASR.Accept(pre) })
-		if err != nil {
-			return fmt.Errorf("asr: %w", err)
-		}
-		t.partial = partial
-	}
-	return nil
-}
-
-// preRollFloor is the earliest capture a turn may start from: in half
-// duplex, nothing from before the assistant went quiet, which would give
-// the recognizer its voice.
-func (p *Pipeline) preRollFloor() int64 {
-	if !p.cfg.HalfDuplex.Enabled {
-		return 0
-	}
-	return audio.Mono16k.Samples(p.playedUntil)
-}
-
-func (p *Pipeline) closeTurn() {
-	p.cfg.ASR.Reset()
-	p.turn = nil
-}
-
-// endpoint runs the endpointing policy for the open turn.
-func (p *Pipeline) endpoint(ctx context.Context, now time.Duration) error {
-	t := p.turn
-	decision, reason := t.ep.Update(now)
-	if decision == turn.Predict {
-		window := t.audio[max(0, len(t.audio)-int(audio.Mono16k.Samples(p.cfg.TurnWindow))):]
-		prob, err := listening(p, stageTurn, func() (float64, error) { return p.cfg.Turn.Predict(ctx, window) })
-		if err != nil {
-			return fmt.Errorf("turn detector: %w", err)
-		}
-		t.ep.Predicted(prob)
-		decision, reason = t.ep.Update(now)
-	}
-	if decision == turn.Commit {
-		return p.commit(reason)
-	}
-	return nil
-}
-
 // commit ends the user's turn and starts the response to it, once the
 // turn's early final, if one is being made, is in.
 func (p *Pipeline) commit(reason turn.Reason) error {
-	t := p.turn
-	if t.pending == "" {
-		t.commitAt = p.now()
+	l := &p.listen
+	t := l.turn
+	if l.phase != phaseFinalizing {
+		t.commitAt = l.now()
 	}
 	if e := t.early; e != nil && !e.ready {
-		t.pending = reason
+		t.reason = reason
+		l.to(phaseFinalizing)
 		return nil
 	}
-	commitAt := t.commitAt
-	text, err := p.finalTranscript(t)
+	text, err := l.final()
 	if err != nil {
 		return fmt.Errorf("asr: %w", err)
 	}
-	finalAt := p.now()
-	p.closeTurn()
-	p.committedUntil = p.history.end
+	finalAt := l.now()
+	l.committedUntil = l.history.end
 	sentence := t.sentence(text)
-	if reason := p.spec.missAtCommit(sentence); reason != "" {
-		p.dropSpeculation(reason)
+	if p.spec != nil {
+		if reason := missAtCommit(p.spec, sentence); reason != "" {
+			p.dropSpeculation(reason)
+		}
 	}
 	if sentence == "" {
 		// Speech without words (noise, a cough): nothing to answer.
+		l.close(nil)
 		p.emit(Event{Type: EvFinal, At: finalAt})
 		return nil
 	}
@@ -597,96 +284,82 @@ func (p *Pipeline) commit(reason turn.Reason) error {
 	// A continuation that brought no words commits the sentence it
 	// continued once more: its reply was dropped.
 	said := cmp.Or(text, sentence)
-	// Both published once the final transcript is in (which, with compute
-	// on the clock, is after the decision to commit: the metrics keep both).
-	p.emit(Event{Type: EvFinal, At: finalAt, Turn: p.turnNo, Text: said})
-	p.emit(Event{Type: EvTurnCommit, At: finalAt, Turn: p.turnNo, Text: said, Reason: string(reason)})
 	// A speculated reply answers the words as the partial had them,
 	// without the final's closing punctuation: the history records what
 	// the LLM was given, which its KV cache holds for the next turn.
 	asked := sentence
-	if s := p.spec.running(); s != nil {
-		asked = s.transcript
+	if p.spec != nil {
+		asked = p.spec.Transcript()
 	}
+	l.close(&committed{turn: p.turnNo, text: said, sentence: asked, at: finalAt, audio: t.audio})
+	// Both published once the final transcript is in (which, with compute
+	// on the clock, is after the decision to commit: the metrics keep both).
+	p.emit(Event{Type: EvFinal, At: finalAt, Turn: p.turnNo, Text: said})
+	p.emit(Event{Type: EvTurnCommit, At: finalAt, Turn: p.turnNo, Text: said, Reason: string(reason)})
 	p.cfg.History.AddUser(asked)
 	p.setState(StateThinking, finalAt)
-	m := TurnMetrics{SpeechEnd: t.speechEnd, Commit: commitAt, ASRFinal: finalAt}
-	if p.cfg.ComputeScale > 0 {
+	m := TurnMetrics{SpeechEnd: t.speechEnd, Commit: t.commitAt, ASRFinal: finalAt}
+	if p.charger != nil {
 		listening := t.compute
 		m.Compute = &listening
 	}
-	if p.spec.running() != nil {
+	if p.spec != nil {
 		p.adoptSpeculation(m)
 	} else {
-		p.resp = p.startResponse(m, p.cfg.History.Messages(), p.turnNo, "")
+		p.startReply(m, p.cfg.History.Messages())
 	}
-	p.lastCommit = &committed{turn: p.turnNo, text: said, sentence: asked, at: finalAt, audio: t.audio, resp: p.resp}
 	return nil
+}
+
+// startReply starts the current reply to conv.
+func (p *Pipeline) startReply(m TurnMetrics, conv []llm.Message) {
+	p.stopPrefillAhead(false)
+	m.LLMStart = p.listen.now()
+	p.resp = reply.Start(p.ctx, &p.replies, p.turnNo, conv, m)
 }
 
 // continuing is the committed turn that speech starting at stream
 // position start may continue, or nil: it starts within Config.Continue's
 // window of the commit, while the reply to it is still the one going on
-// and has been heard for less than MaxHeard when the speech began. The
-// speech over the reply is decided on as any is (a cough, or the reply's
-// own echo, lets it play on); once confirmed it continues the turn
-// instead of interrupting it. With barge-in off no reply is cut, so no
-// turn is continued.
+// (the listening side is still phaseCommitted) and has been heard for
+// less than MaxHeard when the speech began. The speech over the reply is
+// decided on as any is (a cough, or the reply's own echo, lets it play
+// on); once confirmed it continues the turn instead of interrupting it.
+// With barge-in off no reply is cut, so no turn is continued.
 func (p *Pipeline) continuing(start int64) *committed {
-	c, cfg := p.lastCommit, p.cfg.Continue
-	if c == nil || cfg.Window <= 0 || p.resp == nil || p.resp != c.resp || !p.barge.interrupts() {
+	c, cfg := p.listen.last, p.cfg.Continue
+	if p.listen.phase != phaseCommitted || cfg.Window <= 0 || !p.barge.interrupts() {
 		return nil
 	}
 	at := audio.Mono16k.Duration(start)
 	if at-c.at > cfg.Window {
 		return nil
 	}
-	if played := p.resp.metrics.PlaybackStart; played > 0 && at-played >= cfg.MaxHeard {
+	if played := p.resp.PlaybackStart(); played > 0 && at-played >= cfg.MaxHeard {
 		return nil
 	}
 	return c
 }
 
-// continueTurn drops the reply to the turn t goes on from, once t's
-// speech over it is confirmed, as a speculation miss is: the history
-// keeps nothing of it (at most Continue.MaxHeard of it was heard, a word
-// or two begun), and takes that turn's sentence back, to hold the whole
-// sentence once, as one message, when t is committed.
-func (p *Pipeline) continueTurn(t *userTurn) {
-	c := t.continues
-	t.continues = nil
+// continueTurn drops the reply to the turn the open one goes on from,
+// once its speech over it is confirmed, as a speculation miss is: the
+// history keeps nothing of it (at most Continue.MaxHeard of it was heard,
+// a word or two begun), and takes that turn's sentence back, to hold the
+// whole sentence once, as one message, when the turn is committed.
+func (p *Pipeline) continueTurn() {
+	l := &p.listen
+	c := l.turn.continues
 	at := p.clk.Now()
 	p.cutResponse()
 	p.emit(Event{Type: EvTurnContinued, At: at, Turn: c.turn, Text: c.text})
+	var prefix string
 	if p.cfg.History.TakeBackUser(c.sentence) {
-		t.prefix = c.sentence
+		prefix = c.sentence
 	}
-	// The turn model judges the whole sentence, not its last words.
-	window := int(audio.Mono16k.Samples(p.cfg.TurnWindow))
-	t.audio = append(slices.Clone(c.audio), t.audio...)
-	t.keepAudio(nil, window)
-	if !t.speaking {
+	l.continueWith(prefix)
+	if !l.speaking() {
 		p.setState(StateListening, at)
 	}
-}
-
-// finalTranscript ends the turn's utterance: its early final, if one is
-// in, or else the recognizer's. The ASR has been given the quiet since the
-// speech ended (the endpointing wait): a recognizer that pads the
-// utterance's end is told, and pads that much less.
-func (p *Pipeline) finalTranscript(t *userTurn) (string, error) {
-	if t.early != nil {
-		return t.early.text, nil
-	}
-	if err := p.hearMissed(t, p.history.end); err != nil {
-		return "", err
-	}
-	quiet := t.quiet()
-	if qf, ok := p.cfg.ASR.(QuietFinalizer); ok && quiet > 0 {
-		// The turn's own transcript: never given up half made.
-		return listening(p, stageASR, func() (string, error) { return qf.FinalizeAfter(context.Background(), quiet) })
-	}
-	return listening(p, stageASR, p.cfg.ASR.Finalize)
 }
 
 // endResponse forgets the current response once it is over (played out,
@@ -694,45 +367,34 @@ func (p *Pipeline) finalTranscript(t *userTurn) (string, error) {
 // own, unless it has ended as a sound without words that count (a cough, a
 // backchannel), which was a reaction to the reply, not a request.
 func (p *Pipeline) endResponse(quietAt time.Duration) {
+	l := &p.listen
 	p.resp = nil
-	p.playedUntil = max(p.playedUntil, quietAt)
+	l.replyOver()
+	l.quietSince = max(l.quietSince, audio.Mono16k.Samples(quietAt))
 	// A reply can end while paused or ducked for the user (its last
 	// samples went in the fade, or it had none): the next one must not
 	// start that way.
 	p.player.Resume()
 	if !p.barge.pending() {
-		p.barge.replyEnded()
 		return
 	}
-	t := p.turn
-	if p.barge.settle(t.partial, t.speaking) {
+	if p.barge.settle(l.turn.partial, l.speaking()) {
 		return
 	}
-	p.emit(Event{Type: EvSpeechIgnored, At: max(p.clk.Now(), quietAt), Text: t.partial})
-	p.closeTurn()
+	p.emit(Event{Type: EvSpeechIgnored, At: max(p.clk.Now(), quietAt), Text: l.turn.partial})
+	l.close(nil)
 }
 
-// responseEnded handles a response whose goroutines have all returned.
-func (p *Pipeline) responseEnded(r *response) {
-	r.ended = true
-	role := r.roleNow()
-	switch role {
-	case roleSpeculative:
-		return // finished before its turn was committed; adopted or dropped then
-	case roleDropped:
+// replyGone handles a reply whose goroutines have all returned.
+func (p *Pipeline) replyGone(r *reply.Reply) {
+	switch r.Gone() {
+	case reply.Speculative:
+		// Finished before its turn was committed; adopted or dropped then.
+	case reply.Dropped, reply.Cancelled:
 		p.stopping--
-		return // a miss: nothing of it is published
+	default:
+		p.trackPlayback()
 	}
-	if r.err != nil && !errors.Is(r.err, context.Canceled) {
-		p.emit(Event{Type: EvError, At: p.clk.Now(), Turn: r.turn, Err: r.err.Error()})
-	}
-	stats := r.stats
-	p.emit(Event{Type: EvLLMDone, At: p.clk.Now(), Turn: r.turn, Text: r.text(), Stats: &stats})
-	if role == roleCancelled {
-		p.stopping--
-		return
-	}
-	p.trackPlayback()
 }
 
 // trackPlayback turns the player's progress into playback events and ends
@@ -742,38 +404,20 @@ func (p *Pipeline) trackPlayback() {
 	if r == nil {
 		return
 	}
-	first, end, hasAudio := r.span()
-	if hasAudio && r.metrics.PlaybackStart == 0 {
-		if at, ok := p.player.DeviceTime(first); ok {
-			r.metrics.PlaybackStart = at
-			p.emit(Event{Type: EvPlaybackStart, At: at, Turn: r.turn})
-			p.setState(StateSpeaking, at)
-		}
+	if at, ok := r.Started(); ok {
+		p.setState(StateSpeaking, at)
 	}
-	if !r.ended {
+	at, audible, ok := r.PlayedOut()
+	if !ok {
 		return
 	}
-	at := p.clk.Now()
-	if hasAudio {
-		if p.player.Consumed() < end {
-			return
-		}
-		at, _ = p.player.DeviceTime(end - 1)
-		at += p.player.Format().Duration(1)
-		p.emit(Event{Type: EvPlaybackStop, At: at, Turn: r.turn})
+	if audible {
 		p.micOpen = at + p.cfg.HalfDuplex.Tail
 	}
-	if r.err == nil {
-		p.remember(r.text(), false)
-	} else {
-		// Cut short by a failure: remember what was played, as after a
-		// barge-in, so the next user message does not follow the last.
-		_, written := r.heard(p.player.Consumed())
-		p.remember(written, true)
-	}
+	p.remember(r.Said())
 	p.finishTurn(r, at)
 	p.endResponse(at)
-	if t := p.turn; t != nil && t.speaking {
+	if p.listen.speaking() {
 		p.setState(StateUserSpeaking, at)
 	} else {
 		p.setState(StateListening, at)
@@ -783,25 +427,12 @@ func (p *Pipeline) trackPlayback() {
 // finishTurn records and publishes a turn's metrics once it is over, at
 // at (which may be just ahead of the clock: when the reply's last sample
 // will have played).
-func (p *Pipeline) finishTurn(r *response, at time.Duration) {
-	r.mu.Lock()
-	m := *r.metrics
-	m.Chunks = make([]ChunkSpan, 0, len(r.spoken))
-	for _, c := range r.spoken {
-		m.Chunks = append(m.Chunks, ChunkSpan{Text: c.text, Start: c.start, End: c.end})
-	}
-	if m.Compute != nil {
-		c := *m.Compute
-		c.merge(r.compute)
-		c.LLMPrefill, c.LLMDecode = ms(r.stats.Prefill), ms(r.stats.Decode)
-		m.Compute = &c
-	}
-	r.mu.Unlock()
-	m.derive()
+func (p *Pipeline) finishTurn(r *reply.Reply, at time.Duration) {
+	m := r.Metrics()
 	p.mu.Lock()
 	p.metrics = append(p.metrics, m)
 	p.mu.Unlock()
-	p.emit(Event{Type: EvTurnMetrics, At: at, Turn: r.turn, Metrics: &m})
+	p.emit(Event{Type: EvTurnMetrics, At: at, Turn: r.Turn(), Metrics: &m})
 }
 
 // stateTransitions are the legal moves of the state a user sees
@@ -819,10 +450,10 @@ func (p *Pipeline) setState(s State, at time.Duration) {
 	if s == p.state {
 		return
 	}
-	if !p.turnStates.move(&p.state, s) {
+	if !p.turnStates.Move(&p.state, s) {
 		return
 	}
 	p.emit(Event{Type: EvState, At: at, State: s})
 }
 
-func (p *Pipeline) emit(e Event) { p.events.emit(e) }
+func (p *Pipeline) emit(e Event) { p.events.Emit(e) }

@@ -1,11 +1,11 @@
 package pipeline
 
 import (
-	"context"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/voiceassistant/voice/pipeline/reply"
 )
 
 // Speculation: the reply to a turn starts at the user's first pause, from
@@ -43,39 +43,6 @@ func answers(spoken, final string) bool {
 	return trim(spoken) == trim(final)
 }
 
-// speculation is the pipeline's speculative reply: whether there is one,
-// and the one list of reasons it is dropped. Its states and transitions
-// are docs/ARCHITECTURE.md's speculation table:
-//
-//	idle, adopted, dropped ─start→ running ─adopt→ adopted
-//	                                       ─drop→ dropped
-type speculation struct {
-	enabled bool // Config.Speculate, with a generator that rolls back
-	state   specState
-	r       *response // while running
-	machine machine[specState]
-}
-
-type specState int
-
-const (
-	specIdle specState = iota
-	specRunning
-	specAdopted
-	specDropped
-)
-
-var specStateNames = [...]string{"idle", "running", "adopted", "dropped"}
-
-func (s specState) String() string { return specStateNames[s] }
-
-var specTransitions = map[specState][]specState{
-	specIdle:    {specRunning},
-	specRunning: {specAdopted, specDropped},
-	specAdopted: {specRunning},
-	specDropped: {specRunning},
-}
-
 // JoinWords joins two stretches of one sentence (a turn and the words
 // that continue it): with a space, unless the join falls next to a script
 // written without spaces (Chinese).
@@ -91,173 +58,70 @@ func JoinWords(a, b string) string {
 	return a + " " + b
 }
 
-// Reasons for a miss: every way a speculation is dropped.
-const (
-	// missSpeechResumed: the user went on speaking after the pause.
-	missSpeechResumed = "speech_resumed"
-	// missTranscript: the transcript the reply answers changed (a later
-	// partial, the early final, the final at the commit).
-	missTranscript = "transcript_changed"
-	// missFailed: the reply failed before its turn was committed; the
-	// turn's own response may yet succeed.
-	missFailed = "failed"
-	// missSessionEnd: the session ended first.
-	missSessionEnd = "session_end"
-)
-
-// running is the speculative reply, or nil.
-func (s *speculation) running() *response {
-	if s.state != specRunning {
-		return nil
-	}
-	return s.r
-}
-
-func (s *speculation) start(r *response) {
-	if s.machine.move(&s.state, specRunning) {
-		s.r = r
-	}
-}
-
-// end moves to adopted or dropped and returns the reply.
-func (s *speculation) end(to specState) *response {
-	r := s.r
-	if s.machine.move(&s.state, to) {
-		s.r = nil
-	}
-	return r
-}
-
-// missAfterFrame is why the running reply no longer answers the open turn
-// after a capture frame ("" if it still does): transcript is what a reply
-// started now would answer.
-func (s *speculation) missAfterFrame(transcript string, speaking, pausing bool) string {
-	switch r := s.running(); {
-	case r == nil:
-		return ""
-	case !answers(r.transcript, transcript):
-		return missTranscript
+// missAfterFrame is why the speculative reply r no longer answers the
+// open turn after a capture frame ("" if it still does): transcript is
+// what a reply started now would answer.
+func missAfterFrame(r *reply.Reply, transcript string, speaking, pausing bool) string {
+	switch {
+	case !answers(r.Transcript(), transcript):
+		return reply.MissTranscript
 	case speaking && !pausing:
-		return missSpeechResumed
+		return reply.MissSpeechResumed
 	}
 	return ""
 }
 
-// missAtCommit is why the running reply cannot be the committed turn's
-// response, whose final transcript is final ("" if it can).
-func (s *speculation) missAtCommit(final string) string {
-	switch r := s.running(); {
-	case r == nil:
-		return ""
-	case !answers(r.transcript, final):
-		return missTranscript
-	case r.failed():
-		return missFailed
+// missAtCommit is why the speculative reply r cannot be the committed
+// turn's response, whose final transcript is final ("" if it can).
+func missAtCommit(r *reply.Reply, final string) string {
+	switch {
+	case !answers(r.Transcript(), final):
+		return reply.MissTranscript
+	case r.Failed():
+		return reply.MissFailed
 	}
 	return ""
 }
 
 // speculate starts, keeps or drops the speculative reply after a capture
-// frame of the open turn t, given whether the VAD hears a pause.
-func (p *Pipeline) speculate(t *userTurn, pausing bool) {
-	words := t.transcript()
-	text := t.sentence(words)
-	if reason := p.spec.missAfterFrame(text, t.speaking, pausing); reason != "" {
-		p.dropSpeculation(reason)
+// frame of the open turn, given whether the VAD hears a pause.
+func (p *Pipeline) speculate(pausing bool) {
+	l := &p.listen
+	words := l.turn.transcript()
+	text := l.turn.sentence(words)
+	if p.spec != nil {
+		if reason := missAfterFrame(p.spec, text, l.speaking(), pausing); reason != "" {
+			p.dropSpeculation(reason)
+		}
 	}
-	quiet := pausing || !t.speaking
-	if !p.spec.enabled || p.spec.running() != nil || !quiet || p.barge.pending() || p.resp != nil || words == "" {
+	quiet := pausing || !l.speaking()
+	if !p.speculates || p.spec != nil || !quiet || p.barge.pending() || p.resp != nil || words == "" {
 		return
 	}
-	at := p.now()
-	r := p.startResponse(TurnMetrics{}, p.cfg.History.WithUser(text), p.turnNo+1, text)
-	p.spec.start(r)
-	p.emit(Event{Type: EvSpeculationStart, At: at, Text: r.transcript})
+	p.stopPrefillAhead(false)
+	at := l.now()
+	p.spec = reply.Speculate(p.ctx, &p.replies, p.turnNo+1, p.cfg.History.WithUser(text), text, at)
+	p.emit(Event{Type: EvSpeculationStart, At: at, Text: text})
 }
 
 // dropSpeculation cancels the speculative reply: a miss.
 func (p *Pipeline) dropSpeculation(reason string) {
-	s := p.spec.end(specDropped)
-	s.cast(roleDropped)
-	s.cancel()
-	if !s.ended {
+	r := p.spec
+	p.spec = nil
+	r.Drop(reason)
+	if !r.Ended() {
 		p.stopping++
 	}
-	e := Event{Type: EvSpeculationMiss, At: p.clk.Now(), Text: s.transcript, Reason: reason}
-	if reason == missFailed {
-		s.mu.Lock()
-		e.Err = s.err.Error()
-		s.mu.Unlock()
-	}
-	p.emit(e)
 }
 
 // adoptSpeculation makes the speculative reply the response to the turn
-// just committed with the transcript it answered: a hit. Its held events
-// go out now, and its audio may play.
+// just committed with the transcript it answered: a hit.
 func (p *Pipeline) adoptSpeculation(m TurnMetrics) {
-	r := p.spec.end(specAdopted)
-	p.resp = r
-	p.emit(Event{Type: EvSpeculationHit, At: m.ASRFinal, Turn: r.turn, Text: r.transcript})
-	r.mu.Lock()
-	r.metrics.SpeechEnd, r.metrics.Commit, r.metrics.ASRFinal = m.SpeechEnd, m.Commit, m.ASRFinal
-	r.metrics.Speculated = true
-	r.metrics.Compute = m.Compute
-	r.committed = m.Commit
-	held := r.held
-	r.held, r.role = nil, roleCurrent
-	// Under r.mu, so that the response's own events cannot overtake the
-	// ones it held back. They are published now, and stamped so, to keep
-	// the stream in time order (the turn's metrics keep when the first
-	// token and audio came).
-	for _, e := range held {
-		e.At = max(e.At, m.ASRFinal)
-		p.emit(e)
-	}
-	r.mu.Unlock()
-	r.openGate()
-	if r.ended {
+	r := p.spec
+	p.spec, p.resp = nil, r
+	r.Adopt(m)
+	if r.Ended() {
 		// It finished while waiting (a reply without audio).
-		p.responseEnded(r)
+		p.replyGone(r)
 	}
 }
-
-// respond publishes an event of response r, or holds it back while r is
-// speculative.
-func (p *Pipeline) respond(r *response, e Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	switch r.role {
-	case roleSpeculative:
-		r.held = append(r.held, e)
-	case roleDropped:
-		// A miss: nothing of it is published.
-	default:
-		p.emit(e)
-	}
-}
-
-// awaitCommit blocks a speculative response's audio until its turn is
-// committed (or it is cancelled), sleeping on the clock meanwhile so a
-// replay's time goes on.
-func (p *Pipeline) awaitCommit(ctx context.Context, r *response) error {
-	if r.gate == nil {
-		return ctx.Err()
-	}
-	if r.gate.Err() == nil {
-		_ = p.clk.Sleep(r.gate, gateWait)
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	// With compute on the clock the commit is decided once the listening
-	// path has caught up: nothing plays before then either.
-	r.mu.Lock()
-	committed := r.committed
-	r.mu.Unlock()
-	return p.catchUp(ctx, committed)
-}
-
-// gateWait bounds a wait at the gate; the fallback silence commits or
-// drops every speculation long before.
-const gateWait = time.Hour

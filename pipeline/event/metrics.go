@@ -1,4 +1,4 @@
-package pipeline
+package event
 
 import (
 	"slices"
@@ -38,7 +38,7 @@ type TurnMetrics struct {
 	// Interrupted turns were cut short by barge-in.
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Compute is what each stage spent on the turn, measured with a
-	// compute scale (Config.ComputeScale) only.
+	// compute scale (pipeline.Config.ComputeScale) only.
 	Compute *StageCompute `json:"stage_compute_ms,omitempty"`
 	// Speculated turns were answered by a reply started at the user's
 	// pause, before the commit: their first token and audio can come
@@ -48,7 +48,7 @@ type TurnMetrics struct {
 	// (nil for a turn whose reply never played).
 	Path *PathMS `json:"path_ms,omitempty"`
 	// Chunks are where the reply's chunks sat in the player's queue, in
-	// order: a replay places its playback gaps by them (UnderrunGap).
+	// order: a replay places its playback gaps by them (pipeline.UnderrunGap).
 	Chunks []ChunkSpan `json:"-"`
 }
 
@@ -87,7 +87,8 @@ type PathPart struct {
 	MS   float64
 }
 
-func (m *TurnMetrics) derive() {
+// Derive fills in the latencies from the milestones.
+func (m *TurnMetrics) Derive() {
 	span := func(from, to time.Duration) float64 {
 		if from == 0 && to == 0 || to < from {
 			return 0

@@ -1,4 +1,7 @@
-package pipeline
+// Package event is the vocabulary a session speaks in: the events it
+// publishes, the states a user sees, and a turn's metrics and compute.
+// It sits below the pipeline and the reply, which both publish in it.
+package event
 
 import (
 	"encoding/json"
@@ -39,7 +42,7 @@ const (
 	EvBargeInPending EventType = "barge_in_pending"
 	// EvBargeIn: a confirmed interruption; the reply is cancelled and Text
 	// is what the user heard of it. Reason is ReasonStopKey when the
-	// user's stop key did it (Config.Interrupt), empty for speech.
+	// user's stop key did it (pipeline.Config.Interrupt), empty for speech.
 	EvBargeIn EventType = "barge_in"
 	// EvBargeInResumed: the sound was not an interruption; the reply plays
 	// on from where it paused.
@@ -50,7 +53,7 @@ const (
 	// EvTurnContinued: the user went on right after turn Turn was
 	// committed (Text), before its reply had been heard for long: the
 	// reply is dropped and the speech continues that turn, whose next
-	// commit has the new words only (Config.Continue).
+	// commit has the new words only (pipeline.Config.Continue).
 	EvTurnContinued EventType = "turn_continued"
 	// EvSpeculationStart: a reply to Text (the transcript so far) started
 	// at the user's pause, before the turn is committed; its events are
@@ -103,10 +106,10 @@ func (e Event) MarshalJSON() ([]byte, error) {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// eventQueue is an unbounded FIFO between the pipeline and whoever reads
+// Queue is an unbounded FIFO between the pipeline and whoever reads
 // events, so a slow consumer (a GUI repaint, a pipe) never stalls audio
 // processing and no event is dropped.
-type eventQueue struct {
+type Queue struct {
 	mu     sync.Mutex
 	queue  []Event
 	last   time.Duration // the latest At published
@@ -115,18 +118,23 @@ type eventQueue struct {
 	out    chan Event
 }
 
-func newEventQueue() *eventQueue {
-	q := &eventQueue{wake: make(chan struct{}, 1), out: make(chan Event, 64)}
+// Out is the stream, closed once Close was called and the queue is
+// delivered.
+func (q *Queue) Out() <-chan Event { return q.out }
+
+// NewQueue starts the queue's forwarder.
+func NewQueue() *Queue {
+	q := &Queue{wake: make(chan struct{}, 1), out: make(chan Event, 64)}
 	go q.forward()
 	return q
 }
 
-// emit publishes e, stamped no earlier than the events before it: a
+// Emit publishes e, stamped no earlier than the events before it: a
 // response's goroutines stamp their events when they happen and publish
 // them a moment later, and with compute on the clock another goroutine's
 // event can be published in between. The stream stays in time order, as
 // Event.At promises; the turn's metrics keep the exact times.
-func (q *eventQueue) emit(e Event) {
+func (q *Queue) Emit(e Event) {
 	q.mu.Lock()
 	if !q.closed {
 		e.At = max(e.At, q.last)
@@ -140,8 +148,8 @@ func (q *eventQueue) emit(e Event) {
 	}
 }
 
-// close ends the stream once queued events are delivered.
-func (q *eventQueue) close() {
+// Close ends the stream once queued events are delivered.
+func (q *Queue) Close() {
 	q.mu.Lock()
 	q.closed = true
 	q.mu.Unlock()
@@ -151,7 +159,7 @@ func (q *eventQueue) close() {
 	}
 }
 
-func (q *eventQueue) forward() {
+func (q *Queue) forward() {
 	defer close(q.out)
 	for {
 		q.mu.Lock()

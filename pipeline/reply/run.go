@@ -1,8 +1,7 @@
-package pipeline
+package reply
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,65 +11,10 @@ import (
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/llm"
+	"github.com/voiceassistant/voice/pipeline/compute"
+	"github.com/voiceassistant/voice/pipeline/event"
 	"github.com/voiceassistant/voice/tts/normalize"
 )
-
-// role is what a response is to the pipeline.
-type role int
-
-const (
-	// roleSpeculative answers a turn not yet committed: its events are
-	// held and its audio waits (speculate.go).
-	roleSpeculative role = iota + 1
-	// roleCurrent is the response to the last committed turn, published
-	// and played.
-	roleCurrent
-	// roleCancelled was current and was cut (a barge-in, the session's
-	// end): it is winding down, and its end is still published.
-	roleCancelled
-	// roleDropped was speculative and missed: it is winding down, and
-	// nothing of it is published.
-	roleDropped
-)
-
-// response is one assistant turn: generation feeding synthesis feeding the
-// player, all under one context that barge-in cancels.
-type response struct {
-	turn   int
-	cancel context.CancelFunc
-
-	mu      sync.Mutex
-	metrics *TurnMetrics
-	reply   strings.Builder
-	spoken  []spokenChunk
-	// words is the reply's chunker, for its Join and Source, which keep
-	// no state (the chunker itself is generation's).
-	words   Chunker
-	stats   llm.Stats
-	compute StageCompute // generation and synthesis
-	err     error
-
-	// ended is set by Run's goroutine when the response's goroutines are
-	// gone.
-	ended bool
-
-	// role is under mu: the response's goroutines read it to hold or
-	// publish their events.
-	role role
-	// A speculative response (see speculate.go) answers transcript before
-	// its turn is committed: until then its events are held and its audio
-	// waits for gate, which openGate ends.
-	transcript string
-	committed  time.Duration // when its turn was committed (under mu)
-	held       []Event
-	gate       context.Context
-	openGate   context.CancelFunc
-
-	// lang is the language of the reply's latest words, the
-	// conversation's before it has any (the synthesis goroutine's own):
-	// it reads what has no words near it.
-	lang normalize.Language
-}
 
 // spokenChunk is a chunk of reply text and where its audio sits in the
 // player's queue.
@@ -79,28 +23,26 @@ type spokenChunk struct {
 	start, end uint64
 }
 
-// startResponse starts the response to conv as turn number turn. With a
-// transcript it is a speculative response to that transcript, which
-// holds its events and audio back until adoptSpeculation.
-func (p *Pipeline) startResponse(m TurnMetrics, conv []llm.Message, turn int, transcript string) *response {
-	p.stopPrefillAhead(false)
-	ctx, cancel := context.WithCancel(p.ctx)
-	m.LLMStart = p.now()
-	r := &response{turn: turn, cancel: cancel, metrics: &m, transcript: transcript, role: roleCurrent,
-		lang: conversationLanguage(conv)}
-	if transcript != "" {
-		r.role = roleSpeculative
+// run starts the reply's two goroutines under a context of its own.
+func (r *Reply) run(parent context.Context, conv []llm.Message) {
+	ctx, cancel := context.WithCancel(parent)
+	r.cancel = cancel
+	if r.state == Speculative {
 		r.gate, r.openGate = context.WithCancel(ctx)
 	}
-	chunks := newChunkQueue(p.clk)
+	// The stages charge their compute to the reply (pipeline.New wraps
+	// them with the session's charger).
+	ctx = compute.WithAccount(ctx, r)
+	chunks := newChunkQueue(r.s.Clock)
 
 	// Holds follow runnable work: each of the two goroutines holds one
 	// while it runs and gives it back while it waits, on the clock or (for
 	// synthesis) for the next chunk. The goroutine that finishes last
-	// passes its hold to Run with the done message, so the response ends at
-	// a definite audio time.
+	// passes its hold on with the reply (Session.Ended), so the reply ends
+	// at a definite audio time.
 	var remaining atomic.Int32
 	remaining.Store(2)
+	start := r.metrics.LLMStart
 	var once sync.Once
 	finish := func(err error) {
 		if err != nil {
@@ -112,30 +54,29 @@ func (p *Pipeline) startResponse(m TurnMetrics, conv []llm.Message, turn int, tr
 			})
 		}
 		if remaining.Add(-1) > 0 {
-			p.clk.Release()
+			r.s.Clock.Release()
 			return
 		}
 		cancel()
-		p.done <- r
+		r.s.Ended <- r
 	}
-	p.clk.Hold()
+	r.s.Clock.Hold()
 	go func() {
 		// The listening path may still be catching up with its compute:
 		// the decision to respond is only made then.
-		err := p.catchUp(ctx, m.LLMStart)
+		err := compute.CatchUp(ctx, r.s.Clock, start)
 		if err == nil {
-			err = p.generate(ctx, r, conv, chunks)
+			err = r.generate(ctx, conv, chunks)
 		}
 		chunks.close()
 		finish(err)
 	}()
-	p.clk.Hold()
-	go func() { finish(p.synthesize(ctx, r, chunks)) }()
-	return r
+	r.s.Clock.Hold()
+	go func() { finish(r.synthesize(ctx, chunks)) }()
 }
 
-func (p *Pipeline) generate(ctx context.Context, r *response, conv []llm.Message, chunks *chunkQueue) error {
-	chunker := p.cfg.NewChunker()
+func (r *Reply) generate(ctx context.Context, conv []llm.Message, chunks *chunkQueue) error {
+	chunker := r.s.NewChunker()
 	r.mu.Lock()
 	r.words = chunker
 	r.mu.Unlock()
@@ -145,20 +86,15 @@ func (p *Pipeline) generate(ctx context.Context, r *response, conv []llm.Message
 		}
 		return ctx.Err()
 	}
-	compute := p.newMeter(r, stageLLM)
-	stats, err := p.cfg.LLM.Generate(ctx, conv, func(piece string) error {
-		defer compute.resume()
-		if err := compute.handOver(ctx); err != nil {
-			return err
-		}
-		now := p.clk.Now()
+	stats, err := r.s.LLM.Generate(ctx, conv, func(piece string) error {
+		now := r.s.Clock.Now()
 		r.mu.Lock()
 		if r.metrics.FirstToken == 0 {
 			r.metrics.FirstToken = now
 		}
 		r.reply.WriteString(piece)
 		r.mu.Unlock()
-		p.respond(r, Event{Type: EvLLMPiece, At: now, Turn: r.turn, Text: piece})
+		r.respond(event.Event{Type: event.EvLLMPiece, At: now, Turn: r.turn, Text: piece})
 		return send(chunker.Push(piece))
 	})
 	r.mu.Lock()
@@ -170,20 +106,20 @@ func (p *Pipeline) generate(ctx context.Context, r *response, conv []llm.Message
 	return send(chunker.Flush())
 }
 
-func (p *Pipeline) synthesize(ctx context.Context, r *response, chunks *chunkQueue) error {
+func (r *Reply) synthesize(ctx context.Context, chunks *chunkQueue) error {
 	for {
 		text, ok := chunks.pop()
 		if !ok {
 			break
 		}
-		if err := p.speak(ctx, r, text); err != nil {
+		if err := r.speak(ctx, text); err != nil {
 			return err
 		}
 	}
 	if ctx.Err() == nil {
 		// A cancelled reply was flushed already, and a newer one may be
 		// queueing by now.
-		p.player.EndOfReply()
+		r.s.Player.EndOfReply()
 	}
 	return ctx.Err()
 }
@@ -252,15 +188,16 @@ func (q *chunkQueue) pop() (string, bool) {
 
 // speak synthesizes one chunk into the player, or records it as text when
 // there is no synthesizer.
-func (p *Pipeline) speak(ctx context.Context, r *response, text string) error {
-	p.respond(r, Event{Type: EvTTSChunk, At: p.clk.Now(), Turn: r.turn, Text: text})
-	if p.cfg.TTS == nil {
+func (r *Reply) speak(ctx context.Context, text string) error {
+	r.respond(event.Event{Type: event.EvTTSChunk, At: r.s.Clock.Now(), Turn: r.turn, Text: text})
+	tts, player := r.s.TTS, r.s.Player
+	if tts == nil {
 		r.mu.Lock()
 		r.spoken = append(r.spoken, spokenChunk{text: text})
 		r.mu.Unlock()
 		return nil
 	}
-	conv, err := audio.NewConverter(p.cfg.TTS.Format(), p.player.Format())
+	conv, err := audio.NewConverter(tts.Format(), player.Format())
 	if err != nil {
 		return err
 	}
@@ -269,15 +206,15 @@ func (p *Pipeline) speak(ctx context.Context, r *response, text string) error {
 	// than the player holds), so playback start and the heard text are
 	// known while it is still being synthesized.
 	idx := -1
-	piece := int(p.player.Format().Samples(100*time.Millisecond)) * p.player.Format().Channels
+	piece := int(player.Format().Samples(100*time.Millisecond)) * player.Format().Channels
 	write := func(samples []float32) error {
-		if err := p.awaitCommit(ctx, r); err != nil {
+		if err := r.awaitCommit(ctx); err != nil {
 			return err
 		}
 		for len(samples) > 0 {
 			n := min(len(samples), piece)
-			start := p.player.Written()
-			_, end, err := p.player.Write(ctx, samples[:n])
+			start := player.Written()
+			_, end, err := player.Write(ctx, samples[:n])
 			r.mu.Lock()
 			if idx < 0 {
 				idx = len(r.spoken)
@@ -295,13 +232,8 @@ func (p *Pipeline) speak(ctx context.Context, r *response, text string) error {
 	if lang := normalize.Detect(text); lang != normalize.LangUnknown {
 		r.lang = lang
 	}
-	compute := p.newMeter(r, stageTTS)
-	err = p.cfg.TTS.Synthesize(ctx, text, r.lang, func(samples []float32) error {
-		defer compute.resume()
-		if err := compute.handOver(ctx); err != nil {
-			return err
-		}
-		now := p.clk.Now()
+	err = tts.Synthesize(ctx, text, r.lang, func(samples []float32) error {
+		now := r.s.Clock.Now()
 		r.mu.Lock()
 		if r.metrics.FirstAudio == 0 {
 			r.metrics.FirstAudio = now
@@ -315,36 +247,8 @@ func (p *Pipeline) speak(ctx context.Context, r *response, text string) error {
 	return err
 }
 
-// failed says whether the response ended (or is ending) on an error of
-// its own, not a cancellation.
-func (r *response) failed() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.err != nil && !errors.Is(r.err, context.Canceled)
-}
-
-// roleNow is the response's role.
-func (r *response) roleNow() role {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.role
-}
-
-// cast changes the response's role.
-func (r *response) cast(to role) {
-	r.mu.Lock()
-	r.role = to
-	r.mu.Unlock()
-}
-
-func (r *response) text() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.reply.String()
-}
-
 // span is the queue range of the response's audio so far.
-func (r *response) span() (first, end uint64, ok bool) {
+func (r *Reply) span() (first, end uint64, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.spoken) == 0 || r.spoken[0].end == r.spoken[0].start {
@@ -353,14 +257,14 @@ func (r *response) span() (first, end uint64, ok bool) {
 	return r.spoken[0].start, r.spoken[len(r.spoken)-1].end, true
 }
 
-// heard is what the user heard of the reply up to queue position pos:
+// Heard is what the user heard of the reply up to queue position pos:
 // spoken, the words played (whole chunks, and the played share of the
 // words of the chunk cut off), and written, the same words as the model
 // wrote them, markup and spacing included, for the history. An engine
 // that keeps its KV cache across replies holds the written tokens, so
 // only the written words keep that cache valid up to the cut; written is
 // spoken when no start of the reply says exactly those words.
-func (r *response) heard(pos uint64) (spoken, written string) {
+func (r *Reply) Heard(pos uint64) (spoken, written string) {
 	r.mu.Lock()
 	var parts []string
 	for _, c := range r.spoken {

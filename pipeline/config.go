@@ -1,0 +1,133 @@
+package pipeline
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/voiceassistant/voice/internal/clock"
+	"github.com/voiceassistant/voice/llm"
+	"github.com/voiceassistant/voice/turn"
+)
+
+// Config assembles a pipeline. Clock, Device, VAD, ASR, LLM, History and
+// NewChunker are required; Turn and TTS are optional (without a turn model
+// the endpointer commits on silence, without TTS replies are text only).
+type Config struct {
+	Clock      clock.Clock
+	Device     Device
+	VAD        VAD
+	ASR        ASR
+	Turn       TurnDetector
+	LLM        Generator
+	NewChunker func() Chunker
+	TTS        Synthesizer
+	History    *llm.History
+
+	Endpoint turn.Config
+	BargeIn  BargeIn
+	// PreRoll is audio kept before the VAD's speech start and given to the
+	// recognizer, so the first phoneme is not clipped.
+	PreRoll time.Duration
+	// TurnWindow is the most audio given to the turn model (Smart Turn
+	// was trained on up to 8 s).
+	TurnWindow time.Duration
+	// HalfDuplex closes the microphone while the assistant responds and
+	// for HalfDuplex.Tail after its last sample (the room's echo tail),
+	// for setups without echo cancellation: no self-interruption, but no
+	// barge-in either. Speech still going on when the microphone opens is
+	// the next turn, with what it captured since the last sample played
+	// as pre-roll.
+	HalfDuplex HalfDuplex
+	// Speculate starts the reply at the user's first pause, before the
+	// turn is committed (a speculative reply: speculate.go), if the LLM rolls back.
+	Speculate bool
+	// Interrupt, if set, stops the reply whenever a value arrives: the
+	// user's stop key (the desktop app's Esc). It acts as a barge-in that
+	// needs no speech to decide: speech already over the reply becomes the
+	// next turn, and a speculated reply, not heard yet, is left alone. As
+	// with capture frames, the sender takes a hold on the clock before
+	// each send (clock.Clock.Hold) and the pipeline releases it once it
+	// has acted, so on a virtual clock the stop lands at one audio time.
+	Interrupt <-chan struct{}
+	// Continue is when speech right after a commit continues that turn.
+	Continue Continuation
+	// ComputeScale puts each stage's measured compute, times this, on the
+	// clock (package compute); 0 leaves compute free, for replays whose
+	// figures are the same on every run.
+	ComputeScale float64
+}
+
+// Continuation lets the user go on after the end of their turn was called
+// too early ("wait" — a pause — "I meant the other one"): speech that
+// starts within Window of a commit, while the reply to it has played for
+// less than MaxHeard, and is confirmed over it as a barge-in would be,
+// continues the committed turn. The reply is dropped as a speculation
+// miss is, and the history's user message becomes the whole sentence,
+// once. A Window of 0 turns it off.
+type Continuation struct {
+	Window   time.Duration `yaml:"window"`
+	MaxHeard time.Duration `yaml:"max_heard"`
+}
+
+// Validate names the first setting that makes no sense, by its config key.
+func (c Continuation) Validate() error {
+	switch {
+	case c.Window < 0 || c.Window > time.Minute:
+		return fmt.Errorf("continue.window: %v is not between 0 (never) and 1m", c.Window)
+	case c.MaxHeard < 0 || c.MaxHeard > time.Minute:
+		return fmt.Errorf("continue.max_heard: %v is not between 0 and 1m", c.MaxHeard)
+	}
+	return nil
+}
+
+// HalfDuplex configures microphone gating.
+type HalfDuplex struct {
+	Enabled bool
+	Tail    time.Duration
+}
+
+// DefaultConfig fills in the policy knobs; the stages are up to the caller.
+func DefaultConfig() Config {
+	return Config{
+		Endpoint:   turn.DefaultConfig(),
+		BargeIn:    DefaultBargeIn(),
+		HalfDuplex: HalfDuplex{Tail: 300 * time.Millisecond},
+		PreRoll:    700 * time.Millisecond,
+		TurnWindow: 8 * time.Second,
+		Speculate:  true,
+		Continue:   Continuation{Window: 1500 * time.Millisecond, MaxHeard: 300 * time.Millisecond},
+	}
+}
+
+func (c Config) validate() error {
+	var missing []string
+	for name, ok := range map[string]bool{
+		"Clock": c.Clock != nil, "Device": c.Device != nil, "VAD": c.VAD != nil,
+		"ASR": c.ASR != nil, "LLM": c.LLM != nil, "History": c.History != nil,
+		"NewChunker": c.NewChunker != nil,
+	} {
+		if !ok {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return fmt.Errorf("pipeline: config lacks %v", missing)
+	}
+	if err := c.Endpoint.Validate(); err != nil {
+		return fmt.Errorf("pipeline: %w", err)
+	}
+	if err := c.BargeIn.Validate(); err != nil {
+		return fmt.Errorf("pipeline: %w", err)
+	}
+	if err := c.Continue.Validate(); err != nil {
+		return fmt.Errorf("pipeline: %w", err)
+	}
+	for name, d := range map[string]time.Duration{"pre-roll": c.PreRoll, "turn window": c.TurnWindow, "half-duplex tail": c.HalfDuplex.Tail} {
+		if d < 0 || d > time.Minute {
+			return fmt.Errorf("pipeline: %s %v is not between 0 and 1m", name, d)
+		}
+	}
+	return nil
+}

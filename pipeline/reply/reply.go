@@ -1,0 +1,357 @@
+// Package reply is one assistant reply: generation feeding synthesis
+// feeding the player, under one context that a barge-in cancels, with
+// its lifecycle on the reply itself. A reply is started current (the
+// response to a committed turn) or speculative (to a turn not yet
+// committed: its events are held and its audio waits at a gate until it
+// is adopted), and ends dropped, cancelled or done:
+//
+//	speculative ─Adopt→ current ─Interrupt→ cancelled
+//	            ─Drop→ dropped  ─PlayedOut→ done
+//
+// The pipeline decides when; the reply owns what each move does.
+package reply
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/internal/clock"
+	"github.com/voiceassistant/voice/llm"
+	"github.com/voiceassistant/voice/pipeline/event"
+	"github.com/voiceassistant/voice/pipeline/fsm"
+	"github.com/voiceassistant/voice/tts/normalize"
+)
+
+// State is where a reply is in its life.
+type State int
+
+const (
+	// Speculative answers a turn not yet committed: its events are held
+	// and its audio waits.
+	Speculative State = iota + 1
+	// Current is the response to the last committed turn, published and
+	// played.
+	Current
+	// Dropped was speculative and missed: it is winding down, and nothing
+	// of it is published.
+	Dropped
+	// Cancelled was current and was cut (a barge-in, the session's end):
+	// it is winding down, and its end is still published.
+	Cancelled
+	// Done was current and has played out.
+	Done
+)
+
+var stateNames = [...]string{Speculative: "speculative", Current: "current", Dropped: "dropped", Cancelled: "cancelled", Done: "done"}
+
+func (s State) String() string { return stateNames[s] }
+
+// Transitions are a reply's legal moves (docs/ARCHITECTURE.md, a reply's
+// table); dropped, cancelled and done are terminal.
+var Transitions = map[State][]State{
+	Speculative: {Current, Dropped},
+	Current:     {Cancelled, Done},
+}
+
+// Session is what every reply of a session shares.
+type Session struct {
+	Clock  clock.Clock
+	Player *audio.Player
+	LLM    Generator
+	// NewChunker makes each reply's chunker.
+	NewChunker func() Chunker
+	// TTS is nil for text-only replies.
+	TTS  Synthesizer
+	Emit func(event.Event)
+	// Report takes an illegal transition, a bug (fsm.Machine).
+	Report func(error)
+	// Ended receives each reply once its goroutines have returned, with
+	// the clock hold of the last of them, which the receiver releases.
+	Ended chan<- *Reply
+}
+
+// Reply is one assistant turn. Its methods are for the goroutine that
+// runs the session, unless they say otherwise.
+type Reply struct {
+	s       *Session
+	turn    int
+	cancel  context.CancelFunc
+	machine fsm.Machine[State]
+
+	mu      sync.Mutex
+	state   State // the reply's goroutines read it to hold or publish their events
+	metrics event.TurnMetrics
+	reply   strings.Builder
+	spoken  []spokenChunk
+	// words is the reply's chunker, for its Join and Source, which keep
+	// no state (the chunker itself is generation's).
+	words   Chunker
+	stats   llm.Stats
+	compute event.StageCompute // generation and synthesis
+	err     error
+
+	// ended is set once the reply's goroutines are gone (Gone).
+	ended bool
+
+	// A speculative reply answers transcript before its turn is
+	// committed: until then its events are held and its audio waits for
+	// gate, which openGate ends.
+	transcript string
+	committed  time.Duration // when its turn was committed (under mu)
+	held       []event.Event
+	gate       context.Context
+	openGate   context.CancelFunc
+
+	// lang is the language of the reply's latest words, the
+	// conversation's before it has any (the synthesis goroutine's own):
+	// it reads what has no words near it.
+	lang normalize.Language
+}
+
+// Start starts the reply to conv as turn number turn, with the turn's
+// metrics so far; m.LLMStart is when, which the listening path may still
+// be catching up to (compute.CatchUp).
+func Start(ctx context.Context, s *Session, turn int, conv []llm.Message, m event.TurnMetrics) *Reply {
+	r := newReply(ctx, s, turn, conv, m, Current)
+	r.run(ctx, conv)
+	return r
+}
+
+// Speculate starts a speculative reply to transcript (the user's words so
+// far, conv's last message), which holds its events and audio back until
+// Adopt.
+func Speculate(ctx context.Context, s *Session, turn int, conv []llm.Message, transcript string, at time.Duration) *Reply {
+	r := newReply(ctx, s, turn, conv, event.TurnMetrics{LLMStart: at}, Speculative)
+	r.transcript = transcript
+	r.run(ctx, conv)
+	return r
+}
+
+func newReply(ctx context.Context, s *Session, turn int, conv []llm.Message, m event.TurnMetrics, st State) *Reply {
+	r := &Reply{s: s, turn: turn, metrics: m, state: st, lang: conversationLanguage(conv),
+		machine: fsm.New("reply", Transitions, s.Report)}
+	return r
+}
+
+// move changes the reply's state, as Transitions allows.
+func (r *Reply) move(to State) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.machine.Move(&r.state, to)
+}
+
+// Is says whether the reply is in state s; any goroutine may ask.
+func (r *Reply) Is(s State) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.state == s
+}
+
+// Turn is the user turn the reply answers.
+func (r *Reply) Turn() int { return r.turn }
+
+// Transcript is what a speculative reply answers.
+func (r *Reply) Transcript() string { return r.transcript }
+
+// Adopt makes a speculative reply the response to the turn just
+// committed with the transcript it answered: a hit. m holds the turn's
+// milestones up to its final transcript. The held events go out now, and
+// the audio may play.
+func (r *Reply) Adopt(m event.TurnMetrics) {
+	r.s.Emit(event.Event{Type: event.EvSpeculationHit, At: m.ASRFinal, Turn: r.turn, Text: r.transcript})
+	r.mu.Lock()
+	if !r.machine.Move(&r.state, Current) {
+		r.mu.Unlock()
+		return
+	}
+	r.metrics.SpeechEnd, r.metrics.Commit, r.metrics.ASRFinal = m.SpeechEnd, m.Commit, m.ASRFinal
+	r.metrics.Speculated = true
+	r.metrics.Compute = m.Compute
+	r.committed = m.Commit
+	held := r.held
+	r.held = nil
+	// Under r.mu, so that the reply's own events cannot overtake the ones
+	// it held back. They are published now, and stamped so, to keep the
+	// stream in time order (the turn's metrics keep when the first token
+	// and audio came).
+	for _, e := range held {
+		e.At = max(e.At, m.ASRFinal)
+		r.s.Emit(e)
+	}
+	r.mu.Unlock()
+	r.openGate()
+}
+
+// Reasons a speculative reply is dropped: a miss.
+const (
+	// MissSpeechResumed: the user went on speaking after the pause.
+	MissSpeechResumed = "speech_resumed"
+	// MissTranscript: the transcript the reply answers changed (a later
+	// partial, the early final, the final at the commit).
+	MissTranscript = "transcript_changed"
+	// MissFailed: the reply failed before its turn was committed; the
+	// turn's own response may yet succeed.
+	MissFailed = "failed"
+	// MissSessionEnd: the session ended first.
+	MissSessionEnd = "session_end"
+)
+
+// Drop cancels a speculative reply, for one of the Miss reasons: nothing
+// of it was played or shown.
+func (r *Reply) Drop(reason string) {
+	if !r.move(Dropped) {
+		return
+	}
+	r.cancel()
+	e := event.Event{Type: event.EvSpeculationMiss, At: r.s.Clock.Now(), Text: r.transcript, Reason: reason}
+	if reason == MissFailed {
+		r.mu.Lock()
+		e.Err = r.err.Error()
+		r.mu.Unlock()
+	}
+	r.s.Emit(e)
+}
+
+// Interrupt cuts the current reply: cancelled first so no more audio can
+// be queued, then the player flushed so the next device period is
+// silent. It returns what the user heard of it, as spoken and as written
+// (Heard).
+func (r *Reply) Interrupt() (spoken, written string) {
+	if !r.move(Cancelled) {
+		return "", ""
+	}
+	r.cancel()
+	spoken, written = r.Heard(r.s.Player.Flush())
+	r.mu.Lock()
+	r.metrics.Interrupted = true
+	r.mu.Unlock()
+	return spoken, written
+}
+
+// Gone takes the news that the reply's goroutines have returned; a
+// current or cancelled reply publishes its end (and its error, if one
+// ended it). It returns the state the reply is in.
+func (r *Reply) Gone() State {
+	r.ended = true
+	r.mu.Lock()
+	state, err, stats := r.state, r.err, r.stats
+	r.mu.Unlock()
+	if state != Current && state != Cancelled {
+		return state
+	}
+	now := r.s.Clock.Now()
+	if err != nil && !errors.Is(err, context.Canceled) {
+		r.s.Emit(event.Event{Type: event.EvError, At: now, Turn: r.turn, Err: err.Error()})
+	}
+	r.s.Emit(event.Event{Type: event.EvLLMDone, At: now, Turn: r.turn, Text: r.text(), Stats: &stats})
+	return state
+}
+
+// Ended says whether the reply's goroutines are gone.
+func (r *Reply) Ended() bool { return r.ended }
+
+// Failed says whether the reply ended (or is ending) on an error of its
+// own, not a cancellation.
+func (r *Reply) Failed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err != nil && !errors.Is(r.err, context.Canceled)
+}
+
+// PlaybackStart is when the reply's first sample played, 0 until then.
+func (r *Reply) PlaybackStart() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.metrics.PlaybackStart
+}
+
+// Started publishes playback_start once the reply's first sample has
+// played, and says when (true that once).
+func (r *Reply) Started() (time.Duration, bool) {
+	first, _, hasAudio := r.span()
+	if !hasAudio || r.PlaybackStart() > 0 {
+		return 0, false
+	}
+	at, ok := r.s.Player.DeviceTime(first)
+	if !ok {
+		return 0, false
+	}
+	r.mu.Lock()
+	r.metrics.PlaybackStart = at
+	r.mu.Unlock()
+	r.s.Emit(event.Event{Type: event.EvPlaybackStart, At: at, Turn: r.turn})
+	return at, true
+}
+
+// PlayedOut finishes a current reply once its goroutines are gone and its
+// last sample has played, publishing playback_stop: ok, with when it went
+// quiet, and whether it had audio.
+func (r *Reply) PlayedOut() (at time.Duration, audible, ok bool) {
+	if !r.ended {
+		return 0, false, false
+	}
+	at = r.s.Clock.Now()
+	_, end, audible := r.span()
+	if audible {
+		p := r.s.Player
+		if p.Consumed() < end {
+			return 0, false, false
+		}
+		at, _ = p.DeviceTime(end - 1)
+		at += p.Format().Duration(1)
+		r.s.Emit(event.Event{Type: event.EvPlaybackStop, At: at, Turn: r.turn})
+	}
+	return at, audible, r.move(Done)
+}
+
+// Said is what the history keeps of a reply that is over: all of it, or,
+// cut short by a barge-in or a failure, what the user heard as the model
+// wrote it, marked interrupted so the next user message does not follow
+// the last.
+func (r *Reply) Said() (text string, interrupted bool) {
+	r.mu.Lock()
+	state, err := r.state, r.err
+	r.mu.Unlock()
+	if state == Done && err == nil {
+		return r.text(), false
+	}
+	_, written := r.Heard(r.s.Player.Consumed())
+	return written, true
+}
+
+// Metrics are the turn's metrics as they stand: final once the reply is
+// over.
+func (r *Reply) Metrics() event.TurnMetrics {
+	r.mu.Lock()
+	m := r.metrics
+	m.Chunks = make([]event.ChunkSpan, 0, len(r.spoken))
+	for _, c := range r.spoken {
+		m.Chunks = append(m.Chunks, event.ChunkSpan{Text: c.text, Start: c.start, End: c.end})
+	}
+	if m.Compute != nil {
+		c := *m.Compute
+		c.Merge(r.compute, r.stats)
+		m.Compute = &c
+	}
+	r.mu.Unlock()
+	m.Derive()
+	return m
+}
+
+// Spent takes the compute of the reply's stages (compute.Account); its
+// goroutines call it.
+func (r *Reply) Spent(s event.Stage, d time.Duration) {
+	r.mu.Lock()
+	r.compute.Add(s, d)
+	r.mu.Unlock()
+}
+
+func (r *Reply) text() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.reply.String()
+}
