@@ -124,7 +124,7 @@ func readWeightNode(node []byte) (n weightNode, outputs []string, err error) {
 		case num == nodeOpType && typ == protowire.BytesType:
 			n.op = string(v)
 		case num == nodeAttr && typ == protowire.BytesType:
-			if name, i := intAttr(v); name == "bits" {
+			if name, i := readIntAttr(v); name == "bits" {
 				n.bits = int(i)
 			}
 		}
@@ -133,9 +133,9 @@ func readWeightNode(node []byte) (n weightNode, outputs []string, err error) {
 	return n, outputs, err
 }
 
-// intAttr reads an AttributeProto's name and integer value (0 if it has
+// readIntAttr reads an AttributeProto's name and integer value (0 if it has
 // none); what cannot be read is left out.
-func intAttr(attr []byte) (name string, i uint64) {
+func readIntAttr(attr []byte) (name string, i uint64) {
 	_ = onnxproto.EachField(attr, func(num protowire.Number, typ protowire.Type, a, _ []byte) error {
 		switch {
 		case num == attrName && typ == protowire.BytesType:
