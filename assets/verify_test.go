@@ -107,3 +107,42 @@ func TestCheckCachedFolderWithoutTheModel(t *testing.T) {
 		})
 	}
 }
+
+// Installed finds a model where the agent loads it from: the cache when
+// every file is there, else the model's third_party/ folder, checked
+// against the manifest.
+func TestInstalledFallsBackToThirdParty(t *testing.T) {
+	root, cache := t.TempDir(), t.TempDir()
+	t.Chdir(root)
+	data := []byte("model bytes")
+	m := Model{Name: "m", Local: "models", Files: []File{{Path: "m.onnx", Size: int64(len(data)), SHA256: sum(data)}}}
+	p := &Puller{Dir: cache}
+
+	dir, files, err := p.Installed(m)
+	require.NoError(t, err)
+	assert.Equal(t, Path(cache, m), dir, "nowhere: the cache, where pull puts it")
+	assert.False(t, files[0].Present)
+
+	local := filepath.Join(root, LocalDir, "models")
+	require.NoError(t, os.MkdirAll(local, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(local, "m.onnx"), data, 0o644))
+	// The empty folder a failed pull left in the cache is no model.
+	require.NoError(t, os.MkdirAll(Path(cache, m), 0o755))
+	dir, files, err = p.Installed(m)
+	require.NoError(t, err)
+	assert.Equal(t, local, dir)
+	assert.True(t, files[0].Verified)
+
+	require.NoError(t, os.WriteFile(filepath.Join(local, "m.onnx"), data[:4], 0o644))
+	_, files, err = p.Installed(m)
+	require.NoError(t, err)
+	assert.True(t, files[0].Present)
+	assert.False(t, files[0].Verified, "a damaged copy is found, and not verified")
+
+	require.NoError(t, os.MkdirAll(Path(cache, m), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(Path(cache, m), "m.onnx"), data, 0o644))
+	dir, files, err = p.Installed(m)
+	require.NoError(t, err)
+	assert.Equal(t, Path(cache, m), dir, "the cache comes first")
+	assert.True(t, files[0].Verified)
+}

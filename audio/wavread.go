@@ -179,34 +179,9 @@ func decodeWAVTo(r io.Reader, name string, size int64, to wavTarget) error {
 // readHeader reads up to the start of the audio: the format and the data
 // chunk's size, checked against what the input holds where that is known.
 func (d *wavDecoder) readHeader() (*wavFmt, int64, error) {
-	var hdr [12]byte
-	if n, err := d.readFull(hdr[:]); err != nil {
-		switch {
-		case n == 0 && err == io.EOF:
-			return nil, 0, d.fail(ErrMalformedWAV, "empty file")
-		case isEOF(err):
-			return nil, 0, d.fail(ErrMalformedWAV, "not a WAV file (only %d bytes)", n)
-		default:
-			return nil, 0, d.ioFail(err, "reading RIFF header")
-		}
+	if err := d.readRIFF(); err != nil {
+		return nil, 0, err
 	}
-	switch string(hdr[0:4]) {
-	case "RIFF":
-	case "RF64", "RIFX":
-		return nil, 0, d.fail(ErrUnsupportedWAV, "unsupported container %q (only little-endian RIFF WAV)", hdr[0:4])
-	default:
-		if name := otherFormat(hdr); name != "" {
-			return nil, 0, d.fail(ErrUnsupportedWAV, "not a WAV file but %s; convert it, e.g. sox IN OUT.wav or ffmpeg -i IN -ar 16000 -ac 1 OUT.wav", name)
-		}
-		return nil, 0, d.fail(ErrMalformedWAV, "not a WAV file (missing RIFF header)")
-	}
-	if string(hdr[8:12]) != "WAVE" {
-		return nil, 0, d.fail(ErrMalformedWAV, "not a WAV file (RIFF type %q, want \"WAVE\")", hdr[8:12])
-	}
-	// The RIFF size field is ignored: writers get it wrong often enough
-	// (streamed files, >4 GiB dumps) that the chunk sizes are more
-	// trustworthy, and those are checked against what is really there.
-
 	var format *wavFmt
 	for {
 		var ch [8]byte
@@ -245,19 +220,59 @@ func (d *wavDecoder) readHeader() (*wavFmt, int64, error) {
 			}
 			return format, size, nil
 		default:
-			if k, err := d.skip(size); err != nil {
-				if isEOF(err) {
-					return nil, 0, d.fail(ErrMalformedWAV, "truncated %q chunk: header says %d bytes, file has %d", id, size, k)
-				}
-				return nil, 0, d.ioFail(err, "skipping %q chunk", id)
-			}
-			if size&1 == 1 {
-				if err := d.skipPad(); err != nil {
-					return nil, 0, d.ioFail(err, "skipping %q chunk", id)
-				}
+			if err := d.skipChunk(id, size); err != nil {
+				return nil, 0, err
 			}
 		}
 	}
+}
+
+// readRIFF reads the RIFF header, which must be a WAVE file's.
+func (d *wavDecoder) readRIFF() error {
+	var hdr [12]byte
+	if n, err := d.readFull(hdr[:]); err != nil {
+		switch {
+		case n == 0 && err == io.EOF:
+			return d.fail(ErrMalformedWAV, "empty file")
+		case isEOF(err):
+			return d.fail(ErrMalformedWAV, "not a WAV file (only %d bytes)", n)
+		default:
+			return d.ioFail(err, "reading RIFF header")
+		}
+	}
+	switch string(hdr[0:4]) {
+	case "RIFF":
+	case "RF64", "RIFX":
+		return d.fail(ErrUnsupportedWAV, "unsupported container %q (only little-endian RIFF WAV)", hdr[0:4])
+	default:
+		if name := otherFormat(hdr); name != "" {
+			return d.fail(ErrUnsupportedWAV, "not a WAV file but %s; convert it, e.g. sox IN OUT.wav or ffmpeg -i IN -ar 16000 -ac 1 OUT.wav", name)
+		}
+		return d.fail(ErrMalformedWAV, "not a WAV file (missing RIFF header)")
+	}
+	if string(hdr[8:12]) != "WAVE" {
+		return d.fail(ErrMalformedWAV, "not a WAV file (RIFF type %q, want \"WAVE\")", hdr[8:12])
+	}
+	// The RIFF size field is ignored: writers get it wrong often enough
+	// (streamed files, >4 GiB dumps) that the chunk sizes are more
+	// trustworthy, and those are checked against what is really there.
+	return nil
+}
+
+// skipChunk skips the chunk id of size bytes, and its pad.
+func (d *wavDecoder) skipChunk(id string, size int64) error {
+	if k, err := d.skip(size); err != nil {
+		if isEOF(err) {
+			return d.fail(ErrMalformedWAV, "truncated %q chunk: header says %d bytes, file has %d", id, size, k)
+		}
+		return d.ioFail(err, "skipping %q chunk", id)
+	}
+	if size&1 == 1 {
+		if err := d.skipPad(); err != nil {
+			return d.ioFail(err, "skipping %q chunk", id)
+		}
+	}
+	return nil
 }
 
 // skipPad skips the byte that word-aligns what follows an odd-sized chunk
@@ -319,31 +334,10 @@ func otherFormat(hdr [12]byte) string {
 }
 
 func (d *wavDecoder) readFmt(size int64) (*wavFmt, error) {
-	if size < 16 {
-		return nil, d.fail(ErrMalformedWAV, "fmt chunk too short (%d bytes, need at least 16)", size)
+	b, err := d.readFmtChunk(size)
+	if err != nil {
+		return nil, err
 	}
-	// Only the first 40 bytes (the extensible layout) mean anything to us;
-	// a larger size is skipped rather than allocated.
-	var b [40]byte
-	n := min(size, int64(len(b)))
-	if k, err := d.readFull(b[:n]); err != nil {
-		if isEOF(err) {
-			return nil, d.fail(ErrMalformedWAV, "truncated fmt chunk: header says %d bytes, file has %d", size, k)
-		}
-		return nil, d.ioFail(err, "reading fmt chunk")
-	}
-	if k, err := d.skip(size - n); err != nil {
-		if isEOF(err) {
-			return nil, d.fail(ErrMalformedWAV, "truncated fmt chunk: header says %d bytes, file has %d", size, n+k)
-		}
-		return nil, d.ioFail(err, "reading fmt chunk")
-	}
-	if size&1 == 1 {
-		if err := d.skipPad(); err != nil {
-			return nil, d.ioFail(err, "reading fmt chunk")
-		}
-	}
-
 	le := binary.LittleEndian
 	tag := int(le.Uint16(b[0:2]))
 	channels := int(le.Uint16(b[2:4]))
@@ -352,54 +346,20 @@ func (d *wavDecoder) readFmt(size int64) (*wavFmt, error) {
 	bits := int(le.Uint16(b[14:16]))
 
 	if tag == wavTagExtensible {
-		if size < 40 {
-			return nil, d.fail(ErrMalformedWAV, "extensible fmt chunk too short (%d bytes, need 40)", size)
+		if tag, err = d.extensibleTag(b, size); err != nil {
+			return nil, err
 		}
-		if cb := le.Uint16(b[16:18]); cb < 22 {
-			return nil, d.fail(ErrMalformedWAV, "extensible fmt chunk extension too short (%d bytes, need 22)", cb)
-		}
-		guid := b[24:40]
-		if !bytes.Equal(guid[2:], wavGUIDTail[:]) {
-			return nil, d.fail(ErrUnsupportedWAV, "unsupported format: extensible sub-format %X", guid)
-		}
-		// Samples with fewer valid bits are left-justified in their
-		// container, so decoding by container size is exact.
-		tag = int(le.Uint16(guid[0:2]))
 	}
-
 	if channels < 1 || channels > formatMaxChannels {
 		return nil, d.fail(ErrMalformedWAV, "invalid channel count %d", channels)
 	}
 	if rate < 1 || rate > formatMaxRate {
 		return nil, d.fail(ErrMalformedWAV, "invalid sample rate %d", rate)
 	}
-
-	var kind sampleKind
-	switch tag {
-	case wavTagPCM:
-		switch bits {
-		case 16:
-			kind = kindPCM16
-		case 24:
-			kind = kindPCM24
-		case 32:
-			kind = kindPCM32
-		default:
-			return nil, d.fail(ErrUnsupportedWAV, "unsupported format: %d-bit PCM (convert to 16-bit PCM)", bits)
-		}
-	case wavTagFloat:
-		switch bits {
-		case 32:
-			kind = kindFloat32
-		case 64:
-			kind = kindFloat64
-		default:
-			return nil, d.fail(ErrUnsupportedWAV, "unsupported format: %d-bit float (convert to 16-bit PCM)", bits)
-		}
-	default:
-		return nil, d.fail(ErrUnsupportedWAV, "unsupported format: %s (convert to 16-bit PCM)", wavTagName(tag))
+	kind, err := d.kindOf(tag, bits)
+	if err != nil {
+		return nil, err
 	}
-
 	sampleSize := bits / 8
 	if want := channels * sampleSize; blockAlign != want {
 		return nil, d.fail(ErrMalformedWAV, "block align mismatch: header says %d, %d channels of %d-bit samples need %d", blockAlign, channels, bits, want)
@@ -410,6 +370,79 @@ func (d *wavDecoder) readFmt(size int64) (*wavFmt, error) {
 		blockAlign: blockAlign,
 		sampleSize: sampleSize,
 	}, nil
+}
+
+// readFmtChunk reads the fmt chunk of size bytes, and its pad. Only the
+// first 40 bytes (the extensible layout) mean anything to us; a larger
+// size is skipped rather than allocated.
+func (d *wavDecoder) readFmtChunk(size int64) ([40]byte, error) {
+	var b [40]byte
+	if size < 16 {
+		return b, d.fail(ErrMalformedWAV, "fmt chunk too short (%d bytes, need at least 16)", size)
+	}
+	n := min(size, int64(len(b)))
+	if k, err := d.readFull(b[:n]); err != nil {
+		if isEOF(err) {
+			return b, d.fail(ErrMalformedWAV, "truncated fmt chunk: header says %d bytes, file has %d", size, k)
+		}
+		return b, d.ioFail(err, "reading fmt chunk")
+	}
+	if k, err := d.skip(size - n); err != nil {
+		if isEOF(err) {
+			return b, d.fail(ErrMalformedWAV, "truncated fmt chunk: header says %d bytes, file has %d", size, n+k)
+		}
+		return b, d.ioFail(err, "reading fmt chunk")
+	}
+	if size&1 == 1 {
+		if err := d.skipPad(); err != nil {
+			return b, d.ioFail(err, "reading fmt chunk")
+		}
+	}
+	return b, nil
+}
+
+// extensibleTag is the format tag an extensible fmt chunk b, of size
+// bytes, holds in its sub-format GUID.
+func (d *wavDecoder) extensibleTag(b [40]byte, size int64) (int, error) {
+	if size < 40 {
+		return 0, d.fail(ErrMalformedWAV, "extensible fmt chunk too short (%d bytes, need 40)", size)
+	}
+	if cb := binary.LittleEndian.Uint16(b[16:18]); cb < 22 {
+		return 0, d.fail(ErrMalformedWAV, "extensible fmt chunk extension too short (%d bytes, need 22)", cb)
+	}
+	guid := b[24:40]
+	if !bytes.Equal(guid[2:], wavGUIDTail[:]) {
+		return 0, d.fail(ErrUnsupportedWAV, "unsupported format: extensible sub-format %X", guid)
+	}
+	// Samples with fewer valid bits are left-justified in their
+	// container, so decoding by container size is exact.
+	return int(binary.LittleEndian.Uint16(guid[0:2])), nil
+}
+
+// kindOf is how samples of format tag and bits are decoded, or an
+// ErrUnsupportedWAV that says what to convert to.
+func (d *wavDecoder) kindOf(tag, bits int) (sampleKind, error) {
+	switch tag {
+	case wavTagPCM:
+		switch bits {
+		case 16:
+			return kindPCM16, nil
+		case 24:
+			return kindPCM24, nil
+		case 32:
+			return kindPCM32, nil
+		}
+		return 0, d.fail(ErrUnsupportedWAV, "unsupported format: %d-bit PCM (convert to 16-bit PCM)", bits)
+	case wavTagFloat:
+		switch bits {
+		case 32:
+			return kindFloat32, nil
+		case 64:
+			return kindFloat64, nil
+		}
+		return 0, d.fail(ErrUnsupportedWAV, "unsupported format: %d-bit float (convert to 16-bit PCM)", bits)
+	}
+	return 0, d.fail(ErrUnsupportedWAV, "unsupported format: %s (convert to 16-bit PCM)", wavTagName(tag))
 }
 
 // wavTagName names the compressed formats people actually run into, so the

@@ -67,12 +67,39 @@ func findFiles(dir string) ([4]string, error) {
 
 func (r *Recognizer) open(opts onnx.Options) error {
 	h := hint(r.info.Dir)
-	// Encoder: every input but x is state, fed back from new_<name>. Open
-	// with those, then discover and check the details from the
-	// declaration and the metadata.
+	meta, err := r.openEncoder(opts, h)
+	if err != nil {
+		return err
+	}
+	ctx, decMeta, decDim, err := r.openDecoder(opts, h)
+	if err != nil {
+		return err
+	}
+	joinIns, err := r.openJoiner(opts, h)
+	if err != nil {
+		return err
+	}
+	dim, err := r.joinerDim(decDim, joinIns)
+	if err != nil {
+		return err
+	}
+	spec := r.spec
+	r.info.Window, r.info.Shift, r.info.Layers = spec.window, spec.shift, spec.layers
+	r.info.Caches, r.info.ContextSize, r.info.Dim = len(spec.caches), ctx, int(dim)
+	r.info.EncoderMeta, r.info.DecoderMeta = meta, decMeta
+	if err := r.alloc(); err != nil {
+		return fmt.Errorf("xasr: %s: %w", r.info.Dir, err)
+	}
+	return r.probe()
+}
+
+// openEncoder opens the encoder with every input but x as state, fed back
+// from new_<name>, then discovers and checks the details (r.spec) from
+// the declaration and the metadata, which it returns.
+func (r *Recognizer) openEncoder(opts onnx.Options, h string) (map[string]string, error) {
 	ins, outs, err := onnx.Declaration(r.info.Encoder)
 	if err != nil {
-		return fmt.Errorf("xasr: %w; %s", err, h)
+		return nil, fmt.Errorf("xasr: %w; %s", err, h)
 	}
 	encIn := []onnx.Tensor{{Name: inX, Type: onnx.Float, Dims: []int64{-1, -1, fbank.NumBins}}}
 	encOut := []onnx.Tensor{{Name: outEncoder, Type: onnx.Float, Dims: []int64{-1, -1, -1}}}
@@ -90,88 +117,91 @@ func (r *Recognizer) open(opts onnx.Options) error {
 		}
 	}
 	if r.enc, err = onnx.Open(r.info.Encoder, encIn, encOut, opts, h); err != nil {
-		return fmt.Errorf("xasr: %w", err)
+		return nil, fmt.Errorf("xasr: %w", err)
 	}
 	meta, err := metadata(r.enc)
 	if err != nil {
-		return fmt.Errorf("xasr: %w", err)
+		return nil, fmt.Errorf("xasr: %w", err)
 	}
-	spec, err := discoverEncoder(r.info.Encoder, ins, outs, meta)
-	if err != nil {
-		return fmt.Errorf("xasr: %w", err)
+	if r.spec, err = discoverEncoder(r.info.Encoder, ins, outs, meta); err != nil {
+		return nil, fmt.Errorf("xasr: %w", err)
 	}
-	r.spec = spec
-	if r.fb, err = fbank.NewOnline(spec.features); err != nil {
-		return fmt.Errorf("xasr: %w", err)
+	if r.fb, err = fbank.NewOnline(r.spec.features); err != nil {
+		return nil, fmt.Errorf("xasr: %w", err)
 	}
+	return meta, nil
+}
 
-	// Decoder: context size from metadata, else from y's declared shape.
-	if ins, outs, err = onnx.Declaration(r.info.Decoder); err != nil {
-		return fmt.Errorf("xasr: %w; %s", err, h)
+// openDecoder opens the decoder and returns its context size (from
+// metadata, else from y's declared shape), its metadata, and its output
+// dimension (-1 if symbolic).
+func (r *Recognizer) openDecoder(opts onnx.Options, h string) (ctx int, meta map[string]string, dim int64, err error) {
+	ins, outs, err := onnx.Declaration(r.info.Decoder)
+	if err != nil {
+		return 0, nil, 0, fmt.Errorf("xasr: %w; %s", err, h)
 	}
 	if r.dec, err = onnx.Open(r.info.Decoder,
 		[]onnx.Tensor{{Name: inDecoderY, Type: onnx.Int64, Dims: []int64{-1, -1}}},
 		[]onnx.Tensor{{Name: outDecoder, Type: onnx.Float, Dims: []int64{-1, -1}}}, opts, h); err != nil {
-		return fmt.Errorf("xasr: %w", err)
+		return 0, nil, 0, fmt.Errorf("xasr: %w", err)
 	}
-	decMeta, err := metadata(r.dec)
-	if err != nil {
-		return fmt.Errorf("xasr: %w", err)
+	if meta, err = metadata(r.dec); err != nil {
+		return 0, nil, 0, fmt.Errorf("xasr: %w", err)
 	}
-	ctx, err := contextSize(r.info.Decoder, ins, decMeta)
-	if err != nil {
-		return fmt.Errorf("xasr: %w", err)
+	if ctx, err = contextSize(r.info.Decoder, ins, meta); err != nil {
+		return 0, nil, 0, fmt.Errorf("xasr: %w", err)
 	}
-	if v, ok, err := metaInt(r.info.Decoder, decMeta, "vocab_size"); err != nil {
-		return fmt.Errorf("xasr: %w", err)
+	if v, ok, err := metaInt(r.info.Decoder, meta, "vocab_size"); err != nil {
+		return 0, nil, 0, fmt.Errorf("xasr: %w", err)
 	} else if ok && v != r.tokens.Len() {
-		return fmt.Errorf("xasr: %w", mismatch(r.info.Decoder, "metadata vocab_size=%d but %s has %d tokens", v, tokensFile, r.tokens.Len()))
+		return 0, nil, 0, fmt.Errorf("xasr: %w", mismatch(r.info.Decoder, "metadata vocab_size=%d but %s has %d tokens", v, tokensFile, r.tokens.Len()))
 	}
-	decDim := dimOf(outs, outDecoder, 1)
+	return ctx, meta, dimOf(outs, outDecoder, 1), nil
+}
 
-	// Joiner.
-	if ins, outs, err = onnx.Declaration(r.info.Joiner); err != nil {
-		return fmt.Errorf("xasr: %w; %s", err, h)
+// openJoiner opens the joiner, checks its classes against the tokens, and
+// returns its declared inputs.
+func (r *Recognizer) openJoiner(opts onnx.Options, h string) ([]ort.InputOutputInfo, error) {
+	ins, outs, err := onnx.Declaration(r.info.Joiner)
+	if err != nil {
+		return nil, fmt.Errorf("xasr: %w; %s", err, h)
 	}
 	if r.join, err = onnx.Open(r.info.Joiner,
 		[]onnx.Tensor{{Name: inJoinerEnc, Type: onnx.Float, Dims: []int64{-1, -1}}, {Name: inJoinerDec, Type: onnx.Float, Dims: []int64{-1, -1}}},
 		[]onnx.Tensor{{Name: outJoiner, Type: onnx.Float, Dims: []int64{-1, -1}}}, opts, h); err != nil {
-		return fmt.Errorf("xasr: %w", err)
+		return nil, fmt.Errorf("xasr: %w", err)
 	}
 	if v := dimOf(outs, outJoiner, 1); v >= 0 && int(v) != r.tokens.Len() {
-		return fmt.Errorf("xasr: %w", mismatch(r.info.Joiner, "output logit has %d classes but %s has %d tokens", v, tokensFile, r.tokens.Len()))
+		return nil, fmt.Errorf("xasr: %w", mismatch(r.info.Joiner, "output logit has %d classes but %s has %d tokens", v, tokensFile, r.tokens.Len()))
 	}
+	return ins, nil
+}
 
-	// The joiner dimension: every declaration that states it must agree.
+// joinerDim is the joiner dimension: every declaration that states it
+// must agree, and one must.
+func (r *Recognizer) joinerDim(decDim int64, joinIns []ort.InputOutputInfo) (int64, error) {
 	dim := int64(-1)
 	for _, d := range []struct {
 		what string
 		v    int64
 	}{
-		{r.info.Encoder + " encoder_out", spec.outDim},
+		{r.info.Encoder + " encoder_out", r.spec.outDim},
 		{r.info.Decoder + " decoder_out", decDim},
-		{r.info.Joiner + " encoder_out", dimOf(ins, inJoinerEnc, 1)},
-		{r.info.Joiner + " decoder_out", dimOf(ins, inJoinerDec, 1)},
+		{r.info.Joiner + " encoder_out", dimOf(joinIns, inJoinerEnc, 1)},
+		{r.info.Joiner + " decoder_out", dimOf(joinIns, inJoinerDec, 1)},
 	} {
 		switch {
 		case d.v < 0:
 		case dim < 0:
 			dim = d.v
 		case d.v != dim:
-			return fmt.Errorf("xasr: %w: %s has dimension %d, other parts of the model %d", onnx.ErrModelMismatch, d.what, d.v, dim)
+			return 0, fmt.Errorf("xasr: %w: %s has dimension %d, other parts of the model %d", onnx.ErrModelMismatch, d.what, d.v, dim)
 		}
 	}
 	if dim <= 0 {
-		return fmt.Errorf("xasr: %w: %s: no model file states the joiner dimension (encoder_out, decoder_out are symbolic)", onnx.ErrModelMismatch, r.info.Dir)
+		return 0, fmt.Errorf("xasr: %w: %s: no model file states the joiner dimension (encoder_out, decoder_out are symbolic)", onnx.ErrModelMismatch, r.info.Dir)
 	}
-
-	r.info.Window, r.info.Shift, r.info.Layers = spec.window, spec.shift, spec.layers
-	r.info.Caches, r.info.ContextSize, r.info.Dim = len(spec.caches), ctx, int(dim)
-	r.info.EncoderMeta, r.info.DecoderMeta = meta, decMeta
-	if err := r.alloc(); err != nil {
-		return fmt.Errorf("xasr: %s: %w", r.info.Dir, err)
-	}
-	return r.probe()
+	return dim, nil
 }
 
 func contextSize(path string, ins []ort.InputOutputInfo, meta map[string]string) (int, error) {

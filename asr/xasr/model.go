@@ -101,49 +101,9 @@ func discoverEncoder(path string, ins, outs []ort.InputOutputInfo, meta map[stri
 	for _, o := range outs {
 		outByName[o.Name] = o
 	}
-
-	// The window: metadata T, cross-checked with x's declared time axis.
-	var x *ort.InputOutputInfo
-	for i := range ins {
-		if ins[i].Name == inX {
-			x = &ins[i]
-		}
-	}
-	if x == nil {
-		return nil, mismatch(path, "no input %q (the model declares: %s)", inX, declared(ins))
-	}
-	if len(x.Dimensions) != 3 {
-		return nil, mismatch(path, "input x has shape %v, expected [N, T, %d]", x.Dimensions, fbank.NumBins)
-	}
-	if d := x.Dimensions[2]; d >= 0 && d != fbank.NumBins {
-		return nil, mismatch(path, "input x has %d features per frame, the recognizer computes %d-bin fbank", d, fbank.NumBins)
-	}
-	metaT, hasT, err := metaInt(path, meta, "T")
-	if err != nil {
+	if err := spec.discoverWindow(path, ins, meta); err != nil {
 		return nil, err
 	}
-	switch xT := x.Dimensions[1]; {
-	case hasT && xT >= 0 && int64(metaT) != xT:
-		return nil, mismatch(path, "metadata T=%d but input x is declared %v", metaT, x.Dimensions)
-	case hasT:
-		spec.window = metaT
-	case xT > 0:
-		spec.window = int(xT)
-	default:
-		return nil, mismatch(path, "no metadata T and input x has a symbolic time axis %v: cannot tell the window size", x.Dimensions)
-	}
-	shift, ok, err := metaInt(path, meta, "decode_chunk_len")
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, mismatch(path, "no metadata decode_chunk_len (how far the window advances); icefall's export-onnx-streaming.py writes it (metadata: %s)", metaKeys(meta))
-	}
-	if shift <= 0 || shift > spec.window {
-		return nil, mismatch(path, "metadata decode_chunk_len=%d does not fit the window T=%d", shift, spec.window)
-	}
-	spec.shift = shift
-	spec.lensStep = int64(shift / 2)
 
 	// encoder_out [N, T', D].
 	eo, ok := outByName[outEncoder]
@@ -155,37 +115,75 @@ func discoverEncoder(path string, ins, outs []ort.InputOutputInfo, meta map[stri
 	}
 	spec.outDim = eo.Dimensions[2]
 
-	// Every other input is state: sized from its declaration, fed back
-	// from new_<name>.
+	if err := spec.discoverCaches(path, ins, outs, outByName); err != nil {
+		return nil, err
+	}
+	if err := checkLayerMeta(path, spec); err != nil {
+		return nil, err
+	}
+	return spec, nil
+}
+
+// discoverWindow sets the window from metadata T, cross-checked with
+// input x's declared time axis, and the shift from decode_chunk_len.
+func (spec *encoderSpec) discoverWindow(path string, ins []ort.InputOutputInfo, meta map[string]string) error {
+	var x *ort.InputOutputInfo
+	for i := range ins {
+		if ins[i].Name == inX {
+			x = &ins[i]
+		}
+	}
+	if x == nil {
+		return mismatch(path, "no input %q (the model declares: %s)", inX, declared(ins))
+	}
+	if len(x.Dimensions) != 3 {
+		return mismatch(path, "input x has shape %v, expected [N, T, %d]", x.Dimensions, fbank.NumBins)
+	}
+	if d := x.Dimensions[2]; d >= 0 && d != fbank.NumBins {
+		return mismatch(path, "input x has %d features per frame, the recognizer computes %d-bin fbank", d, fbank.NumBins)
+	}
+	metaT, hasT, err := metaInt(path, meta, "T")
+	if err != nil {
+		return err
+	}
+	switch xT := x.Dimensions[1]; {
+	case hasT && xT >= 0 && int64(metaT) != xT:
+		return mismatch(path, "metadata T=%d but input x is declared %v", metaT, x.Dimensions)
+	case hasT:
+		spec.window = metaT
+	case xT > 0:
+		spec.window = int(xT)
+	default:
+		return mismatch(path, "no metadata T and input x has a symbolic time axis %v: cannot tell the window size", x.Dimensions)
+	}
+	shift, ok, err := metaInt(path, meta, "decode_chunk_len")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return mismatch(path, "no metadata decode_chunk_len (how far the window advances); icefall's export-onnx-streaming.py writes it (metadata: %s)", metaKeys(meta))
+	}
+	if shift <= 0 || shift > spec.window {
+		return mismatch(path, "metadata decode_chunk_len=%d does not fit the window T=%d", shift, spec.window)
+	}
+	spec.shift = shift
+	spec.lensStep = int64(shift / 2)
+	return nil
+}
+
+// discoverCaches takes every input but x as state, fed back from
+// new_<name>, and checks that each layer has every cache and that
+// embed_states and processed_lens are there.
+func (spec *encoderSpec) discoverCaches(path string, ins, outs []ort.InputOutputInfo, outByName map[string]ort.InputOutputInfo) error {
 	layerKinds := map[int]map[string]bool{}
 	haveEmbed, haveLens := false, false
 	for _, in := range ins {
 		if in.Name == inX {
 			continue
 		}
-		if in.OrtValueType != ort.ONNXTypeTensor {
-			return nil, mismatch(path, "input %q is a %s, not a tensor", in.Name, in.OrtValueType)
-		}
-		c := cacheSpec{name: in.Name, typ: in.DataType, batchAxis: -1, shape: slices.Clone([]int64(in.Dimensions))}
-		for i, d := range c.shape {
-			if d >= 0 {
-				continue
-			}
-			if c.batchAxis >= 0 {
-				return nil, mismatch(path, "input %q is declared %v: more than one symbolic axis, so the cache cannot be sized (only the batch axis may be symbolic)", in.Name, in.Dimensions)
-			}
-			c.batchAxis, c.shape[i] = i, 1
-		}
-		switch c.typ {
-		case onnx.Float, onnx.Int64, onnx.Int32:
-		default:
-			return nil, mismatch(path, "input %q is %s; the recognizer handles float, int64 and int32 state", in.Name, c.typ)
-		}
-		if newOut, ok := outByName[newPrefix+in.Name]; ok {
-			if newOut.DataType != in.DataType || !feedsBack(newOut.Dimensions, in.Dimensions) {
-				return nil, mismatch(path, "output %q is %s%v but input %q is %s%v: it cannot be fed back", newOut.Name, newOut.DataType, newOut.Dimensions, in.Name, in.DataType, in.Dimensions)
-			}
-			c.fedBack = true
+		c, err := cacheOf(path, in, outByName)
+		if err != nil {
+			return err
 		}
 		switch m := layerCacheRE.FindStringSubmatch(in.Name); {
 		case m != nil:
@@ -200,34 +198,62 @@ func discoverEncoder(path string, ins, outs []ort.InputOutputInfo, meta map[stri
 		case in.Name == inProcessedLens:
 			haveLens = true
 			if c.typ == onnx.Float {
-				return nil, mismatch(path, "input processed_lens is float, expected an integer tensor [N]")
+				return mismatch(path, "input processed_lens is float, expected an integer tensor [N]")
 			}
 		}
 		if !c.fedBack && in.Name != inProcessedLens {
-			return nil, mismatch(path, "input %q has no %q output to feed back (the model declares: %s)", in.Name, newPrefix+in.Name, declared(outs))
+			return mismatch(path, "input %q has no %q output to feed back (the model declares: %s)", in.Name, newPrefix+in.Name, declared(outs))
 		}
 		spec.caches = append(spec.caches, c)
 	}
 	if spec.layers == 0 {
-		return nil, mismatch(path, "no cached_key_0 ... inputs: not a streaming zipformer2 encoder (the model declares: %s)", declared(ins))
+		return mismatch(path, "no cached_key_0 ... inputs: not a streaming zipformer2 encoder (the model declares: %s)", declared(ins))
 	}
 	for i := range spec.layers {
 		for _, k := range layerCacheKinds {
 			if !layerKinds[i][k] {
-				return nil, mismatch(path, "layers 0..%d have caches but input cached_%s_%d is missing", spec.layers-1, k, i)
+				return mismatch(path, "layers 0..%d have caches but input cached_%s_%d is missing", spec.layers-1, k, i)
 			}
 		}
 	}
 	if !haveEmbed {
-		return nil, mismatch(path, "no input %q", inEmbedStates)
+		return mismatch(path, "no input %q", inEmbedStates)
 	}
 	if !haveLens {
-		return nil, mismatch(path, "no input %q", inProcessedLens)
+		return mismatch(path, "no input %q", inProcessedLens)
 	}
-	if err := checkLayerMeta(path, spec); err != nil {
-		return nil, err
+	return nil
+}
+
+// cacheOf is the state input in, sized from its declaration with its one
+// symbolic axis, the batch, made 1; fedBack if an output new_<name> can
+// be fed back to it.
+func cacheOf(path string, in ort.InputOutputInfo, outByName map[string]ort.InputOutputInfo) (cacheSpec, error) {
+	if in.OrtValueType != ort.ONNXTypeTensor {
+		return cacheSpec{}, mismatch(path, "input %q is a %s, not a tensor", in.Name, in.OrtValueType)
 	}
-	return spec, nil
+	c := cacheSpec{name: in.Name, typ: in.DataType, batchAxis: -1, shape: slices.Clone([]int64(in.Dimensions))}
+	for i, d := range c.shape {
+		if d >= 0 {
+			continue
+		}
+		if c.batchAxis >= 0 {
+			return cacheSpec{}, mismatch(path, "input %q is declared %v: more than one symbolic axis, so the cache cannot be sized (only the batch axis may be symbolic)", in.Name, in.Dimensions)
+		}
+		c.batchAxis, c.shape[i] = i, 1
+	}
+	switch c.typ {
+	case onnx.Float, onnx.Int64, onnx.Int32:
+	default:
+		return cacheSpec{}, mismatch(path, "input %q is %s; the recognizer handles float, int64 and int32 state", in.Name, c.typ)
+	}
+	if newOut, ok := outByName[newPrefix+in.Name]; ok {
+		if newOut.DataType != in.DataType || !feedsBack(newOut.Dimensions, in.Dimensions) {
+			return cacheSpec{}, mismatch(path, "output %q is %s%v but input %q is %s%v: it cannot be fed back", newOut.Name, newOut.DataType, newOut.Dimensions, in.Name, in.DataType, in.Dimensions)
+		}
+		c.fedBack = true
+	}
+	return c, nil
 }
 
 // checkLayerMeta cross-checks the caches with the per-stack metadata when

@@ -71,60 +71,89 @@ func readWeights(model []byte) (Weights, error) {
 	}); err != nil || graph == nil {
 		return Weights{}, fmt.Errorf("cannot read it as ONNX (%v)", err)
 	}
-	sizes := map[string]int64{}     // initializer -> its bytes
-	identity := map[string]string{} // Identity output -> its input
-	type node struct {
-		op     string
-		inputs []string
-		bits   int
-	}
-	var nodes []node
+	g, err := readWeightGraph(graph)
+	return g.weights(), err
+}
+
+// weightGraph is what of a GraphProto the count of its weights needs.
+type weightGraph struct {
+	sizes    map[string]int64  // initializer -> its bytes
+	identity map[string]string // Identity output -> its input
+	nodes    []weightNode
+}
+
+// weightNode is what of a NodeProto the count of weights needs.
+type weightNode struct {
+	op     string
+	inputs []string
+	bits   int
+}
+
+// readWeightGraph reads graph's initializers' sizes and its nodes; what
+// it could read, where it fails.
+func readWeightGraph(graph []byte) (weightGraph, error) {
+	g := weightGraph{sizes: map[string]int64{}, identity: map[string]string{}}
 	err := onnxproto.EachField(graph, func(num protowire.Number, typ protowire.Type, val, _ []byte) error {
 		switch {
 		case num == onnxproto.GraphInitializer && typ == protowire.BytesType:
 			name, size, err := tensorSize(val)
-			sizes[name] = size
+			g.sizes[name] = size
 			return err
 		case num == graphNode && typ == protowire.BytesType:
-			var n node
-			var outputs []string
-			err := onnxproto.EachField(val, func(num protowire.Number, typ protowire.Type, v, _ []byte) error {
-				switch {
-				case num == nodeInput && typ == protowire.BytesType:
-					n.inputs = append(n.inputs, string(v))
-				case num == nodeOutput && typ == protowire.BytesType:
-					outputs = append(outputs, string(v))
-				case num == nodeOpType && typ == protowire.BytesType:
-					n.op = string(v)
-				case num == nodeAttr && typ == protowire.BytesType:
-					var name string
-					var i uint64
-					_ = onnxproto.EachField(v, func(num protowire.Number, typ protowire.Type, a, _ []byte) error {
-						switch {
-						case num == attrName && typ == protowire.BytesType:
-							name = string(a)
-						case num == attrInt && typ == protowire.VarintType:
-							i, _ = protowire.ConsumeVarint(a)
-						}
-						return nil
-					})
-					if name == "bits" {
-						n.bits = int(i)
-					}
-				}
-				return nil
-			})
+			n, outputs, err := readWeightNode(val)
 			if n.op == identityNode && len(n.inputs) == 1 && len(outputs) == 1 {
-				identity[outputs[0]] = n.inputs[0]
+				g.identity[outputs[0]] = n.inputs[0]
 			}
-			nodes = append(nodes, n)
+			g.nodes = append(g.nodes, n)
 			return err
 		}
 		return nil
 	})
+	return g, err
+}
+
+// readWeightNode reads a NodeProto's operator, inputs, outputs and bits
+// attribute.
+func readWeightNode(node []byte) (n weightNode, outputs []string, err error) {
+	err = onnxproto.EachField(node, func(num protowire.Number, typ protowire.Type, v, _ []byte) error {
+		switch {
+		case num == nodeInput && typ == protowire.BytesType:
+			n.inputs = append(n.inputs, string(v))
+		case num == nodeOutput && typ == protowire.BytesType:
+			outputs = append(outputs, string(v))
+		case num == nodeOpType && typ == protowire.BytesType:
+			n.op = string(v)
+		case num == nodeAttr && typ == protowire.BytesType:
+			if name, i := readIntAttr(v); name == "bits" {
+				n.bits = int(i)
+			}
+		}
+		return nil
+	})
+	return n, outputs, err
+}
+
+// readIntAttr reads an AttributeProto's name and integer value (0 if it has
+// none); what cannot be read is left out.
+func readIntAttr(attr []byte) (name string, i uint64) {
+	_ = onnxproto.EachField(attr, func(num protowire.Number, typ protowire.Type, a, _ []byte) error {
+		switch {
+		case num == attrName && typ == protowire.BytesType:
+			name = string(a)
+		case num == attrInt && typ == protowire.VarintType:
+			i, _ = protowire.ConsumeVarint(a)
+		}
+		return nil
+	})
+	return name, i
+}
+
+// weights counts each initializer that a weight reader reads, directly or
+// through Identity nodes, once.
+func (g weightGraph) weights() Weights {
 	var w Weights
 	counted := map[string]bool{}
-	for _, n := range nodes {
+	for _, n := range g.nodes {
 		if !weightReaders[n.op] {
 			continue
 		}
@@ -132,10 +161,10 @@ func readWeights(model []byte) (Weights, error) {
 			w.NBits = n.bits
 		}
 		for _, in := range n.inputs {
-			for hops := 0; hops <= len(identity) && sizes[in] == 0 && identity[in] != ""; hops++ {
-				in = identity[in]
+			for hops := 0; hops <= len(g.identity) && g.sizes[in] == 0 && g.identity[in] != ""; hops++ {
+				in = g.identity[in]
 			}
-			size, ok := sizes[in]
+			size, ok := g.sizes[in]
 			if !ok {
 				continue
 			}
@@ -145,7 +174,7 @@ func readWeights(model []byte) (Weights, error) {
 			}
 		}
 	}
-	return w, err
+	return w
 }
 
 // tensorSize reads a TensorProto's name and the bytes of its values, from

@@ -211,49 +211,98 @@ func (e *graphEdit) addedFirst(nodes ...*node) {
 
 // sharedLayer rewrites one layer's attention.
 func (e *graphEdit) sharedLayer(c KVCache, counts, total, flat string) error {
-	kDecl, kConcat, err := e.growing(c.Key)
+	a, err := e.matchAttention(c)
 	if err != nil {
 		return err
+	}
+	e.attendShared(c, a, counts, total, flat)
+	return nil
+}
+
+// layerAttention is one layer's attention over its growing cache, as
+// matchAttention found it.
+type layerAttention struct {
+	// kConcat and vConcat make the present keys and values; query
+	// transposes the queries to [batch, heads, rows, head_dim]; weighted
+	// weighs the values by the probabilities.
+	kConcat, vConcat, query, weighted *node
+	heads, width                      int64
+	scale                             float32
+	// replaced are the nodes the shared attention stands in for.
+	replaced []*node
+}
+
+// matchAttention finds the attention over c: the growing key and value
+// caches, the scores of the queries against the keys, scaled, masked and
+// Softmaxed, and the values weighed by them.
+func (e *graphEdit) matchAttention(c KVCache) (*layerAttention, error) {
+	kDecl, kConcat, err := e.growing(c.Key)
+	if err != nil {
+		return nil, err
 	}
 	vDecl, vConcat, err := e.growing(c.Value)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	heads, width := kDecl.dims[2], kDecl.dims[3]
 	if heads <= 0 || width <= 0 || !slices.Equal(vDecl.dims[2:], kDecl.dims[2:]) {
-		return fmt.Errorf("%w: %s is %v and %s %v: heads and head size must be fixed and alike", ErrNotAttention, c.Key[0], kDecl.dims, c.Value[0], vDecl.dims)
+		return nil, fmt.Errorf("%w: %s is %v and %s %v: heads and head size must be fixed and alike", ErrNotAttention, c.Key[0], kDecl.dims, c.Value[0], vDecl.dims)
 	}
+	a := &layerAttention{kConcat: kConcat, vConcat: vConcat, heads: heads, width: width, scale: 1,
+		replaced: []*node{kConcat, vConcat}}
+	scores, err := e.matchScores(c, a)
+	if err != nil {
+		return nil, err
+	}
+	probs, err := e.matchSoftmax(c, a, scores)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.matchWeighting(c, a, probs); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// matchScores finds the MatMul of the queries, [batch, rows, heads,
+// head_dim] transposed, and the present keys transposed [0 2 3 1].
+func (e *graphEdit) matchScores(c KVCache, a *layerAttention) (*node, error) {
 	kRead, err := e.onlyReader(c.Key[1], "Transpose", 0)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !slices.Equal(kRead.lists["perm"], []int64{0, 2, 3, 1}) {
-		return fmt.Errorf("%w: %s is read transposed by %v, not [0 2 3 1]", ErrNotAttention, c.Key[1], kRead.lists["perm"])
+		return nil, fmt.Errorf("%w: %s is read transposed by %v, not [0 2 3 1]", ErrNotAttention, c.Key[1], kRead.lists["perm"])
 	}
 	scores, err := e.onlyReader(kRead.outputs[0], "MatMul", 1)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	qRead := e.producer[scores.inputs[0]]
 	if qRead == nil || qRead.opType != "Transpose" || !slices.Equal(qRead.lists["perm"], []int64{0, 2, 1, 3}) {
-		return fmt.Errorf("%w: the queries that %s meets are not transposed [0 2 1 3] from [batch, rows, heads, head_dim]", ErrNotAttention, c.Key[1])
+		return nil, fmt.Errorf("%w: the queries that %s meets are not transposed [0 2 1 3] from [batch, rows, heads, head_dim]", ErrNotAttention, c.Key[1])
 	}
-	replaced := []*node{kConcat, vConcat, kRead, scores}
-	// scale, mask, Softmax
-	scale, at := float32(1), scores
+	a.query = qRead
+	a.replaced = append(a.replaced, kRead, scores)
+	return scores, nil
+}
+
+// matchSoftmax follows the scores through their scaling by constants
+// (into a.scale) and their mask to the Softmax over the entries.
+func (e *graphEdit) matchSoftmax(c KVCache, a *layerAttention, scores *node) (*node, error) {
+	at := scores
 	for {
 		r := e.readers[at.outputs[0]]
 		if len(r) != 1 {
-			return fmt.Errorf("%w: %s's attention scores are read by %v", ErrNotAttention, c.Key[1], opTypes(r))
+			return nil, fmt.Errorf("%w: %s's attention scores are read by %v", ErrNotAttention, c.Key[1], opTypes(r))
 		}
 		next := r[0]
 		if next.opType == "Softmax" {
 			if axis := next.ints["axis"]; axis != -1 && axis != 3 {
-				return fmt.Errorf("%w: %s's Softmax is over axis %d, not the entries", ErrNotAttention, c.Key[1], axis)
+				return nil, fmt.Errorf("%w: %s's Softmax is over axis %d, not the entries", ErrNotAttention, c.Key[1], axis)
 			}
-			at = next
-			replaced = append(replaced, next)
-			break
+			a.replaced = append(a.replaced, next)
+			return next, nil
 		}
 		switch next.opType {
 		case "Mul", "Div":
@@ -261,30 +310,35 @@ func (e *graphEdit) sharedLayer(c KVCache, counts, total, flat string) error {
 			if other == at.outputs[0] {
 				other = next.inputs[1]
 			} else if next.opType == "Div" {
-				return fmt.Errorf("%w: %s's scores divide a constant", ErrNotAttention, c.Key[1])
+				return nil, fmt.Errorf("%w: %s's scores divide a constant", ErrNotAttention, c.Key[1])
 			}
 			v, ok := e.scalar(other)
 			if !ok {
-				return fmt.Errorf("%w: %s's scores are scaled by %s, not a constant", ErrNotAttention, c.Key[1], other)
+				return nil, fmt.Errorf("%w: %s's scores are scaled by %s, not a constant", ErrNotAttention, c.Key[1], other)
 			}
 			if next.opType == "Div" {
 				v = 1 / v
 			}
-			scale *= v
+			a.scale *= v
 		case "Add", "Where":
 			// The mask, added (a bias) or filled in (upstream's
 			// masked_fill): what it hides the buffer's count hides, which
 			// the caller's check confirms.
 			if next.opType == "Where" && next.inputs[0] == at.outputs[0] {
-				return fmt.Errorf("%w: %s's attention scores are a Where's condition", ErrNotAttention, c.Key[1])
+				return nil, fmt.Errorf("%w: %s's attention scores are a Where's condition", ErrNotAttention, c.Key[1])
 			}
 		default:
-			return fmt.Errorf("%w: %s's attention scores go through a %s", ErrNotAttention, c.Key[1], next.opType)
+			return nil, fmt.Errorf("%w: %s's attention scores go through a %s", ErrNotAttention, c.Key[1], next.opType)
 		}
-		replaced = append(replaced, next)
+		a.replaced = append(a.replaced, next)
 		at = next
 	}
-	weighted, err := e.onlyReader(at.outputs[0], "MatMul", 0)
+}
+
+// matchWeighting finds the MatMul of the probabilities and the present
+// values transposed [0 2 1 3].
+func (e *graphEdit) matchWeighting(c KVCache, a *layerAttention, probs *node) error {
+	weighted, err := e.onlyReader(probs.outputs[0], "MatMul", 0)
 	if err != nil {
 		return err
 	}
@@ -295,34 +349,40 @@ func (e *graphEdit) sharedLayer(c KVCache, counts, total, flat string) error {
 	if !slices.Equal(vRead.lists["perm"], []int64{0, 2, 1, 3}) || weighted.inputs[1] != vRead.outputs[0] {
 		return fmt.Errorf("%w: the attention does not weigh %s transposed [0 2 1 3]", ErrNotAttention, c.Value[1])
 	}
-	replaced = append(replaced, vRead, weighted)
+	a.weighted = weighted
+	a.replaced = append(a.replaced, vRead, weighted)
+	return nil
+}
 
+// attendShared puts a GroupQueryAttention over the shared buffer in a's
+// place, its output transposed back to what the weighting made, and
+// marks the cache's tensors as permuted to its layout.
+func (e *graphEdit) attendShared(c KVCache, a *layerAttention, counts, total, flat string) {
 	p := "shared_kv/" + c.Key[0] + "/"
-	e.addInit(p+"heads", []int64{4}, 0, 0, heads, width)
+	e.addInit(p+"heads", []int64{4}, 0, 0, a.heads, a.width)
 	attend := &node{
 		inputs:  []string{p + "q", p + "k", p + "v", c.Key[0], c.Value[0], counts, total},
 		outputs: []string{p + "out", c.Key[1], c.Value[1]},
 		opType:  "GroupQueryAttention", domain: msDomain,
-		extra: [][]byte{intAttr("num_heads", heads), intAttr("kv_num_heads", heads), floatAttr("scale", scale)},
+		extra: [][]byte{intAttr("num_heads", a.heads), intAttr("kv_num_heads", a.heads), floatAttr("scale", a.scale)},
 	}
 	for _, o := range attend.outputs {
 		attend.fields = append(attend.fields, protowire.AppendString(protowire.AppendTag(nil, nodeOutput, protowire.BytesType), o))
 	}
-	e.addedAt[weighted] = []*node{
-		newNode("Reshape", []string{qRead.inputs[0], flat}, p+"q"),
-		newNode("Reshape", []string{kConcat.inputs[1], flat}, p+"k"),
-		newNode("Reshape", []string{vConcat.inputs[1], flat}, p+"v"),
+	e.addedAt[a.weighted] = []*node{
+		newNode("Reshape", []string{a.query.inputs[0], flat}, p+"q"),
+		newNode("Reshape", []string{a.kConcat.inputs[1], flat}, p+"k"),
+		newNode("Reshape", []string{a.vConcat.inputs[1], flat}, p+"v"),
 		attend,
 		newNode("Reshape", []string{p + "out", p + "heads"}, p+"out_heads"),
-		newNode("Transpose", []string{p + "out_heads"}, weighted.outputs[0], intsAttr("perm", []int64{0, 2, 1, 3})),
+		newNode("Transpose", []string{p + "out_heads"}, a.weighted.outputs[0], intsAttr("perm", []int64{0, 2, 1, 3})),
 	}
-	for _, n := range replaced {
+	for _, n := range a.replaced {
 		e.removed[n] = true
 	}
 	for _, name := range []string{c.Key[0], c.Key[1], c.Value[0], c.Value[1]} {
 		e.permuted[name] = []int64{0, 2, 1, 3}
 	}
-	return nil
 }
 
 // growing finds the cache that t (past, present) names: the past's

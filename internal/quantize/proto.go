@@ -1,0 +1,465 @@
+package quantize
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/voiceassistant/voice/internal/onnxproto"
+)
+
+// Field numbers of onnx.proto (ModelProto, GraphProto, NodeProto,
+// TensorProto, AttributeProto, OperatorSetIdProto).
+const (
+	modelGraph  = onnxproto.ModelGraph
+	modelOpset  = 8
+	graphNode   = 1
+	graphInit   = onnxproto.GraphInitializer
+	graphInput  = onnxproto.GraphInput
+	valueName   = onnxproto.ValueInfoName
+	nodeInput   = 1
+	nodeOutput  = 2
+	nodeName    = 3
+	nodeOpType  = 4
+	nodeAttr    = 5
+	nodeDomain  = 7
+	attrName    = 1
+	attrInt     = 3
+	attrGraph   = 6
+	attrInts    = 8
+	attrGraphs  = 11
+	attrType    = 20
+	attrTypeInt = 2
+	tensorDims  = 1
+	tensorType  = 2
+	tensorFloat = 4
+	tensorName  = onnxproto.TensorName
+	tensorRaw   = 9
+	tensorExt   = 13
+	opsetDomain = 1
+	opsetVer    = 2
+	typeFloat   = 1
+	typeUint8   = 2
+	typeInt8    = 3
+	msDomain    = "com.microsoft"
+)
+
+// rewriteGraph copies the model with its graph rewritten by rewrite,
+// declaring the com.microsoft operator set if the rewrite used one of its
+// operators.
+func rewriteGraph(model []byte, rewrite func([]byte, *Stats) ([]byte, error)) ([]byte, Stats, error) {
+	var st Stats
+	var out []byte
+	sawGraph, sawMS := false, false
+	err := eachField(model, func(num protowire.Number, typ protowire.Type, val, raw []byte) error {
+		switch {
+		case num == modelGraph && typ == protowire.BytesType:
+			sawGraph = true
+			g, err := rewrite(val, &st)
+			if err != nil {
+				return err
+			}
+			out = protowire.AppendTag(out, num, typ)
+			out = protowire.AppendBytes(out, g)
+		case num == modelOpset && typ == protowire.BytesType:
+			domain, opset := readOpset(val)
+			sawMS = sawMS || domain == msDomain
+			out = protowire.AppendTag(out, num, typ)
+			out = protowire.AppendBytes(out, atLeastOpset13(domain, opset, val))
+		default:
+			out = append(out, raw...)
+		}
+		return nil
+	})
+	if err != nil || !sawGraph {
+		return nil, st, fmt.Errorf("quantize: %w", errors.Join(ErrNotONNX, err))
+	}
+	if st.microsoft && !sawMS {
+		var o []byte
+		o = protowire.AppendTag(o, opsetDomain, protowire.BytesType)
+		o = protowire.AppendString(o, msDomain)
+		o = protowire.AppendTag(o, opsetVer, protowire.VarintType)
+		o = protowire.AppendVarint(o, 1)
+		out = protowire.AppendTag(out, modelOpset, protowire.BytesType)
+		out = protowire.AppendBytes(out, o)
+	}
+	return out, st, nil
+}
+
+// node is a NodeProto: what the rewrites read or change, and every other
+// field as written.
+type node struct {
+	inputs         []string
+	outputs        []string // also kept in fields
+	opType, domain string
+	ints           map[string]int64   // its integer attributes
+	lists          map[string][]int64 // its integer-list attributes (a Transpose's perm)
+	subgraphs      bool               // an attribute holds a graph
+	fields         [][]byte           // every other field, as written
+	extra          [][]byte           // fields a rewrite adds (attributes)
+}
+
+// tensor is an initializer: its encoding, and its fp32 values if it is a
+// plain fp32 tensor stored in the file.
+type tensor struct {
+	raw    []byte
+	name   string
+	dims   []int64
+	floats []float32 // nil unless fp32 and inline
+}
+
+// graph is a GraphProto read for a rewrite.
+type graph struct {
+	nodes     []*node
+	inits     map[string]*tensor
+	initOrder []*tensor
+	inputs    map[string]bool   // initializers listed as graph inputs stay: they may be fed
+	outputs   map[string]bool   // the graph's outputs
+	identity  map[string]string // an Identity node's output -> its input
+	rest      [][]byte          // every other field, in order
+}
+
+// weight is the initializer that name is, directly or through a chain of
+// Identity nodes, or nil. torch.onnx.export writes a weight used at several
+// places of a graph once and hands it to the other uses through Identity
+// nodes: MOSS's local frame graph, its 17 steps unrolled, reaches each of
+// its transformer's weights through 16 of them. ONNX Runtime removes the
+// Identity nodes when it loads the graph, so a MatMul behind one runs as
+// one by the weight itself, and a quantizer that missed them would leave
+// 16 of the 17 steps in fp32.
+func (gr *graph) weight(name string) *tensor {
+	for range len(gr.identity) + 1 {
+		if t := gr.inits[name]; t != nil {
+			return t
+		}
+		src, ok := gr.identity[name]
+		if !ok {
+			return nil
+		}
+		name = src
+	}
+	return nil // a cycle, which a valid graph does not have
+}
+
+func readGraph(g []byte) (*graph, error) {
+	gr := &graph{inits: map[string]*tensor{}, inputs: map[string]bool{}, outputs: map[string]bool{}, identity: map[string]string{}}
+	err := eachField(g, func(num protowire.Number, typ protowire.Type, val, raw []byte) error {
+		switch {
+		case num == graphNode && typ == protowire.BytesType:
+			n, err := readNode(val)
+			if err != nil {
+				return err
+			}
+			gr.nodes = append(gr.nodes, n)
+			if n.opType == "Identity" && n.domain == "" && len(n.inputs) == 1 && len(n.outputs) == 1 {
+				gr.identity[n.outputs[0]] = n.inputs[0]
+			}
+		case num == graphInit && typ == protowire.BytesType:
+			t, err := readTensor(val, raw)
+			if err != nil {
+				return err
+			}
+			gr.inits[t.name] = t
+			gr.initOrder = append(gr.initOrder, t)
+		default:
+			if (num == graphInput || num == onnxproto.GraphOutput) && typ == protowire.BytesType {
+				names := gr.inputs
+				if num == onnxproto.GraphOutput {
+					names = gr.outputs
+				}
+				_ = eachField(val, func(num protowire.Number, typ protowire.Type, v, _ []byte) error {
+					if num == valueName && typ == protowire.BytesType {
+						names[string(v)] = true
+					}
+					return nil
+				})
+			}
+			gr.rest = append(gr.rest, raw)
+		}
+		return nil
+	})
+	return gr, err
+}
+
+// encode writes the graph back: first nodes, then its nodes, the
+// initializers not replaced (or still used), the new ones, and the rest.
+// An Identity node that passed a replaced weight on and that nothing reads
+// any more goes, so that the weight's fp32 copy does too.
+func (gr *graph) encode(replaced map[string]bool, first, newInits [][]byte) []byte {
+	nodes := gr.nodes
+	var used map[string]bool
+	for {
+		used = gr.used(nodes)
+		kept := nodes[:0:0]
+		for _, n := range nodes {
+			if t := gr.weight(firstOf(n.inputs)); n.opType == "Identity" && t != nil && replaced[t.name] && !used[firstOf(n.outputs)] {
+				continue
+			}
+			kept = append(kept, n)
+		}
+		if len(kept) == len(nodes) {
+			break
+		}
+		nodes = kept
+	}
+	var out []byte
+	add := func(num protowire.Number, b []byte) {
+		out = protowire.AppendTag(out, num, protowire.BytesType)
+		out = protowire.AppendBytes(out, b)
+	}
+	for _, b := range first {
+		add(graphNode, b)
+	}
+	for _, n := range nodes {
+		add(graphNode, n.encode())
+	}
+	for _, t := range gr.initOrder {
+		if !replaced[t.name] || used[t.name] {
+			out = append(out, t.raw...)
+		}
+	}
+	for _, b := range newInits {
+		add(graphInit, b)
+	}
+	for _, r := range gr.rest {
+		out = append(out, r...)
+	}
+	return out
+}
+
+// used is every name that nodes read or the graph puts out. A node with a
+// subgraph (If, Loop, Scan) may read outer names from inside it: every
+// name its fields hold counts as read.
+func (gr *graph) used(nodes []*node) map[string]bool {
+	used := maps.Clone(gr.outputs)
+	var withSubgraphs [][]byte
+	for _, n := range nodes {
+		for _, in := range n.inputs {
+			used[in] = true
+		}
+		if n.subgraphs {
+			withSubgraphs = append(withSubgraphs, n.fields...)
+		}
+	}
+	if len(withSubgraphs) > 0 {
+		for name := range gr.inits {
+			used[name] = used[name] || slices.ContainsFunc(withSubgraphs, func(f []byte) bool { return bytes.Contains(f, []byte(name)) })
+		}
+		for name := range gr.identity {
+			used[name] = used[name] || slices.ContainsFunc(withSubgraphs, func(f []byte) bool { return bytes.Contains(f, []byte(name)) })
+		}
+	}
+	return used
+}
+
+func firstOf(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return names[0]
+}
+
+func readNode(b []byte) (*node, error) {
+	n := &node{}
+	err := eachField(b, func(num protowire.Number, typ protowire.Type, val, raw []byte) error {
+		switch {
+		case num == nodeInput && typ == protowire.BytesType:
+			n.inputs = append(n.inputs, string(val))
+			return nil
+		case num == nodeOutput && typ == protowire.BytesType:
+			n.outputs = append(n.outputs, string(val))
+		case num == nodeOpType && typ == protowire.BytesType:
+			n.opType = string(val)
+			return nil
+		case num == nodeDomain && typ == protowire.BytesType:
+			n.domain = string(val)
+			return nil
+		case num == nodeAttr && typ == protowire.BytesType:
+			var name string
+			var i int64
+			var list []int64
+			if err := eachField(val, func(num protowire.Number, typ protowire.Type, v, _ []byte) error {
+				switch {
+				case num == attrName && typ == protowire.BytesType:
+					name = string(v)
+				case num == attrInt && typ == protowire.VarintType:
+					x, _ := protowire.ConsumeVarint(v)
+					i = int64(x)
+				case num == attrInts:
+					return appendInts(&list, typ, v)
+				case (num == attrGraph || num == attrGraphs) && typ == protowire.BytesType:
+					n.subgraphs = true
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			if n.ints == nil {
+				n.ints, n.lists = map[string]int64{}, map[string][]int64{}
+			}
+			n.ints[name] = i
+			if list != nil {
+				n.lists[name] = list
+			}
+		}
+		n.fields = append(n.fields, raw)
+		return nil
+	})
+	return n, err
+}
+
+// encode writes the node back: its inputs, operator and domain, then
+// every other field as it was and the added ones (field order carries no
+// meaning in protobuf, but the order of the inputs does, and it is kept).
+func (n *node) encode() []byte {
+	var b []byte
+	for _, in := range n.inputs {
+		b = protowire.AppendTag(b, nodeInput, protowire.BytesType)
+		b = protowire.AppendString(b, in)
+	}
+	b = protowire.AppendTag(b, nodeOpType, protowire.BytesType)
+	b = protowire.AppendString(b, n.opType)
+	if n.domain != "" {
+		b = protowire.AppendTag(b, nodeDomain, protowire.BytesType)
+		b = protowire.AppendString(b, n.domain)
+	}
+	for _, f := range append(n.fields, n.extra...) {
+		b = append(b, f...)
+	}
+	return b
+}
+
+func readTensor(b, raw []byte) (*tensor, error) {
+	t := &tensor{raw: raw}
+	var typ int64 = -1
+	var data []byte
+	var floats []float32
+	external := false
+	err := eachField(b, func(num protowire.Number, wt protowire.Type, val, _ []byte) error {
+		switch num {
+		case tensorDims:
+			return appendInts(&t.dims, wt, val)
+		case tensorType:
+			x, _ := protowire.ConsumeVarint(val)
+			typ = int64(x)
+		case tensorName:
+			t.name = string(val)
+		case tensorRaw:
+			data = val
+		case tensorFloat:
+			return appendFloats(&floats, wt, val)
+		case tensorExt:
+			external = true
+		}
+		return nil
+	})
+	if err != nil || typ != typeFloat || external {
+		return t, err
+	}
+	n := 1
+	for _, d := range t.dims {
+		n *= int(d)
+	}
+	switch {
+	case data != nil && len(data) == 4*n:
+		t.floats = make([]float32, n)
+		for i := range t.floats {
+			t.floats[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+		}
+	case data == nil && len(floats) == n:
+		t.floats = floats
+	}
+	return t, nil
+}
+
+func appendInts(dst *[]int64, wt protowire.Type, val []byte) error {
+	if wt == protowire.VarintType {
+		x, _ := protowire.ConsumeVarint(val)
+		*dst = append(*dst, int64(x))
+		return nil
+	}
+	for len(val) > 0 { // packed
+		x, n := protowire.ConsumeVarint(val)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		*dst = append(*dst, int64(x))
+		val = val[n:]
+	}
+	return nil
+}
+
+func appendFloats(dst *[]float32, wt protowire.Type, val []byte) error {
+	if wt == protowire.Fixed32Type {
+		*dst = append(*dst, math.Float32frombits(binary.LittleEndian.Uint32(val)))
+		return nil
+	}
+	if len(val)%4 != 0 {
+		return errors.New("packed floats of a length not a multiple of 4")
+	}
+	for i := 0; i < len(val); i += 4 {
+		*dst = append(*dst, math.Float32frombits(binary.LittleEndian.Uint32(val[i:])))
+	}
+	return nil
+}
+
+func tensorBytes(name string, typ int64, dims []int64, data []byte) []byte {
+	var b []byte
+	for _, d := range dims {
+		b = protowire.AppendTag(b, tensorDims, protowire.VarintType)
+		b = protowire.AppendVarint(b, uint64(d))
+	}
+	b = protowire.AppendTag(b, tensorType, protowire.VarintType)
+	b = protowire.AppendVarint(b, uint64(typ))
+	b = protowire.AppendTag(b, tensorName, protowire.BytesType)
+	b = protowire.AppendString(b, name)
+	b = protowire.AppendTag(b, tensorRaw, protowire.BytesType)
+	return protowire.AppendBytes(b, data)
+}
+
+// readOpset reads an OperatorSetIdProto.
+func readOpset(b []byte) (domain string, version int64) {
+	_ = eachField(b, func(num protowire.Number, typ protowire.Type, val, _ []byte) error {
+		switch {
+		case num == opsetDomain && typ == protowire.BytesType:
+			domain = string(val)
+		case num == opsetVer && typ == protowire.VarintType:
+			x, _ := protowire.ConsumeVarint(val)
+			version = int64(x)
+		}
+		return nil
+	})
+	return domain, version
+}
+
+// atLeastOpset13 raises the default domain's opset (b, read as domain and
+// version) to 13, the first with a per-axis DequantizeLinear.
+func atLeastOpset13(domain string, version int64, b []byte) []byte {
+	if (domain != "" && domain != "ai.onnx") || version >= 13 {
+		return b
+	}
+	var out []byte
+	if domain != "" {
+		out = protowire.AppendTag(out, opsetDomain, protowire.BytesType)
+		out = protowire.AppendString(out, domain)
+	}
+	out = protowire.AppendTag(out, opsetVer, protowire.VarintType)
+	return protowire.AppendVarint(out, 13)
+}
+
+func float32Raw(f []float32) []byte {
+	b := make([]byte, 4*len(f))
+	for i, v := range f {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+	return b
+}
+
+// eachField walks a message's fields (onnxproto.EachField).
+var eachField = onnxproto.EachField
