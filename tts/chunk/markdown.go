@@ -228,6 +228,10 @@ const (
 )
 
 // ascii handles an ASCII character at the start of b.
+//
+// The markup readers it calls return how many bytes they consume and the
+// last character consumed, or 0 when their reading depends on bytes that
+// have not come yet.
 func (c *Chunker) ascii(b []byte, ch byte, final bool) bool {
 	n := 1           // bytes consumed
 	prev := rune(ch) // the last character consumed
@@ -236,96 +240,141 @@ func (c *Chunker) ascii(b []byte, ch byte, final bool) bool {
 	case ch == ' ' || ch == '\t' || ch == '\r' || ch == '\v' || ch == '\f':
 		c.space = true
 	case ch == '`':
-		n = run(b, '`')
-		if n == len(b) && n < maxRun && !final {
-			return false
-		}
-		switch c.code {
-		case 0:
-			c.code = n
-		case n:
-			c.code = 0
-		}
+		n = c.backticks(b, final)
 	case (ch == '*' || ch == '_' || ch == '~') && !code:
-		n = run(b, ch)
-		next := '\n'
-		if n == maxRun {
-			next = rune(ch) // a long run is dropped in pieces
-		} else if n < len(b) {
-			if !final && !utf8.FullRune(b[n:]) {
-				return false
-			}
-			next, _ = utf8.DecodeRune(b[n:])
-		} else if !final {
-			return false
-		}
-		prevBlank, nextBlank := isBlank(c.prev), isBlank(next)
-		var literal bool
-		switch ch {
-		case '*':
-			literal = prevBlank && nextBlank || isDigitRune(c.prev) && isDigitRune(next)
-		case '_':
-			literal = prevBlank && nextBlank || isWordRune(c.prev) && isWordRune(next)
-		case '~':
-			literal = n == 1 || prevBlank && nextBlank
-		}
-		if literal {
-			for range n {
-				c.emit(rune(ch))
-			}
-		}
+		n = c.emphasis(b, ch, final)
 	case ch == '[' && !code:
 	case ch == ']' && !code:
-		if len(b) < 2 && !final {
-			return false
-		}
-		if len(b) >= 2 && b[1] == '(' {
-			c.link, n, prev = 1, 2, '('
-		}
+		n, prev = c.closeBracket(b, final)
 	case ch == '!' && !code:
-		if len(b) < 2 && !final {
-			return false
-		}
-		if len(b) < 2 || b[1] != '[' { // else the mark of an image
-			c.emit('!')
-		}
+		n = c.bang(b, final)
 	case ch == '|' && !code:
 		c.space = true
 	case ch == '\\' && !code:
-		if len(b) < 2 && !final {
-			return false
-		}
-		switch {
-		case len(b) < 2:
-			c.emit('\\')
-		case b[1] == '\n': // a hard line break
-		case isASCIIPunct(b[1]):
-			ch, n, prev = b[1], 2, rune(b[1])
-			c.emit(rune(ch))
-		default:
-			c.emit('\\')
-		}
+		n, prev = c.escape(b, final)
 	case isDigit(ch) || ch == '#' || ch == '*':
-		rest := b[1:]
-		if !final && (isPrefix(rest, keycap) || isPrefix(rest, keycap[3:])) {
-			return false
-		}
-		switch {
-		case bytes.HasPrefix(rest, []byte(keycap)):
-			n, prev = n+len(keycap), 0x20e3
-		case bytes.HasPrefix(rest, []byte(keycap[3:])):
-			n, prev = n+len(keycap)-3, 0x20e3
-		default:
-			c.emit(rune(ch))
-		}
+		n, prev = c.keycapBase(b, ch, final)
 	case ch < 0x20 || ch == 0x7f: // control characters are not spoken
 	default:
 		c.emit(rune(ch))
+	}
+	if n == 0 {
+		return false
 	}
 	c.emoji = prev == 0x20e3
 	c.rp += n
 	c.prev = prev
 	return true
+}
+
+// backticks opens or closes inline code with a run of backticks; a run
+// closes only the code that a run of its own length opened.
+func (c *Chunker) backticks(b []byte, final bool) int {
+	n := run(b, '`')
+	if n == len(b) && n < maxRun && !final {
+		return 0
+	}
+	switch c.code {
+	case 0:
+		c.code = n
+	case n:
+		c.code = 0
+	}
+	return n
+}
+
+// emphasis drops a run of emphasis marks, or speaks it where it is not
+// markup: between blanks, "*" between digits ("2*3"), "_" inside a word
+// ("snake_case"), a single "~".
+func (c *Chunker) emphasis(b []byte, ch byte, final bool) int {
+	n := run(b, ch)
+	next := '\n'
+	if n == maxRun {
+		next = rune(ch) // a long run is dropped in pieces
+	} else if n < len(b) {
+		if !final && !utf8.FullRune(b[n:]) {
+			return 0
+		}
+		next, _ = utf8.DecodeRune(b[n:])
+	} else if !final {
+		return 0
+	}
+	prevBlank, nextBlank := isBlank(c.prev), isBlank(next)
+	var literal bool
+	switch ch {
+	case '*':
+		literal = prevBlank && nextBlank || isDigitRune(c.prev) && isDigitRune(next)
+	case '_':
+		literal = prevBlank && nextBlank || isWordRune(c.prev) && isWordRune(next)
+	case '~':
+		literal = n == 1 || prevBlank && nextBlank
+	}
+	if literal {
+		for range n {
+			c.emit(rune(ch))
+		}
+	}
+	return n
+}
+
+// closeBracket drops the "]" of a link's text, and with "](" enters its
+// destination, which is not spoken.
+func (c *Chunker) closeBracket(b []byte, final bool) (int, rune) {
+	if len(b) < 2 && !final {
+		return 0, 0
+	}
+	if len(b) >= 2 && b[1] == '(' {
+		c.link = 1
+		return 2, '('
+	}
+	return 1, ']'
+}
+
+// bang speaks a "!" unless it marks an image.
+func (c *Chunker) bang(b []byte, final bool) int {
+	if len(b) < 2 && !final {
+		return 0
+	}
+	if len(b) < 2 || b[1] != '[' {
+		c.emit('!')
+	}
+	return 1
+}
+
+// escape speaks the punctuation a backslash escapes; a backslash before
+// a line break is a hard line break, and any other is spoken.
+func (c *Chunker) escape(b []byte, final bool) (int, rune) {
+	if len(b) < 2 && !final {
+		return 0, 0
+	}
+	switch {
+	case len(b) < 2:
+		c.emit('\\')
+	case b[1] == '\n': // a hard line break
+	case isASCIIPunct(b[1]):
+		c.emit(rune(b[1]))
+		return 2, rune(b[1])
+	default:
+		c.emit('\\')
+	}
+	return 1, '\\'
+}
+
+// keycapBase speaks a digit, "#" or "*", taking in the keycap that makes
+// it an emoji such as 1️⃣, which is not spoken.
+func (c *Chunker) keycapBase(b []byte, ch byte, final bool) (int, rune) {
+	rest := b[1:]
+	if !final && (isPrefix(rest, keycap) || isPrefix(rest, keycap[3:])) {
+		return 0, 0
+	}
+	switch {
+	case bytes.HasPrefix(rest, []byte(keycap)):
+		return 1 + len(keycap), 0x20e3
+	case bytes.HasPrefix(rest, []byte(keycap[3:])):
+		return 1 + len(keycap) - 3, 0x20e3
+	}
+	c.emit(rune(ch))
+	return 1, rune(ch)
 }
 
 // emit appends a speakable character, after a space if whitespace came

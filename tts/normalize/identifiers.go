@@ -30,22 +30,36 @@ func sepBit(c byte) uint8 {
 
 // parsePhone matches a phone number at i (see the package documentation).
 func parsePhone(s string, i int) (phone, bool) {
-	var p phone
+	p, seps, paren, ok := scanPhone(s, i)
+	if !ok {
+		return p, false
+	}
+	lens, ok := p.groupLens(seps)
+	if !ok {
+		return p, false
+	}
+	if p.plus || paren {
+		return p, true
+	}
+	return p, plainPhone(s, p, lens, seps)
+}
+
+// scanPhone reads the digit groups of a phone number at i, the area code
+// perhaps in parentheses, and the separators between them.
+func scanPhone(s string, i int) (p phone, seps uint8, paren, ok bool) {
 	j := i
 	if j < len(s) && s[j] == '+' {
 		p.plus = true
 		j++
 	}
-	var seps uint8
-	paren := false
 	for {
 		if p.n == len(p.g) {
-			return p, false
+			return p, 0, false, false
 		}
 		if j < len(s) && s[j] == '(' {
 			k := digitsEnd(s, j+1)
 			if k == j+1 || k-j-1 > 4 || k >= len(s) || s[k] != ')' {
-				return p, false
+				return p, 0, false, false
 			}
 			p.g[p.n] = [2]int{j + 1, k}
 			p.n++
@@ -63,7 +77,7 @@ func parsePhone(s string, i int) (phone, bool) {
 		}
 		k := digitsEnd(s, j)
 		if k == j {
-			return p, false
+			return p, 0, false, false
 		}
 		p.g[p.n] = [2]int{j, k}
 		p.n++
@@ -77,10 +91,15 @@ func parsePhone(s string, i int) (phone, bool) {
 	}
 	p.end = j
 	if p.n < 2 || j < len(s) && (isAlnum(s[j]) || s[j] == '_') || s[j-1] == ')' {
-		return p, false // "1988 (1988)" is a year and its echo, not (area) code
+		return p, 0, false, false // "1988 (1988)" is a year and its echo, not (area) code
 	}
+	return p, seps, paren, true
+}
+
+// groupLens returns the lengths of p's groups, if each group's length and
+// their total are a phone number's and dots separate only 3-3-4.
+func (p *phone) groupLens(seps uint8) (lens [8]int, ok bool) {
 	total := 0
-	var lens [8]int
 	for k := 0; k < p.n; k++ {
 		lens[k] = p.g[k][1] - p.g[k][0]
 		total += lens[k]
@@ -99,37 +118,41 @@ func parsePhone(s string, i int) (phone, bool) {
 			}
 		}
 		if lens[k] < minLen || lens[k] > maxLen {
-			return p, false
+			return lens, false
 		}
 	}
 	if total < 7 || total > 15 {
-		return p, false
+		return lens, false
 	}
 	if seps&sepDot != 0 && (seps != sepDot || p.n != 3 || lens[0] != 3 || lens[1] != 3 || lens[2] != 4) {
-		return p, false
+		return lens, false
 	}
-	if p.plus || paren {
-		return p, true
-	}
+	return lens, true
+}
+
+// plainPhone reports whether groups with no country code and no
+// parentheses are a phone number's rather than a number's or a range's:
+// "555-1234" is, "1234-5678" and "123 456 789" (thousands) are not.
+func plainPhone(s string, p phone, lens [8]int, seps uint8) bool {
 	if p.n == 2 {
-		return p, seps == sepDash && lens[0] >= 3 && lens[0] <= 4 && lens[1] >= 4 && !(lens[0] == 4 && lens[1] == 4)
+		return seps == sepDash && lens[0] >= 3 && lens[0] <= 4 && lens[1] >= 4 && !(lens[0] == 4 && lens[1] == 4)
 	}
 	if lens[0] == 1 && s[p.g[0][1]] != '-' {
-		return p, false
+		return false
 	}
 	if seps == sepSpace {
 		if lens[0] > 3 {
-			return p, false
+			return false
 		}
 		thousands := true
 		for k := 1; k < p.n; k++ {
 			thousands = thousands && lens[k] == 3
 		}
 		if thousands {
-			return p, false
+			return false
 		}
 	}
-	return p, true
+	return true
 }
 
 // cuedPhone reports a number s[start:e] that a word such as 拨打 or 电话是

@@ -17,6 +17,9 @@ type num struct {
 	end        int
 }
 
+// digitsOnly reports a whole number written without thousands separators.
+func (m num) digitsOnly() bool { return m.frac == "" && !m.commas && m.intd != "" }
+
 func parseNum(s string, i int) num {
 	var m num
 	j := digitsEnd(s, i)
@@ -43,80 +46,113 @@ func parseNum(s string, i int) num {
 }
 
 // number reads the numeric expression whose sign (if any) is at start and
-// whose digits (or leading '.') are at i.
+// whose digits (or leading '.') are at i. Each reading returns where it
+// ends, or 0 when it does not apply; they are tried from the most to the
+// least particular, so their order is part of the rules.
 func (n *norm) number(start, i int, sign byte) int {
-	s := n.s
 	yearRange := n.rangeYear
 	n.rangeYear = false
-	if sign == 0 && isDigit(s[i]) {
-		if c, cs := currencyCodeBefore(s, i); c != nil && cs >= n.done {
-			return n.currency(cs, i, c, 0)
-		}
-		if i > 0 && (isLetter(s[i-1]) || s[i-1] == '_') && n.lastEnd != i {
-			return n.glued(i)
-		}
-		if s[i] == '0' && i+2 < len(s) && s[i+1]|0x20 == 'x' && isHex(s[i+2]) {
-			k := i + 2
-			for k < len(s) && isAlnum(s[k]) {
-				k++
-			}
-			return k
-		}
-		if e := n.dateYMD(i); e > 0 {
-			return e
-		}
-		if e := n.dateMDY(i); e > 0 {
-			return e
-		}
-		if e := n.zhShortDate(i); e > 0 {
-			return e
-		}
-		if i > 0 && s[i-1] >= utf8.RuneSelf || i > 1 && s[i-1] == ' ' {
-			if e := n.zhScore(i); e > 0 {
-				return e
-			}
-		}
-		if e := n.clock(i); e > 0 {
-			return e
-		}
-		if p, ok := parsePhone(s, i); ok {
-			return n.phoneOut(i, p)
-		}
-		if e := n.vanity(i); e > 0 {
-			return e
-		}
-		if e := n.dotted(i, i, false); e > 0 {
+	if sign == 0 && isDigit(n.s[i]) {
+		if e := n.digitString(i); e > 0 {
 			return e
 		}
 	}
-	m := parseNum(s, i)
-	e := m.end
-	simple := sign == 0 && m.frac == "" && !m.commas && m.intd != ""
+	m := parseNum(n.s, i)
+	if k := n.suffixed(start, m, sign); k > 0 {
+		return k
+	}
+	if k := n.measure(start, m, sign); k > 0 {
+		return k
+	}
+	if k := n.numberPair(start, m, sign); k > 0 {
+		return k
+	}
+	return n.plain(start, m, sign, m.end, yearRange)
+}
+
+// digitString reads the expressions written as a string of digits and
+// separators that are more than a number: a currency code's amount, digits
+// glued to a word, hex, dates, scores, times, phone numbers and dotted
+// versions or addresses.
+func (n *norm) digitString(i int) int {
+	s := n.s
+	if c, cs := currencyCodeBefore(s, i); c != nil && cs >= n.done {
+		return n.currency(cs, i, c, 0)
+	}
+	if i > 0 && (isLetter(s[i-1]) || s[i-1] == '_') && n.lastEnd != i {
+		return n.glued(i)
+	}
+	if s[i] == '0' && i+2 < len(s) && s[i+1]|0x20 == 'x' && isHex(s[i+2]) {
+		k := i + 2
+		for k < len(s) && isAlnum(s[k]) {
+			k++
+		}
+		return k
+	}
+	if e := n.dateYMD(i); e > 0 {
+		return e
+	}
+	if e := n.dateMDY(i); e > 0 {
+		return e
+	}
+	if e := n.zhShortDate(i); e > 0 {
+		return e
+	}
+	if i > 0 && s[i-1] >= utf8.RuneSelf || i > 1 && s[i-1] == ' ' {
+		if e := n.zhScore(i); e > 0 {
+			return e
+		}
+	}
+	if e := n.clock(i); e > 0 {
+		return e
+	}
+	if p, ok := parsePhone(s, i); ok {
+		return n.phoneOut(i, p)
+	}
+	if e := n.vanity(i); e > 0 {
+		return e
+	}
+	return n.dotted(i, i, false)
+}
+
+// suffixed reads a number by what is written right after it: "%", an
+// ordinal suffix, the "s" of a decade, Q or H of a quarter, a.m. or p.m.
+func (n *norm) suffixed(start int, m num, sign byte) int {
+	s, e := n.s, m.end
 	if k := percentEnd(s, e); k > 0 {
 		return n.percent(start, m, sign, k)
 	}
-	if sign == 0 && m.frac == "" && m.intd != "" {
-		if k := ordinalSuffix(s, e); k > 0 && (ordinalMatches(m.intd, s[e:k]) || n.lang(start, k) == langZH) {
-			return n.ordinal(start, m.intd, k)
+	if sign != 0 || m.frac != "" || m.intd == "" {
+		return 0
+	}
+	if k := ordinalSuffix(s, e); k > 0 && (ordinalMatches(m.intd, s[e:k]) || n.lang(start, k) == langZH) {
+		return n.ordinal(start, m.intd, k)
+	}
+	if m.commas {
+		return 0
+	}
+	if k := decadeEnd(s, e, m.intd); k > 0 {
+		return n.decade(start, m.intd, k)
+	}
+	if e < len(s) && (s[e] == 'Q' || s[e] == 'H') {
+		if k := n.quarter(start, m.intd, e); k > 0 {
+			return k
 		}
 	}
-	if simple {
-		if k := decadeEnd(s, e, m.intd); k > 0 {
-			return n.decade(start, m.intd, k)
-		}
-		if e < len(s) && (s[e] == 'Q' || s[e] == 'H') {
-			if k := n.quarter(start, m.intd, e); k > 0 {
-				return k
-			}
-		}
-		if len(m.intd) <= 2 {
-			if h := atoi(m.intd); h >= 1 && h <= 12 {
-				if ap, k := ampmAt(s, e); ap != 0 {
-					return n.clockOut(start, k, h, 0, -1, ap)
-				}
+	if len(m.intd) <= 2 {
+		if h := atoi(m.intd); h >= 1 && h <= 12 {
+			if ap, k := ampmAt(s, e); ap != 0 {
+				return n.clockOut(start, k, h, 0, -1, ap)
 			}
 		}
 	}
+	return 0
+}
+
+// measure reads an amount of something: money by its currency code, a
+// unit, a scaled unit ("5k km") and dimensions ("2x8 m2").
+func (n *norm) measure(start int, m num, sign byte) int {
+	s, e := n.s, m.end
 	if c, k := currencyCodeAt(s, e); c != nil {
 		return n.money(start, m, c, sign, "", 0, k)
 	}
@@ -126,6 +162,7 @@ func (n *norm) number(start, i int, sign byte) int {
 	if k := n.scaledUnit(start, m, sign, e); k > 0 {
 		return k
 	}
+	simple := sign == 0 && m.digitsOnly()
 	if x := dimensionX(s, e); simple && x > 0 && (hasUnit(s, x) || len(m.intd) >= 3 && digitsEnd(s, x)-x >= 3) {
 		// "2x8 m2" two by eight square meters / 二乘八平方米 (NeMo en
 		// test_cases_range.txt, where a bare "2x8" stays "two x eight"),
@@ -141,23 +178,34 @@ func (n *norm) number(start, i int, sign byte) int {
 		}
 		return n.emit(start, x)
 	}
-	if m.frac == "" && !m.commas && m.intd != "" {
-		if k := n.fraction(start, "", m.intd, sign, e); k > 0 {
-			return k
-		}
+	return 0
+}
+
+// numberPair reads two numbers as one: a fraction "3/16", a whole number
+// and a fraction "2 1/2", a ratio "16:9".
+func (n *norm) numberPair(start int, m num, sign byte) int {
+	s, e := n.s, m.end
+	if !m.digitsOnly() {
+		return 0
 	}
-	if simple && e+1 < len(s) && s[e] == ' ' && isDigit(s[e+1]) {
+	if k := n.fraction(start, "", m.intd, sign, e); k > 0 {
+		return k
+	}
+	if sign != 0 {
+		return 0
+	}
+	if e+1 < len(s) && s[e] == ' ' && isDigit(s[e+1]) {
 		a := digitsEnd(s, e+1)
 		if k := n.fraction(start, m.intd, s[e+1:a], 0, a); k > 0 {
 			return k
 		}
 	}
-	if simple && e < len(s) && s[e] == ':' {
+	if e < len(s) && s[e] == ':' {
 		if k := n.ratio(start, m.intd, e); k > 0 {
 			return k
 		}
 	}
-	return n.plain(start, m, sign, e, yearRange)
+	return 0
 }
 
 func appendEnSign(b []byte, sign byte) []byte {

@@ -12,6 +12,7 @@
 package spm
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -60,34 +61,34 @@ func Load(path string) (*Model, error) {
 // Parse parses a serialized sentencepiece.ModelProto. name (usually the file
 // path) is used in error messages.
 func Parse(data []byte, name string) (*Model, error) {
-	fail := func(format string, args ...any) (*Model, error) {
-		return nil, fmt.Errorf("spm: %s: "+format, append([]any{name}, args...)...)
+	m, err := parse(data, name)
+	if err != nil {
+		return nil, fmt.Errorf("spm: %s: %w", name, err)
 	}
+	return m, nil
+}
+
+// parse is Parse, its errors without the "spm: name: " prefix.
+func parse(data []byte, name string) (*Model, error) {
 	if len(data) == 0 {
-		return fail("empty file, not a sentencepiece model")
+		return nil, errors.New("empty file, not a sentencepiece model")
 	}
 	mp, err := parseModelProto(data)
 	if err != nil {
-		return fail("invalid sentencepiece ModelProto: %v", err)
+		return nil, fmt.Errorf("invalid sentencepiece ModelProto: %v", err)
 	}
 	if len(mp.pieces) == 0 {
-		return fail("not a sentencepiece model: no pieces")
+		return nil, errors.New("not a sentencepiece model: no pieces")
 	}
-	switch mp.trainer.modelType {
-	case modelUnigram, modelBPE:
-	case modelWord:
-		return fail("unsupported model_type WORD: not a unigram or BPE model")
-	case modelChar:
-		return fail("unsupported model_type CHAR: not a unigram or BPE model")
-	default:
-		return fail("unsupported model_type %d: not a unigram or BPE model", mp.trainer.modelType)
+	if err := checkModelType(mp.trainer.modelType); err != nil {
+		return nil, err
 	}
 	var cm *charsmap
 	// An empty charsmap is the identity normalizer, whatever the name says
 	// (google/sentencepiece src/normalizer.cc:48-49).
 	if len(mp.normalizer.charsmap) != 0 {
 		if cm, err = parseCharsmap(mp.normalizer.charsmap); err != nil {
-			return fail("normalizer %q: %v", mp.normalizer.name, err)
+			return nil, fmt.Errorf("normalizer %q: %v", mp.normalizer.name, err)
 		}
 	}
 
@@ -103,10 +104,34 @@ func Parse(data []byte, name string) (*Model, error) {
 		normalizer:  mp.normalizer,
 		charsmap:    cm,
 	}
-	var userPieces []string
-	for i, p := range mp.pieces {
+	userPieces, err := m.indexPieces()
+	if err != nil {
+		return nil, err
+	}
+	m.buildLookups(userPieces)
+	return m, nil
+}
+
+// checkModelType accepts the two segmentation algorithms Encode runs.
+func checkModelType(t int) error {
+	switch t {
+	case modelUnigram, modelBPE:
+		return nil
+	case modelWord:
+		return errors.New("unsupported model_type WORD: not a unigram or BPE model")
+	case modelChar:
+		return errors.New("unsupported model_type CHAR: not a unigram or BPE model")
+	}
+	return fmt.Errorf("unsupported model_type %d: not a unigram or BPE model", t)
+}
+
+// indexPieces maps each piece to its id, the pieces segmentation may
+// choose apart from the reserved ones, and returns the user-defined
+// pieces, which are matched whole before segmentation.
+func (m *Model) indexPieces() (userPieces []string, err error) {
+	for i, p := range m.pieces {
 		if p.piece == "" {
-			return fail("piece %d is empty", i)
+			return nil, fmt.Errorf("piece %d is empty", i)
 		}
 		normal := p.typ == typeNormal || p.typ == typeUserDefined || p.typ == typeUnused
 		dst := m.reservedIDs
@@ -114,7 +139,7 @@ func Parse(data []byte, name string) (*Model, error) {
 			dst = m.pieceIDs
 		}
 		if _, dup := dst[p.piece]; dup {
-			return fail("piece %q (id %d) is already defined", p.piece, i)
+			return nil, fmt.Errorf("piece %q (id %d) is already defined", p.piece, i)
 		}
 		dst[p.piece] = i
 		switch p.typ {
@@ -123,22 +148,28 @@ func Parse(data []byte, name string) (*Model, error) {
 			m.maxScore = max(m.maxScore, p.score)
 		case typeUnknown:
 			if m.unkID >= 0 {
-				return fail("unk is already defined (ids %d and %d)", m.unkID, i)
+				return nil, fmt.Errorf("unk is already defined (ids %d and %d)", m.unkID, i)
 			}
 			m.unkID = i
 		case typeUserDefined:
 			userPieces = append(userPieces, p.piece)
 		case typeControl, typeUnused, typeByte:
 		default:
-			return fail("piece %d has invalid type %d", i, p.typ)
+			return nil, fmt.Errorf("piece %d has invalid type %d", i, p.typ)
 		}
 	}
 	if m.unkID < 0 {
-		return fail("unk is not defined")
+		return nil, errors.New("unk is not defined")
 	}
+	return userPieces, nil
+}
+
+// buildLookups builds the byte fallback table and the tries that
+// segmentation searches.
+func (m *Model) buildLookups(userPieces []string) {
 	for b := range m.byteIDs {
 		m.byteIDs[b] = m.unkID
-		if id, ok := m.reservedIDs[bytePiece(byte(b))]; ok && mp.pieces[id].typ == typeByte {
+		if id, ok := m.reservedIDs[bytePiece(byte(b))]; ok && m.pieces[id].typ == typeByte {
 			m.byteIDs[b] = id
 		}
 	}
@@ -151,7 +182,6 @@ func Parse(data []byte, name string) (*Model, error) {
 		m.user = buildTrie(u)
 		m.hasUser = true
 	}
-	return m, nil
 }
 
 func bytePiece(b byte) string { return fmt.Sprintf("<0x%02X>", b) }

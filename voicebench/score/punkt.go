@@ -351,12 +351,18 @@ func splitSentences(text string) ([]string, error) {
 		return nil, err
 	}
 	r := []rune(text)
+	slices := m.slicesFromText(r, matchEndContexts(r), len([]rune(strings.TrimRightFunc(text, unicode.IsSpace))))
+	return realignBoundaries(r, slices), nil
+}
 
-	// _match_potential_end_contexts: each end with the word before it,
-	// skipping ends whose word overlaps the previous context.
-	type span struct{ start, stop int }
+// runeSpan is r[start:stop] of a text's runes.
+type runeSpan struct{ start, stop int }
+
+// matchEndContexts is _match_potential_end_contexts: each end with the
+// word before it, skipping ends whose word overlaps the previous context.
+func matchEndContexts(r []rune) []endContext {
 	var contexts []endContext
-	prev, havePrev := span{}, false
+	prev, havePrev := runeSpan{}, false
 	var prevEnd endContext
 	for _, e := range potentialEnds(r) {
 		idx := 0
@@ -371,7 +377,7 @@ func splitSentences(text string) ([]string, error) {
 		} else {
 			idx = prev.start
 		}
-		word := span{idx, e.at}
+		word := runeSpan{idx, e.at}
 		if havePrev && prev.stop <= word.start {
 			contexts = append(contexts, prevEnd)
 		}
@@ -382,13 +388,18 @@ func splitSentences(text string) ([]string, error) {
 	if havePrev {
 		contexts = append(contexts, prevEnd)
 	}
+	return contexts
+}
 
-	// _slices_from_text
-	var slices []span
+// slicesFromText is _slices_from_text: the sentences that the contexts
+// holding a break end, the last one ending at end (the text's length
+// without trailing space).
+func (m *punktModel) slicesFromText(r []rune, contexts []endContext, end int) []runeSpan {
+	var slices []runeSpan
 	last := 0
 	for _, c := range contexts {
 		if m.containsSentbreak(string(r[c.from:c.after])) {
-			slices = append(slices, span{last, c.at + 1})
+			slices = append(slices, runeSpan{last, c.at + 1})
 			if c.next >= 0 {
 				last = c.next
 			} else {
@@ -396,11 +407,14 @@ func splitSentences(text string) ([]string, error) {
 			}
 		}
 	}
-	slices = append(slices, span{last, len([]rune(strings.TrimRightFunc(text, unicode.IsSpace)))})
+	return append(slices, runeSpan{last, end})
+}
 
-	// _realign_boundaries
+// realignBoundaries is _realign_boundaries: closing punctuation at the
+// start of a sentence moves to the end of the one before.
+func realignBoundaries(r []rune, slices []runeSpan) []string {
 	var out []string
-	sentence := func(s span) string {
+	sentence := func(s runeSpan) string {
 		if s.start >= s.stop {
 			return ""
 		}
@@ -417,7 +431,7 @@ func splitSentences(text string) ([]string, error) {
 		}
 		s2 := slices[i+1]
 		if n, end, ok := boundaryRealignment(r, s2); ok {
-			out = append(out, sentence(span{s1.start, s2.start + n}))
+			out = append(out, sentence(runeSpan{s1.start, s2.start + n}))
 			realign = end
 			continue
 		}
@@ -426,14 +440,14 @@ func splitSentences(text string) ([]string, error) {
 			out = append(out, t)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // boundaryRealignment matches NLTK's ["\')\]}]+?(?:\s+|(?=--)|$) (multiline)
 // at the start of sentence s: closing punctuation that belongs to the
 // previous sentence. It returns the length without trailing space and the
 // match's end, relative to s.
-func boundaryRealignment(r []rune, s struct{ start, stop int }) (n, end int, ok bool) {
+func boundaryRealignment(r []rune, s runeSpan) (n, end int, ok bool) {
 	t := r[min(s.start, s.stop):s.stop]
 	closing := 0
 	for closing < len(t) && strings.ContainsRune(punktBoundary, t[closing]) {
