@@ -6,8 +6,8 @@ import (
 	"fyne.io/fyne/v2"
 
 	"github.com/voiceassistant/voice/audio/device"
-	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/wiring"
 )
 
 // Settings are what the user can change in the window; they are kept in

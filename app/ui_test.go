@@ -20,8 +20,8 @@ import (
 
 	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/internal/testenv"
-	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/wiring"
 )
 
 func newTestUI(t *testing.T, opts Options) *UI {

@@ -18,10 +18,10 @@ import (
 
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/testenv"
-	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/pipeline/pipelinetest"
 	"github.com/voiceassistant/voice/voicebench"
 	"github.com/voiceassistant/voice/voicebench/voicebenchtest"
+	"github.com/voiceassistant/voice/wiring"
 )
 
 // template is the tiny dataset, written once and copied for each test

@@ -18,9 +18,9 @@ import (
 
 	"github.com/voiceassistant/voice/internal/testenv"
 	"github.com/voiceassistant/voice/internal/testspeech"
-	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/voicebench"
 	"github.com/voiceassistant/voice/voicebench/voicebenchtest"
+	"github.com/voiceassistant/voice/wiring"
 )
 
 // voiceAgent runs the command line in-process.
