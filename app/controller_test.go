@@ -22,9 +22,9 @@ import (
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/internal/onnx"
 	"github.com/voiceassistant/voice/internal/testenv"
-	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/llm/mnn"
 	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/wiring"
 )
 
 // syncModel is the UI thread of these tests: updates run under a lock.

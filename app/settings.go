@@ -6,8 +6,8 @@ import (
 	"fyne.io/fyne/v2"
 
 	"github.com/voiceassistant/voice/audio/device"
-	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/wiring"
 )
 
 // Settings are what the user can change in the window; they are kept in
@@ -68,10 +68,19 @@ func LoadSettings(p fyne.Preferences) Settings {
 		SystemPrompt: p.StringWithFallback(prefPrompt, d.SystemPrompt),
 		PushToTalk:   p.Bool(prefPTT),
 	}
-	if s.BargeIn.Validate() != nil {
+	if s.Validate() != nil {
 		s.BargeIn = d.BargeIn
 	}
 	return s
+}
+
+// Validate checks s as the agent checks its flags and config file
+// (wiring.Stages.Validate): a setting has one set of bounds, and one
+// message when it is out of them, wherever it is made.
+func (s Settings) Validate() error {
+	st := wiring.DefaultStages()
+	s.Apply(&st, &device.Config{})
+	return st.Validate()
 }
 
 // Save writes the settings.

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -74,11 +75,11 @@ func newSettingsForm(s Settings) *settingsForm {
 	f.aec.SetChecked(s.AEC)
 	f.speculate.SetChecked(s.Speculate)
 	f.minSpeech.SetText(s.BargeIn.MinSpeech.String())
-	f.minSpeech.Validator = func(v string) error { _, err := parseDuration(v, 10*time.Second); return err }
+	f.minSpeech.Validator = fieldValidator(s, setMinSpeech)
 	f.minWords.SetText(strconv.Itoa(s.BargeIn.MinWords))
-	f.minWords.Validator = func(v string) error { _, err := parseWords(v); return err }
+	f.minWords.Validator = fieldValidator(s, setMinWords)
 	f.resumeAfter.SetText(s.BargeIn.ResumeAfter.String())
-	f.resumeAfter.Validator = func(v string) error { _, err := parseDuration(v, 10*time.Second); return err }
+	f.resumeAfter.Validator = fieldValidator(s, setResumeAfter)
 	f.backchannels.SetText(strings.Join(s.BargeIn.Backchannels, ", "))
 	f.backchannels.Wrapping = fyne.TextWrapWord
 	f.prompt.SetText(s.SystemPrompt)
@@ -87,20 +88,50 @@ func newSettingsForm(s Settings) *settingsForm {
 	return f
 }
 
-func parseDuration(v string, most time.Duration) (time.Duration, error) {
+// The barge-in fields' text into the setting. They only parse: the
+// bounds are the agent's (Settings.Validate).
+func setMinSpeech(b *pipeline.BargeIn, v string) (err error) {
+	b.MinSpeech, err = parseDuration(v)
+	return wrapField("interrupt after speaking", err)
+}
+
+func setMinWords(b *pipeline.BargeIn, v string) (err error) {
+	b.MinWords, err = strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		err = errors.New("a number of words, such as 2")
+	}
+	return wrapField("interrupt after words", err)
+}
+
+func setResumeAfter(b *pipeline.BargeIn, v string) (err error) {
+	b.ResumeAfter, err = parseDuration(v)
+	return wrapField("go on after", err)
+}
+
+func parseDuration(v string) (time.Duration, error) {
 	d, err := time.ParseDuration(strings.TrimSpace(v))
-	if err != nil || d < 0 || d > most {
-		return 0, fmt.Errorf("a duration from 0s to %v, such as 500ms", most)
+	if err != nil {
+		return 0, errors.New("a duration such as 500ms")
 	}
 	return d, nil
 }
 
-func parseWords(v string) (int, error) {
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n < 0 || n > 10 {
-		return 0, fmt.Errorf("a number of words from 0 to 10")
+func wrapField(field string, err error) error {
+	if err != nil {
+		return fmt.Errorf("%s: %w", field, err)
 	}
-	return n, nil
+	return nil
+}
+
+// fieldValidator checks one field's text as saving the form would: set
+// into the settings the form opened with, then validated whole.
+func fieldValidator(s Settings, set func(*pipeline.BargeIn, string) error) fyne.StringValidator {
+	return func(v string) error {
+		if err := set(&s.BargeIn, v); err != nil {
+			return err
+		}
+		return s.Validate()
+	}
 }
 
 // settings reads the form over base (which keeps what the form lacks).
@@ -111,31 +142,30 @@ func (f *settingsForm) settings(base Settings) (Settings, error) {
 			b.Mode = m.mode
 		}
 	}
-	var err error
-	if b.MinSpeech, err = parseDuration(f.minSpeech.Text, 10*time.Second); err != nil {
-		return base, fmt.Errorf("interrupt after speaking: %w", err)
-	}
-	if b.MinWords, err = parseWords(f.minWords.Text); err != nil {
-		return base, fmt.Errorf("interrupt after words: %w", err)
-	}
-	if b.ResumeAfter, err = parseDuration(f.resumeAfter.Text, 10*time.Second); err != nil {
-		return base, fmt.Errorf("go on after: %w", err)
+	for _, field := range []struct {
+		set  func(*pipeline.BargeIn, string) error
+		text string
+	}{{setMinSpeech, f.minSpeech.Text}, {setMinWords, f.minWords.Text}, {setResumeAfter, f.resumeAfter.Text}} {
+		if err := field.set(&b, field.text); err != nil {
+			return base, err
+		}
 	}
 	for _, w := range strings.FieldsFunc(f.backchannels.Text, func(r rune) bool { return r == ',' || r == '，' || r == '\n' }) {
 		if w = strings.TrimSpace(w); w != "" {
 			b.Backchannels = append(b.Backchannels, w)
 		}
 	}
-	if err := b.Validate(); err != nil {
+	s := base
+	s.CaptureDevice, s.PlaybackDevice = f.capture.Text, f.playback.Text
+	s.ModelDir = f.modelDir.Text
+	s.BargeIn = b
+	s.AEC = f.aec.Checked
+	s.Speculate = f.speculate.Checked
+	s.SystemPrompt = f.prompt.Text
+	if err := s.Validate(); err != nil {
 		return base, err
 	}
-	base.CaptureDevice, base.PlaybackDevice = f.capture.Text, f.playback.Text
-	base.ModelDir = f.modelDir.Text
-	base.BargeIn = b
-	base.AEC = f.aec.Checked
-	base.Speculate = f.speculate.Checked
-	base.SystemPrompt = f.prompt.Text
-	return base, nil
+	return s, nil
 }
 
 func (u *UI) showSettings() {

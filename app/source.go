@@ -7,8 +7,8 @@ import (
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/audio/device"
 	"github.com/voiceassistant/voice/internal/clock"
-	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/wiring"
 )
 
 // Live runs sessions on the sound card, like `voice-agent run`.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/audio/device"
-	"github.com/voiceassistant/voice/internal/wiring"
+	"github.com/voiceassistant/voice/wiring"
 )
 
 // Options configure the window.

@@ -20,8 +20,8 @@ import (
 
 	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/internal/testenv"
-	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/wiring"
 )
 
 func newTestUI(t *testing.T, opts Options) *UI {
@@ -236,8 +236,8 @@ func TestUISettingsSaved(t *testing.T) {
 		field *widget.Entry
 		text  string
 	}{
-		{f.minSpeech, ""}, {f.minSpeech, "soon"}, {f.minSpeech, "-1s"}, {f.minSpeech, "11s"},
-		{f.minWords, "-1"}, {f.minWords, "many"}, {f.resumeAfter, "1h"}, {f.backchannels, "yeah, ..."},
+		{f.minSpeech, ""}, {f.minSpeech, "soon"}, {f.minSpeech, "-1s"}, {f.minSpeech, "2h"},
+		{f.minWords, "-1"}, {f.minWords, "many"}, {f.resumeAfter, "61m"}, {f.backchannels, "yeah, ..."},
 	} {
 		old := bad.field.Text
 		bad.field.SetText(bad.text)

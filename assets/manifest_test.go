@@ -14,7 +14,7 @@ func TestManifest(t *testing.T) {
 	m, err := LoadManifest()
 	require.NoError(t, err)
 	// Every model the assistant uses, under the names the stages look for
-	// in the cache (internal/wiring).
+	// in the cache (wiring).
 	for _, name := range []string{"silero-vad-v5", "smart-turn-v3.2-cpu", "xasr-zh-en-streaming-160ms",
 		"mnn-pocket-0.3b-int4", "MOSS-TTS-Nano-100M-ONNX", "MOSS-Audio-Tokenizer-Nano-ONNX"} {
 		_, ok := m.Model(name)

@@ -2,11 +2,8 @@ package assets
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -36,21 +33,6 @@ func expected(f File, e lockEntry, locked bool) (size int64, sum string, fromLoc
 		}
 	}
 	return size, sum, fromLock
-}
-
-// HashFile is the sha256 of the file at path, in hex, and its length.
-func HashFile(path string) (string, int64, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return "", 0, err
-	}
-	defer fh.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, fh)
-	if err != nil {
-		return "", n, err
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
 
 // check verifies one file on disk. It returns a problem ("" when

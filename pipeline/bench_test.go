@@ -7,8 +7,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
 	"github.com/voiceassistant/voice/pipeline"
-	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+	"github.com/voiceassistant/voice/standin"
 )
 
 // BenchmarkTurnOverhead is the orchestration cost of one full turn (VAD,
@@ -17,16 +18,16 @@ import (
 // clock: everything it measures is pipeline overhead.
 func BenchmarkTurnOverhead(b *testing.B) {
 	const turns = 20
-	var user []pipelinetest.Utterance
+	var user []standin.Utterance
 	var replies []string
 	turnLen := 2 * time.Second
 	for i := range turns {
 		start := time.Duration(i)*turnLen + 200*time.Millisecond
-		user = append(user, pipelinetest.Utterance{Start: start, End: start + 600*time.Millisecond, Text: fmt.Sprintf("question number %d", i)})
+		user = append(user, standin.Utterance{Start: start, End: start + 600*time.Millisecond, Text: fmt.Sprintf("question number %d", i)})
 		replies = append(replies, "Sure thing.")
 	}
 	s := scenario{length: turns * turnLen, user: user, replies: replies, tokensPerSecond: -1}
-	s.input = pipelinetest.Voice(s.length, s.user...)
+	s.input = standin.Voice(s.length, s.user...)
 	b.ReportAllocs()
 	for b.Loop() {
 		o := s.run(b)
@@ -43,7 +44,7 @@ func BenchmarkTurnOverhead(b *testing.B) {
 func BenchmarkBargeIn(b *testing.B) {
 	s := scenario{
 		length: 6 * time.Second,
-		user: []pipelinetest.Utterance{
+		user: []standin.Utterance{
 			{Start: 200 * time.Millisecond, End: 800 * time.Millisecond, Text: "tell me a story"},
 			{Start: 3 * time.Second, End: 3800 * time.Millisecond, Text: "stop"},
 		},
@@ -80,12 +81,12 @@ func BenchmarkTokenOverhead(b *testing.B) {
 	reply := strings.Repeat("word, and another word. ", words/4)
 	s := scenario{
 		length:          3 * time.Second,
-		user:            []pipelinetest.Utterance{{Start: 200 * time.Millisecond, End: 800 * time.Millisecond, Text: "talk"}},
+		user:            []standin.Utterance{{Start: 200 * time.Millisecond, End: 800 * time.Millisecond, Text: "talk"}},
 		replies:         []string{reply},
 		tokensPerSecond: -1,
 		noTTS:           true,
 	}
-	s.input = pipelinetest.Voice(s.length, s.user...)
+	s.input = standin.Voice(s.length, s.user...)
 	for b.Loop() {
 		o := s.run(b)
 		require.Len(b, o.of(pipeline.EvLLMPiece), words, "pieces")

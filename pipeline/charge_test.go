@@ -11,7 +11,7 @@ import (
 
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/pipeline"
-	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+	"github.com/voiceassistant/voice/standin"
 )
 
 // cpu is a compute clock that only stage calls move, a millisecond each,
@@ -36,7 +36,7 @@ func (c *cpu) work(stage string) {
 }
 
 type cpuASR struct {
-	*pipelinetest.ScriptedASR
+	*standin.ScriptedASR
 	cpu *cpu
 }
 
@@ -56,7 +56,7 @@ func (a cpuASR) FinalizeAfter(ctx context.Context, quiet time.Duration) (string,
 }
 
 type cpuTurn struct {
-	pipelinetest.ScriptedTurn
+	standin.ScriptedTurn
 	cpu *cpu
 }
 
@@ -78,8 +78,8 @@ func TestEveryListeningCallIsCharged(t *testing.T) {
 		replies: []string{"It is sunny today.", "Tomorrow it will rain."},
 		tune: func(cfg *pipeline.Config) {
 			cfg.ComputeScale = 1
-			cfg.ASR = cpuASR{cfg.ASR.(*pipelinetest.ScriptedASR), c}
-			cfg.Turn = &cpuTurn{ScriptedTurn: pipelinetest.ScriptedTurn{Probs: []float64{0.9}}, cpu: c}
+			cfg.ASR = cpuASR{cfg.ASR.(*standin.ScriptedASR), c}
+			cfg.Turn = &cpuTurn{ScriptedTurn: standin.ScriptedTurn{Probs: []float64{0.9}}, cpu: c}
 		},
 	}
 	o := s.run(t)

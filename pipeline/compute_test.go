@@ -11,7 +11,7 @@ import (
 
 	"github.com/voiceassistant/voice/llm"
 	"github.com/voiceassistant/voice/pipeline"
-	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+	"github.com/voiceassistant/voice/standin"
 )
 
 // busyLLM is a test double that spends work wall time on each piece, as a
@@ -56,7 +56,7 @@ func TestComputeOnTheClock(t *testing.T) {
 	run := func(scale float64) outcome {
 		s := scenario{
 			length: 5 * time.Second,
-			user:   []pipelinetest.Utterance{{Start: 500 * ms, End: 1500 * ms, Text: "hello there"}},
+			user:   []standin.Utterance{{Start: 500 * ms, End: 1500 * ms, Text: "hello there"}},
 			tune: func(c *pipeline.Config) {
 				c.LLM = busyLLM{pieces: 8, work: llmWork}
 				c.Turn = busyTurn{work: turnWork}
@@ -98,7 +98,7 @@ func TestComputeOnTheClockLetsABargeInStopGeneration(t *testing.T) {
 	const pieces = 400
 	s := scenario{
 		length: 8 * time.Second,
-		user: []pipelinetest.Utterance{
+		user: []standin.Utterance{
 			{Start: 500 * ms, End: 1500 * ms, Text: "tell me a story"},
 			{Start: 3 * time.Second, End: 4 * time.Second, Text: "stop please"},
 		},
@@ -122,7 +122,7 @@ func TestComputeOnTheClockLetsABargeInStopGeneration(t *testing.T) {
 func TestComputeOnTheClockHoldsASpeculationUntilTheCommit(t *testing.T) {
 	s := scenario{
 		length:  14 * time.Second,
-		user:    []pipelinetest.Utterance{{Start: 500 * ms, End: 1500 * ms, Text: "hello there"}},
+		user:    []standin.Utterance{{Start: 500 * ms, End: 1500 * ms, Text: "hello there"}},
 		replies: []string{"Hi, how are you today?"},
 		tune: func(c *pipeline.Config) {
 			// 7 s of turn model on the clock: well beyond what the

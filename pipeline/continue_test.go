@@ -10,7 +10,7 @@ import (
 
 	"github.com/voiceassistant/voice/llm"
 	"github.com/voiceassistant/voice/pipeline"
-	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+	"github.com/voiceassistant/voice/standin"
 )
 
 // sentence is one sentence said in pieces, with pauses between them, and
@@ -32,11 +32,11 @@ var pausedSentences = []sentence{
 // apart: pauses long enough for the VAD to end the speech and the turn
 // detector to be asked, and shorter than the pre-roll, which would give
 // the recognizer the piece before again.
-func (s sentence) said(start time.Duration) []pipelinetest.Utterance {
-	var out []pipelinetest.Utterance
+func (s sentence) said(start time.Duration) []standin.Utterance {
+	var out []standin.Utterance
 	for i, p := range s.pieces {
 		at := start + time.Duration(i)*1400*time.Millisecond
-		out = append(out, pipelinetest.Utterance{Start: at, End: at + time.Second, Text: p})
+		out = append(out, standin.Utterance{Start: at, End: at + time.Second, Text: p})
 	}
 	return out
 }
@@ -77,8 +77,8 @@ func TestContinuationJoinsTheTurn(t *testing.T) {
 					user:    sn.said(500 * time.Millisecond),
 					replies: []string{"Let me look that up for you."},
 					tune: func(c *pipeline.Config) {
-						c.Turn = &pipelinetest.ScriptedTurn{Probs: []float64{0.9}}
-						c.LLM.(*pipelinetest.ScriptedLLM).FirstToken = tc.firstToken
+						c.Turn = &standin.ScriptedTurn{Probs: []float64{0.9}}
+						c.LLM.(*standin.ScriptedLLM).FirstToken = tc.firstToken
 						history = c.History
 					},
 				}
@@ -110,7 +110,7 @@ func TestContinuationOffCommitsEachPiece(t *testing.T) {
 		user:    sn.said(500 * time.Millisecond),
 		replies: []string{"Let me look that up for you."},
 		tune: func(c *pipeline.Config) {
-			c.Turn = &pipelinetest.ScriptedTurn{Probs: []float64{0.9}}
+			c.Turn = &standin.ScriptedTurn{Probs: []float64{0.9}}
 			c.Continue.Window = 0
 		},
 	}
@@ -139,7 +139,7 @@ func TestNewSpeechAfterTheReplyIsItsOwnTurn(t *testing.T) {
 			var history *llm.History
 			s := scenario{
 				length: 10 * time.Second,
-				user: []pipelinetest.Utterance{
+				user: []standin.Utterance{
 					{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: "what time is it"},
 					{Start: tc.second, End: tc.second + time.Second, Text: "and in tokyo"},
 				},

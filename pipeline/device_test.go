@@ -12,7 +12,7 @@ import (
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/pipeline"
-	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+	"github.com/voiceassistant/voice/standin"
 	"github.com/voiceassistant/voice/vad"
 )
 
@@ -36,13 +36,13 @@ func TestDeviceDisappearingEndsTheSession(t *testing.T) {
 		err:    errors.New(`audio device "USB headset" stopped unexpectedly (disconnected?)`),
 	}
 	s := scenario{
-		user:    []pipelinetest.Utterance{{Start: 100 * time.Millisecond, End: 900 * time.Millisecond, Text: "hello"}},
+		user:    []standin.Utterance{{Start: 100 * time.Millisecond, End: 900 * time.Millisecond, Text: "hello"}},
 		replies: []string{"Hi."},
 	}
 	cfg, _ := s.config(clk)
 	cfg.Clock, cfg.Device = clk, dev
 	// Speech that is cut off mid-turn by the disconnection.
-	pcm := pipelinetest.Voice(time.Second, s.user...)
+	pcm := standin.Voice(time.Second, s.user...)
 	for pos := 0; pos+160 <= len(pcm); pos += 160 {
 		dev.frames <- audio.Frame{Format: audio.Mono16k, Pos: int64(pos), Samples: pcm[pos : pos+160]}
 	}
@@ -68,14 +68,14 @@ func TestDeviceDisappearingEndsTheSession(t *testing.T) {
 func TestStageErrorEndsTheSession(t *testing.T) {
 	s := scenario{
 		length:  3 * time.Second,
-		user:    []pipelinetest.Utterance{{Start: 100 * time.Millisecond, End: 900 * time.Millisecond, Text: "hello"}},
+		user:    []standin.Utterance{{Start: 100 * time.Millisecond, End: 900 * time.Millisecond, Text: "hello"}},
 		replies: []string{"Hi."},
 	}
 	clk := clock.NewVirtual()
 	cfg, _ := s.config(clk)
 	cfg.VAD = failingVAD{}
 	var errs []pipeline.Event
-	_, err := pipeline.Replay(context.Background(), clk, cfg, audio.VirtualConfig{Input: pipelinetest.Voice(s.length, s.user...)},
+	_, err := pipeline.Replay(context.Background(), clk, cfg, audio.VirtualConfig{Input: standin.Voice(s.length, s.user...)},
 		func(e pipeline.Event) {
 			if e.Type == pipeline.EvError {
 				errs = append(errs, e)

@@ -9,17 +9,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/voiceassistant/voice/pipeline"
-	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+	"github.com/voiceassistant/voice/standin"
 )
 
 // forking makes the scenario's recognizer one that forks, its partials a
 // word behind as X-ASR's are, its forks delay long on the clock.
-func forking(s *scenario, delay time.Duration) **pipelinetest.ForkingASR {
-	var asr *pipelinetest.ForkingASR
+func forking(s *scenario, delay time.Duration) **standin.ForkingASR {
+	var asr *standin.ForkingASR
 	s.tune = func(c *pipeline.Config) {
-		scripted := c.ASR.(*pipelinetest.ScriptedASR)
+		scripted := c.ASR.(*standin.ScriptedASR)
 		scripted.PartialLag = 400 * ms
-		asr = &pipelinetest.ForkingASR{ScriptedASR: scripted, Clock: c.Clock, Delay: delay}
+		asr = &standin.ForkingASR{ScriptedASR: scripted, Clock: c.Clock, Delay: delay}
 		c.ASR = asr
 	}
 	return &asr
@@ -30,7 +30,7 @@ func forking(s *scenario, delay time.Duration) **pipelinetest.ForkingASR {
 func oneQuestion(length time.Duration) scenario {
 	return scenario{
 		length:  length,
-		user:    []pipelinetest.Utterance{{Start: 500 * ms, End: 2000 * ms, Text: "what is the weather today"}},
+		user:    []standin.Utterance{{Start: 500 * ms, End: 2000 * ms, Text: "what is the weather today"}},
 		replies: []string{"It is sunny and warm today."},
 	}
 }
@@ -93,7 +93,7 @@ func TestCommitWaitsForTheEarlyFinal(t *testing.T) {
 func TestSpeechWhileTheCommitWaitsGoesOnTheTurn(t *testing.T) {
 	s := scenario{
 		length: 8 * time.Second,
-		user: []pipelinetest.Utterance{
+		user: []standin.Utterance{
 			{Start: 500 * ms, End: 1500 * ms, Text: "what is the"},
 			// After the 700 ms that commit without a turn model, before
 			// the copy made at the VAD's end of speech is in.

@@ -21,7 +21,7 @@ import (
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/pipeline"
-	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+	"github.com/voiceassistant/voice/standin"
 )
 
 var updateEvents = flag.Bool("update-events", false, "rewrite testdata/event_streams.json from this code")
@@ -117,7 +117,7 @@ func overReplySweep() []sweepCase {
 					name: fmt.Sprintf("%s %s at %v", mode, k.name, start),
 					s: scenario{
 						length: 5 * time.Second,
-						user: []pipelinetest.Utterance{
+						user: []standin.Utterance{
 							{Start: 100 * time.Millisecond, End: 500 * time.Millisecond, Text: "question"},
 							{Start: start, End: start + k.length, Text: k.text},
 						},

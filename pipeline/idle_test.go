@@ -15,14 +15,14 @@ import (
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/llm"
 	"github.com/voiceassistant/voice/pipeline"
-	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+	"github.com/voiceassistant/voice/standin"
 )
 
 // prefillingLLM is the scripted LLM with a Prefill (a test double) that
 // records the conversations it is given and, like a long prefill, runs
 // until it is cancelled.
 type prefillingLLM struct {
-	*pipelinetest.ScriptedLLM
+	*standin.ScriptedLLM
 	mu        sync.Mutex
 	prefills  [][]llm.Message
 	cancelled int
@@ -69,14 +69,14 @@ func TestConversationIsPrefilledWhileIdle(t *testing.T) {
 				starts[1] = 2500 * time.Millisecond
 			}
 			for i, q := range tc.questions {
-				s.user = append(s.user, pipelinetest.Utterance{Start: starts[i], End: starts[i] + 700*time.Millisecond, Text: q})
+				s.user = append(s.user, standin.Utterance{Start: starts[i], End: starts[i] + 700*time.Millisecond, Text: q})
 			}
 			clk := clock.NewVirtual()
 			cfg, scripted := s.config(clk)
 			gen := &prefillingLLM{ScriptedLLM: scripted}
 			cfg.LLM = gen
 			cfg.History = llm.NewHistory("sys", tc.budget)
-			_, err := pipeline.Replay(context.Background(), clk, cfg, audio.VirtualConfig{Input: pipelinetest.Voice(s.length, s.user...)}, nil)
+			_, err := pipeline.Replay(context.Background(), clk, cfg, audio.VirtualConfig{Input: standin.Voice(s.length, s.user...)}, nil)
 			require.NoError(t, err)
 
 			convs := gen.Conversations()

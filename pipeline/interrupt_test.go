@@ -18,7 +18,7 @@ import (
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/llm"
 	"github.com/voiceassistant/voice/pipeline"
-	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+	"github.com/voiceassistant/voice/standin"
 )
 
 const story = "Once upon a time, there was a small robot who loved to sing every single day."
@@ -60,26 +60,26 @@ func texts(events []pipeline.Event) []string {
 func TestSoundsOverAReplyDoNotInterrupt(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		sound pipelinetest.Utterance
+		sound standin.Utterance
 		mode  pipeline.InterruptMode
 	}{
-		{"short noise", pipelinetest.Utterance{Start: 3 * time.Second, End: 3150 * time.Millisecond}, ""},
-		{"800 ms cough", pipelinetest.Utterance{Start: 3 * time.Second, End: 3800 * time.Millisecond}, ""},
-		{"yeah", pipelinetest.Utterance{Start: 3 * time.Second, End: 3400 * time.Millisecond, Text: "yeah"}, ""},
-		{"uh-huh", pipelinetest.Utterance{Start: 3 * time.Second, End: 3500 * time.Millisecond, Text: "uh-huh"}, ""},
-		{"嗯", pipelinetest.Utterance{Start: 3 * time.Second, End: 3400 * time.Millisecond, Text: "嗯"}, ""},
-		{"好的", pipelinetest.Utterance{Start: 3 * time.Second, End: 3400 * time.Millisecond, Text: "好的"}, ""},
-		{"哦", pipelinetest.Utterance{Start: 3 * time.Second, End: 3300 * time.Millisecond, Text: "哦"}, ""},
-		{"对", pipelinetest.Utterance{Start: 3 * time.Second, End: 3300 * time.Millisecond, Text: "对"}, ""},
-		{"嗯嗯 对对", pipelinetest.Utterance{Start: 3 * time.Second, End: 4 * time.Second, Text: "嗯嗯 对对"}, ""},
+		{"short noise", standin.Utterance{Start: 3 * time.Second, End: 3150 * time.Millisecond}, ""},
+		{"800 ms cough", standin.Utterance{Start: 3 * time.Second, End: 3800 * time.Millisecond}, ""},
+		{"yeah", standin.Utterance{Start: 3 * time.Second, End: 3400 * time.Millisecond, Text: "yeah"}, ""},
+		{"uh-huh", standin.Utterance{Start: 3 * time.Second, End: 3500 * time.Millisecond, Text: "uh-huh"}, ""},
+		{"嗯", standin.Utterance{Start: 3 * time.Second, End: 3400 * time.Millisecond, Text: "嗯"}, ""},
+		{"好的", standin.Utterance{Start: 3 * time.Second, End: 3400 * time.Millisecond, Text: "好的"}, ""},
+		{"哦", standin.Utterance{Start: 3 * time.Second, End: 3300 * time.Millisecond, Text: "哦"}, ""},
+		{"对", standin.Utterance{Start: 3 * time.Second, End: 3300 * time.Millisecond, Text: "对"}, ""},
+		{"嗯嗯 对对", standin.Utterance{Start: 3 * time.Second, End: 4 * time.Second, Text: "嗯嗯 对对"}, ""},
 		// Longer than min_speech, but only backchannels.
-		{"yeah yeah right okay", pipelinetest.Utterance{Start: 3 * time.Second, End: 5 * time.Second, Text: "yeah yeah right okay"}, ""},
-		{"ducked yeah", pipelinetest.Utterance{Start: 3 * time.Second, End: 3400 * time.Millisecond, Text: "yeah"}, pipeline.InterruptDuck},
+		{"yeah yeah right okay", standin.Utterance{Start: 3 * time.Second, End: 5 * time.Second, Text: "yeah yeah right okay"}, ""},
+		{"ducked yeah", standin.Utterance{Start: 3 * time.Second, End: 3400 * time.Millisecond, Text: "yeah"}, pipeline.InterruptDuck},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := scenario{
 				length: 17 * time.Second,
-				user: []pipelinetest.Utterance{
+				user: []standin.Utterance{
 					{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: "tell me a story"},
 					tc.sound,
 					{Start: 13 * time.Second, End: 13600 * time.Millisecond, Text: "thanks"},
@@ -140,7 +140,7 @@ func replyEnd(t *testing.T, s scenario) time.Duration {
 func TestSpeechAroundTheEndOfTheReplyIsTheNextTurn(t *testing.T) {
 	base := scenario{
 		length:  9 * time.Second,
-		user:    []pipelinetest.Utterance{{Start: 300 * time.Millisecond, End: time.Second, Text: "what is the weather"}},
+		user:    []standin.Utterance{{Start: 300 * time.Millisecond, End: time.Second, Text: "what is the weather"}},
 		replies: []string{"It is sunny and warm today.", "Rain."},
 	}
 	end := replyEnd(t, base)
@@ -165,7 +165,7 @@ func TestSpeechAroundTheEndOfTheReplyIsTheNextTurn(t *testing.T) {
 				s := base
 				s.tune = mode.tune
 				start := end + offset
-				s.user = append(s.user[:1:1], pipelinetest.Utterance{Start: start, End: start + 1200*time.Millisecond, Text: "what about tomorrow"})
+				s.user = append(s.user[:1:1], standin.Utterance{Start: start, End: start + 1200*time.Millisecond, Text: "what about tomorrow"})
 				o := s.run(t)
 				require.Empty(t, o.of(pipeline.EvError), "offset %v", offset)
 				commits := texts(o.of(pipeline.EvTurnCommit))
@@ -194,7 +194,7 @@ func TestSpeechAroundTheEndOfTheReplyIsTheNextTurn(t *testing.T) {
 func TestHalfDuplexKeepsSpeechThatOutlastsTheReply(t *testing.T) {
 	base := scenario{
 		length:  9 * time.Second,
-		user:    []pipelinetest.Utterance{{Start: 300 * time.Millisecond, End: time.Second, Text: "what is the weather"}},
+		user:    []standin.Utterance{{Start: 300 * time.Millisecond, End: time.Second, Text: "what is the weather"}},
 		replies: []string{"It is sunny and warm today.", "Rain."},
 		tune:    func(c *pipeline.Config) { c.HalfDuplex.Enabled = true },
 	}
@@ -210,7 +210,7 @@ func TestHalfDuplexKeepsSpeechThatOutlastsTheReply(t *testing.T) {
 	} {
 		s := base
 		start := end + tc.offset
-		s.user = append(s.user[:1:1], pipelinetest.Utterance{Start: start, End: start + 1200*time.Millisecond, Text: "what about tomorrow"})
+		s.user = append(s.user[:1:1], standin.Utterance{Start: start, End: start + 1200*time.Millisecond, Text: "what about tomorrow"})
 		o := s.run(t)
 		assert.Empty(t, o.of(pipeline.EvBargeInPending))
 		assert.Equal(t, []string{"what is the weather", tc.want}, texts(o.of(pipeline.EvTurnCommit)), "speech from %v after the reply's end", tc.offset)
@@ -223,21 +223,21 @@ func TestHalfDuplexKeepsSpeechThatOutlastsTheReply(t *testing.T) {
 func TestBargeInOffAnswersWhatWasSaidOverTheReply(t *testing.T) {
 	base := scenario{
 		length:    16 * time.Second,
-		user:      []pipelinetest.Utterance{{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: "tell me a story"}},
+		user:      []standin.Utterance{{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: "tell me a story"}},
 		replies:   []string{story, "Yes, every day."},
 		interrupt: pipeline.InterruptOff,
 	}
 	end := replyEnd(t, base)
 	for _, tc := range []struct {
 		name   string
-		speech pipelinetest.Utterance
+		speech standin.Utterance
 		want   []string
 	}{
-		{"2 s over the end", pipelinetest.Utterance{Start: end - 500*time.Millisecond, End: end + 1500*time.Millisecond, Text: "did it sing every day"},
+		{"2 s over the end", standin.Utterance{Start: end - 500*time.Millisecond, End: end + 1500*time.Millisecond, Text: "did it sing every day"},
 			[]string{"tell me a story", "did it sing every day"}},
-		{"in the middle", pipelinetest.Utterance{Start: 3 * time.Second, End: 4 * time.Second, Text: "did it sing"},
+		{"in the middle", standin.Utterance{Start: 3 * time.Second, End: 4 * time.Second, Text: "did it sing"},
 			[]string{"tell me a story", "did it sing"}},
-		{"backchannel", pipelinetest.Utterance{Start: 3 * time.Second, End: 3400 * time.Millisecond, Text: "uh-huh"},
+		{"backchannel", standin.Utterance{Start: 3 * time.Second, End: 3400 * time.Millisecond, Text: "uh-huh"},
 			[]string{"tell me a story"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -263,7 +263,7 @@ func TestMinSpeechConfirmsWordlessSpeech(t *testing.T) {
 	for _, min := range []time.Duration{250 * time.Millisecond, 2 * time.Second, 10 * time.Second} {
 		s := scenario{
 			length: 30 * time.Second,
-			user: []pipelinetest.Utterance{
+			user: []standin.Utterance{
 				{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: "tell me a long story"},
 				{Start: 3 * time.Second, End: 15 * time.Second}, // a voice the recognizer makes nothing of
 			},
@@ -281,7 +281,7 @@ func TestMinSpeechConfirmsWordlessSpeech(t *testing.T) {
 // min_speech confirms at once; the whole utterance is the next turn.
 func TestMinWordsConfirmWithWordsThatAreNotBackchannels(t *testing.T) {
 	// Five words of 500 ms each.
-	speech := pipelinetest.Utterance{Start: 3 * time.Second, End: 5500 * time.Millisecond, Text: "yeah okay stop talking please"}
+	speech := standin.Utterance{Start: 3 * time.Second, End: 5500 * time.Millisecond, Text: "yeah okay stop talking please"}
 	for _, tc := range []struct {
 		minWords  int
 		minSpeech time.Duration
@@ -294,7 +294,7 @@ func TestMinWordsConfirmWithWordsThatAreNotBackchannels(t *testing.T) {
 	} {
 		s := scenario{
 			length: 14 * time.Second,
-			user: []pipelinetest.Utterance{
+			user: []standin.Utterance{
 				{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: "tell me a story"},
 				speech,
 			},
@@ -325,10 +325,10 @@ func TestChineseInterruptionsConfirm(t *testing.T) {
 	} {
 		t.Run(tc.text, func(t *testing.T) {
 			n := utf8.RuneCountInString(tc.text)
-			speech := pipelinetest.Utterance{Start: 3 * time.Second, End: 3*time.Second + time.Duration(n)*200*time.Millisecond, Text: tc.text}
+			speech := standin.Utterance{Start: 3 * time.Second, End: 3*time.Second + time.Duration(n)*200*time.Millisecond, Text: tc.text}
 			s := scenario{
 				length: 14 * time.Second,
-				user: []pipelinetest.Utterance{
+				user: []standin.Utterance{
 					{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: "给我讲个故事"},
 					speech,
 				},
@@ -347,7 +347,7 @@ func TestChineseInterruptionsConfirm(t *testing.T) {
 // failingLLM passes the first pieces of a scripted reply on, then fails
 // as an engine might (out of memory, a corrupt weight page).
 type failingLLM struct {
-	*pipelinetest.ScriptedLLM
+	*standin.ScriptedLLM
 	failAfter map[int]int // call -> pieces before failing
 	calls     int
 }
@@ -377,7 +377,7 @@ func (f *failingLLM) Generate(ctx context.Context, conv []llm.Message, emit func
 func TestFailedReplyIsRememberedAsPlayed(t *testing.T) {
 	s := scenario{
 		length: 16 * time.Second,
-		user: []pipelinetest.Utterance{
+		user: []standin.Utterance{
 			{Start: 500 * time.Millisecond, End: time.Second, Text: "weather"},
 			{Start: 6 * time.Second, End: 6500 * time.Millisecond, Text: "again"},
 			{Start: 11 * time.Second, End: 11500 * time.Millisecond, Text: "thanks"},
@@ -386,7 +386,7 @@ func TestFailedReplyIsRememberedAsPlayed(t *testing.T) {
 	}
 	var gen *failingLLM
 	s.tune = func(c *pipeline.Config) {
-		gen = &failingLLM{ScriptedLLM: c.LLM.(*pipelinetest.ScriptedLLM), failAfter: map[int]int{0: 5, 1: 0}}
+		gen = &failingLLM{ScriptedLLM: c.LLM.(*standin.ScriptedLLM), failAfter: map[int]int{0: 5, 1: 0}}
 		c.LLM = gen
 		// Failures are counted by call; speculation (whose failures are
 		// retried at the commit) would add calls.
@@ -415,7 +415,7 @@ func TestFailedReplyIsRememberedAsPlayed(t *testing.T) {
 func TestStopKeyKeepsSpeechOverTheReply(t *testing.T) {
 	s := scenario{
 		length: 12 * time.Second,
-		user: []pipelinetest.Utterance{
+		user: []standin.Utterance{
 			{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: "tell me a long story"},
 			{Start: 5 * time.Second, End: 5400 * time.Millisecond, Text: "yeah"},
 		},
@@ -434,24 +434,24 @@ func TestStopKeyKeepsSpeechOverTheReply(t *testing.T) {
 // thousandBargeIns is a session with cycles interruptions of every kind
 // (confirmed, resumed, at the very end of a reply), its capture made as
 // it is read.
-func thousandBargeIns(cycles int) (scenario, pipelinetest.VoiceSource) {
+func thousandBargeIns(cycles int) (scenario, standin.VoiceSource) {
 	cycle := 4 * time.Second
-	var user []pipelinetest.Utterance
+	var user []standin.Utterance
 	var replies []string
 	for i := range cycles {
 		t0 := time.Duration(i) * cycle
-		user = append(user, pipelinetest.Utterance{Start: t0 + 100*time.Millisecond, End: t0 + 500*time.Millisecond, Text: fmt.Sprintf("question %d", i)})
+		user = append(user, standin.Utterance{Start: t0 + 100*time.Millisecond, End: t0 + 500*time.Millisecond, Text: fmt.Sprintf("question %d", i)})
 		replies = append(replies, "Sure, here is my answer.")
 		// The reply plays from t0+0.81 s to t0+2.39 s.
 		switch i % 3 {
 		case 0: // confirmed, and answered
-			user = append(user, pipelinetest.Utterance{Start: t0 + 1800*time.Millisecond, End: t0 + 2200*time.Millisecond, Text: "stop"})
+			user = append(user, standin.Utterance{Start: t0 + 1800*time.Millisecond, End: t0 + 2200*time.Millisecond, Text: "stop"})
 			replies = append(replies, "Ok.")
 		case 1: // a cough: resumed
-			user = append(user, pipelinetest.Utterance{Start: t0 + 1800*time.Millisecond, End: t0 + 2000*time.Millisecond})
+			user = append(user, standin.Utterance{Start: t0 + 1800*time.Millisecond, End: t0 + 2000*time.Millisecond})
 		case 2: // around the reply's end, heard before it or after
 			start := t0 + 2100*time.Millisecond + time.Duration(i/3%15)*20*time.Millisecond
-			user = append(user, pipelinetest.Utterance{Start: start, End: start + 400*time.Millisecond, Text: "why"})
+			user = append(user, standin.Utterance{Start: start, End: start + 400*time.Millisecond, Text: "why"})
 			replies = append(replies, "Ok.")
 		}
 	}
@@ -466,7 +466,7 @@ func thousandBargeIns(cycles int) (scenario, pipelinetest.VoiceSource) {
 			c.BargeIn.ResumeAfter = 300 * time.Millisecond
 		},
 	}
-	return s, pipelinetest.VoiceSource{Length: s.length, Utterances: user}
+	return s, standin.VoiceSource{Length: s.length, Utterances: user}
 }
 
 // One session with a thousand interruptions of every kind (confirmed,
@@ -525,15 +525,15 @@ func TestStopKeyCutsTheReply(t *testing.T) {
 	const pressed = 4 * time.Second
 	s := scenario{
 		length: 30 * time.Second,
-		user: []pipelinetest.Utterance{
+		user: []standin.Utterance{
 			{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: "tell me a long story"},
 			{Start: 20 * time.Second, End: 21 * time.Second, Text: "thanks"},
 		},
 		replies:   []string{strings.Repeat(story+" ", 4), "You are welcome."},
 		stopKeyAt: []time.Duration{200 * time.Millisecond, pressed, 10 * time.Second},
 	}
-	var gen *pipelinetest.ScriptedLLM
-	s.tune = func(c *pipeline.Config) { gen = c.LLM.(*pipelinetest.ScriptedLLM) }
+	var gen *standin.ScriptedLLM
+	s.tune = func(c *pipeline.Config) { gen = c.LLM.(*standin.ScriptedLLM) }
 	o := s.run(t)
 
 	barge := o.of(pipeline.EvBargeIn)

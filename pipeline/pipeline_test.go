@@ -16,7 +16,7 @@ import (
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/llm"
 	"github.com/voiceassistant/voice/pipeline"
-	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+	"github.com/voiceassistant/voice/standin"
 	"github.com/voiceassistant/voice/tts/chunk"
 )
 
@@ -25,7 +25,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // scenario is a replay with the test doubles.
 type scenario struct {
 	length  time.Duration
-	user    []pipelinetest.Utterance
+	user    []standin.Utterance
 	replies []string
 	// interrupt is the barge-in mode (default: the pipeline's, pause).
 	interrupt pipeline.InterruptMode
@@ -47,10 +47,10 @@ type scenario struct {
 type outcome struct {
 	events []pipeline.Event
 	result *pipeline.ReplayResult
-	llm    *pipelinetest.ScriptedLLM
+	llm    *standin.ScriptedLLM
 }
 
-func (s scenario) config(clk clock.Clock) (pipeline.Config, *pipelinetest.ScriptedLLM) {
+func (s scenario) config(clk clock.Clock) (pipeline.Config, *standin.ScriptedLLM) {
 	cfg := pipeline.DefaultConfig()
 	if s.interrupt != "" {
 		cfg.BargeIn.Mode = s.interrupt
@@ -63,13 +63,13 @@ func (s scenario) config(clk clock.Clock) (pipeline.Config, *pipelinetest.Script
 	if rate < 0 {
 		first = 0
 	}
-	gen := &pipelinetest.ScriptedLLM{Clock: clk, Replies: s.replies, FirstToken: first, TokensPerSecond: rate}
-	cfg.VAD = pipelinetest.NewEnergyVAD()
-	cfg.ASR = &pipelinetest.ScriptedASR{Script: s.user}
+	gen := &standin.ScriptedLLM{Clock: clk, Replies: s.replies, FirstToken: first, TokensPerSecond: rate}
+	cfg.VAD = standin.NewEnergyVAD()
+	cfg.ASR = &standin.ScriptedASR{Script: s.user}
 	cfg.LLM = gen
 	cfg.NewChunker = func() pipeline.Chunker { return chunk.New(chunk.DefaultConfig()) }
 	if !s.noTTS {
-		cfg.TTS = pipelinetest.NewToneTTS()
+		cfg.TTS = standin.NewToneTTS()
 	}
 	cfg.History = llm.NewHistory("You are a helpful assistant.", 0)
 	cfg.Clock = clk // as Replay sets it, for tune's doubles
@@ -86,7 +86,7 @@ func (s scenario) run(t testing.TB) outcome {
 	cfg, gen := s.config(clk)
 	out.llm = gen
 	if s.input == nil {
-		s.input = pipelinetest.Voice(s.length, s.user...)
+		s.input = standin.Voice(s.length, s.user...)
 	}
 	dev := audio.VirtualConfig{Input: s.input, Echo: s.echo, Stall: 5 * time.Second}
 	if len(s.stopKeyAt) > 0 {
@@ -161,7 +161,7 @@ func TestTwoTurnConversation(t *testing.T) {
 }
 
 // weatherQuestions are two turns of the user's, 4 s apart.
-var weatherQuestions = []pipelinetest.Utterance{
+var weatherQuestions = []standin.Utterance{
 	{Start: 500 * time.Millisecond, End: 2 * time.Second, Text: "what is the weather today"},
 	{Start: 6 * time.Second, End: 7500 * time.Millisecond, Text: "and tomorrow"},
 }
@@ -258,7 +258,7 @@ func testTwoTurnConversation(t *testing.T, speculate bool) {
 func TestReplayIsDeterministic(t *testing.T) {
 	s := scenario{
 		length:  6 * time.Second,
-		user:    []pipelinetest.Utterance{{Start: 300 * time.Millisecond, End: 1500 * time.Millisecond, Text: "hello there"}},
+		user:    []standin.Utterance{{Start: 300 * time.Millisecond, End: 1500 * time.Millisecond, Text: "hello there"}},
 		replies: []string{"Hi, how can I help you today?"},
 	}
 	a, b := s.run(t), s.run(t)
@@ -272,7 +272,7 @@ func TestBargeIn(t *testing.T) {
 		"The villagers did not mind, because the songs were short and quite beautiful."
 	s := scenario{
 		length: 12 * time.Second,
-		user: []pipelinetest.Utterance{
+		user: []standin.Utterance{
 			{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: "tell me a story"},
 			{Start: 5 * time.Second, End: 6 * time.Second, Text: "stop please"},
 		},
@@ -353,7 +353,7 @@ func TestBargeIn(t *testing.T) {
 func TestBargeInOffLetsTheReplyFinish(t *testing.T) {
 	s := scenario{
 		length: 14 * time.Second,
-		user: []pipelinetest.Utterance{
+		user: []standin.Utterance{
 			{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: "tell me a story"},
 			{Start: 3 * time.Second, End: 4 * time.Second, Text: "and a song"},
 		},
@@ -384,7 +384,7 @@ func TestEchoPathReachesTheMicrophone(t *testing.T) {
 	}{{0.5, true}, {0.01, false}} {
 		s := scenario{
 			length:  6 * time.Second,
-			user:    []pipelinetest.Utterance{{Start: 300 * time.Millisecond, End: 1200 * time.Millisecond, Text: "tell me a story"}},
+			user:    []standin.Utterance{{Start: 300 * time.Millisecond, End: 1200 * time.Millisecond, Text: "tell me a story"}},
 			replies: []string{"Once upon a time, there was a small robot who loved to sing every single day."},
 			echo:    &audio.Echo{Delay: 60 * time.Millisecond, Gain: tc.gain},
 		}
@@ -401,7 +401,7 @@ func commitsWithTurn(t *testing.T, s scenario, det pipeline.TurnDetector) []pipe
 	cfg, _ := s.config(clk)
 	cfg.Turn = det
 	var commits []pipeline.Event
-	_, err := pipeline.Replay(context.Background(), clk, cfg, audio.VirtualConfig{Input: pipelinetest.Voice(s.length, s.user...)},
+	_, err := pipeline.Replay(context.Background(), clk, cfg, audio.VirtualConfig{Input: standin.Voice(s.length, s.user...)},
 		func(e pipeline.Event) {
 			if e.Type == pipeline.EvTurnCommit {
 				commits = append(commits, e)
@@ -412,7 +412,7 @@ func commitsWithTurn(t *testing.T, s scenario, det pipeline.TurnDetector) []pipe
 }
 
 func TestTurnDetectorDecides(t *testing.T) {
-	user := []pipelinetest.Utterance{
+	user := []standin.Utterance{
 		{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: "I would like"},
 		{Start: 2 * time.Second, End: 3 * time.Second, Text: "a cup of tea"},
 	}
@@ -432,7 +432,7 @@ func TestTurnDetectorDecides(t *testing.T) {
 		{"fallback", []float64{0.1}, []string{"I would like a cup of tea"}, "fallback", 6 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			det := &pipelinetest.ScriptedTurn{Probs: tc.probs}
+			det := &standin.ScriptedTurn{Probs: tc.probs}
 			commits := commitsWithTurn(t, scenario{length: 8 * time.Second, user: user, replies: []string{"Sure."}}, det)
 			require.Len(t, commits, len(tc.commits))
 			assert.Equal(t, tc.commits[0], commits[0].Text)
@@ -454,8 +454,8 @@ func TestTurnModelHearsHalfASecondBeforeTheSpeech(t *testing.T) {
 		text string
 	}{{"en", "what time is it"}, {"zh", "现在几点了"}} {
 		t.Run(lang.name, func(t *testing.T) {
-			user := []pipelinetest.Utterance{{Start: 2 * time.Second, End: 3 * time.Second, Text: lang.text}}
-			det := &pipelinetest.ScriptedTurn{Probs: []float64{0.9}}
+			user := []standin.Utterance{{Start: 2 * time.Second, End: 3 * time.Second, Text: lang.text}}
+			det := &standin.ScriptedTurn{Probs: []float64{0.9}}
 			commits := commitsWithTurn(t, scenario{length: 5 * time.Second, user: user, replies: []string{"Sure."}}, det)
 			require.Len(t, commits, 1)
 			assert.Equal(t, lang.text, commits[0].Text)
@@ -471,7 +471,7 @@ func TestTurnModelHearsHalfASecondBeforeTheSpeech(t *testing.T) {
 func TestHistoryBudgetDropsOldestExchanges(t *testing.T) {
 	s := scenario{
 		length: 10 * time.Second,
-		user: []pipelinetest.Utterance{
+		user: []standin.Utterance{
 			{Start: 300 * time.Millisecond, End: 1 * time.Second, Text: "first question"},
 			{Start: 3500 * time.Millisecond, End: 4200 * time.Millisecond, Text: "second question"},
 			{Start: 7 * time.Second, End: 7700 * time.Millisecond, Text: "third question"},
@@ -485,7 +485,7 @@ func TestHistoryBudgetDropsOldestExchanges(t *testing.T) {
 	// budget, and the oldest exchanges go until it fits in half of it,
 	// after that reply rather than at the third question.
 	cfg.History = llm.NewHistory("sys", 60)
-	_, err := pipeline.Replay(context.Background(), clk, cfg, audio.VirtualConfig{Input: pipelinetest.Voice(s.length, s.user...)}, nil)
+	_, err := pipeline.Replay(context.Background(), clk, cfg, audio.VirtualConfig{Input: standin.Voice(s.length, s.user...)}, nil)
 	require.NoError(t, err)
 	convs := gen.Conversations()
 	require.Len(t, convs, 3)
@@ -510,7 +510,7 @@ func TestReplyLongerThanThePlayerBuffer(t *testing.T) {
 	reply := strings.Repeat("This sentence is here to make the reply long. ", 12) // ~37 s of tone
 	s := scenario{
 		length:          3 * time.Second,
-		user:            []pipelinetest.Utterance{{Start: 300 * time.Millisecond, End: 1 * time.Second, Text: "talk to me"}},
+		user:            []standin.Utterance{{Start: 300 * time.Millisecond, End: 1 * time.Second, Text: "talk to me"}},
 		replies:         []string{reply},
 		tokensPerSecond: -1,
 	}
@@ -528,7 +528,7 @@ func TestBargeInDuringAChunkLongerThanThePlayerBuffer(t *testing.T) {
 	reply := strings.Join(words, " ") // no punctuation: one chunk of ~12 s
 	s := scenario{
 		length: 10 * time.Second,
-		user: []pipelinetest.Utterance{
+		user: []standin.Utterance{
 			{Start: 300 * time.Millisecond, End: 1 * time.Second, Text: "count"},
 			{Start: 6 * time.Second, End: 6800 * time.Millisecond, Text: "stop"},
 		},
@@ -551,7 +551,7 @@ func TestHeardChineseHasNoSpaces(t *testing.T) {
 	reply := "你好。今天天气很好，我们出去走走吧。明天会下雨，记得带伞。后天是晴天，可以去公园。"
 	s := scenario{
 		length: 8 * time.Second,
-		user: []pipelinetest.Utterance{
+		user: []standin.Utterance{
 			{Start: 300 * time.Millisecond, End: 1 * time.Second, Text: "天气"},
 			{Start: 3800 * time.Millisecond, End: 4600 * time.Millisecond, Text: "等一下"},
 		},
@@ -572,7 +572,7 @@ func TestHeardChineseHasNoSpaces(t *testing.T) {
 func TestHalfDuplexIgnoresTheEcho(t *testing.T) {
 	s := scenario{
 		length: 9 * time.Second,
-		user: []pipelinetest.Utterance{
+		user: []standin.Utterance{
 			{Start: 300 * time.Millisecond, End: 1 * time.Second, Text: "tell me a story"},
 			{Start: 6500 * time.Millisecond, End: 7200 * time.Millisecond, Text: "thanks"},
 		},
@@ -583,7 +583,7 @@ func TestHalfDuplexIgnoresTheEcho(t *testing.T) {
 		clk := clock.NewVirtual()
 		cfg, _ := s.config(clk)
 		cfg.HalfDuplex.Enabled = halfDuplex
-		_, err := pipeline.Replay(context.Background(), clk, cfg, audio.VirtualConfig{Input: pipelinetest.Voice(s.length, s.user...), Echo: s.echo},
+		_, err := pipeline.Replay(context.Background(), clk, cfg, audio.VirtualConfig{Input: standin.Voice(s.length, s.user...), Echo: s.echo},
 			func(e pipeline.Event) {
 				switch e.Type {
 				case pipeline.EvBargeInPending:
@@ -607,12 +607,12 @@ func TestHalfDuplexIgnoresTheEcho(t *testing.T) {
 // The recognizer is told how much quiet it was given after the speech,
 // the endpointing wait, which a recognizer that pads need not pad again.
 func TestFinalTranscriptAfterTheEndpointingWait(t *testing.T) {
-	var asr *pipelinetest.ScriptedASR
+	var asr *standin.ScriptedASR
 	s := scenario{
 		length:  4 * time.Second,
-		user:    []pipelinetest.Utterance{{Start: 500 * time.Millisecond, End: 2 * time.Second, Text: "what is the weather today"}},
+		user:    []standin.Utterance{{Start: 500 * time.Millisecond, End: 2 * time.Second, Text: "what is the weather today"}},
 		replies: []string{"Sunny."},
-		tune:    func(c *pipeline.Config) { asr = c.ASR.(*pipelinetest.ScriptedASR) },
+		tune:    func(c *pipeline.Config) { asr = c.ASR.(*standin.ScriptedASR) },
 	}
 	o := s.run(t)
 	require.Len(t, o.result.Metrics, 1)
@@ -630,7 +630,7 @@ func TestSpeculationHitsDespiteTheFinalStop(t *testing.T) {
 		length:  9 * time.Second,
 		user:    weatherQuestions,
 		replies: []string{"It is sunny today.", "Tomorrow it will rain."},
-		tune:    func(c *pipeline.Config) { c.ASR.(*pipelinetest.ScriptedASR).FinalStop = "." },
+		tune:    func(c *pipeline.Config) { c.ASR.(*standin.ScriptedASR).FinalStop = "." },
 	}
 	o := s.run(t)
 	assert.Len(t, o.of(pipeline.EvSpeculationHit), 2)

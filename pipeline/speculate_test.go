@@ -10,7 +10,7 @@ import (
 
 	"github.com/voiceassistant/voice/llm"
 	"github.com/voiceassistant/voice/pipeline"
-	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+	"github.com/voiceassistant/voice/standin"
 )
 
 const ms = time.Millisecond
@@ -20,7 +20,7 @@ const ms = time.Millisecond
 func TestSpeculationHitPlaysOnlyAfterTheCommit(t *testing.T) {
 	s := scenario{
 		length:  6 * time.Second,
-		user:    []pipelinetest.Utterance{{Start: 500 * ms, End: 2000 * ms, Text: "what is the weather today"}},
+		user:    []standin.Utterance{{Start: 500 * ms, End: 2000 * ms, Text: "what is the weather today"}},
 		replies: []string{"It is sunny and warm today."},
 	}
 	o := s.run(t)
@@ -59,7 +59,7 @@ func TestSpeculationHitPlaysOnlyAfterTheCommit(t *testing.T) {
 func TestSpeculationMissWhenTheUserGoesOn(t *testing.T) {
 	s := scenario{
 		length: 7 * time.Second,
-		user: []pipelinetest.Utterance{
+		user: []standin.Utterance{
 			{Start: 500 * ms, End: 1500 * ms, Text: "what is the"},
 			// 300 ms: a pause the energy VAD ends speech at (200 ms), short
 			// of the 700 ms that commit a turn without a turn model.
@@ -99,8 +99,8 @@ func TestSpeculationMissWhenTheUserGoesOn(t *testing.T) {
 func TestSpeculationMissWhenTheTranscriptChanges(t *testing.T) {
 	s := scenario{
 		length: 6 * time.Second,
-		user: []pipelinetest.Utterance{{Start: 500 * ms, End: 1500 * ms, Text: "what time is it",
-			Words: []pipelinetest.Word{
+		user: []standin.Utterance{{Start: 500 * ms, End: 1500 * ms, Text: "what time is it",
+			Words: []standin.Word{
 				{Text: "what", Start: 500 * ms, End: 800 * ms}, {Text: "time", Start: 800 * ms, End: 1100 * ms},
 				{Text: "is", Start: 1100 * ms, End: 1300 * ms},
 				// Recognized 150 ms into the silence, as a lagging recognizer would.
@@ -122,10 +122,10 @@ func TestSpeculationMissWhenTheTranscriptChanges(t *testing.T) {
 func TestFailedSpeculationIsRetriedAtTheCommit(t *testing.T) {
 	s := scenario{
 		length:  6 * time.Second,
-		user:    []pipelinetest.Utterance{{Start: 500 * ms, End: 2000 * ms, Text: "hello there"}},
+		user:    []standin.Utterance{{Start: 500 * ms, End: 2000 * ms, Text: "hello there"}},
 		replies: []string{"Hi, how can I help?"},
 		tune: func(c *pipeline.Config) {
-			c.LLM = &failingLLM{ScriptedLLM: c.LLM.(*pipelinetest.ScriptedLLM), failAfter: map[int]int{0: 1}}
+			c.LLM = &failingLLM{ScriptedLLM: c.LLM.(*standin.ScriptedLLM), failAfter: map[int]int{0: 1}}
 		},
 	}
 	o := s.run(t)
@@ -151,7 +151,7 @@ func (n notRollingBack) Generate(ctx context.Context, conv []llm.Message, emit f
 func TestNoSpeculationWithoutRollback(t *testing.T) {
 	s := scenario{
 		length:  5 * time.Second,
-		user:    []pipelinetest.Utterance{{Start: 500 * ms, End: 2000 * ms, Text: "hello there"}},
+		user:    []standin.Utterance{{Start: 500 * ms, End: 2000 * ms, Text: "hello there"}},
 		replies: []string{"Hi."},
 		tune:    func(c *pipeline.Config) { c.LLM = notRollingBack{c.LLM} },
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/voiceassistant/voice/pipeline"
-	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+	"github.com/voiceassistant/voice/standin"
 	"github.com/voiceassistant/voice/tts/normalize"
 )
 
@@ -18,7 +18,7 @@ import (
 // be given to speak: each chunk read by tts/normalize in the language the
 // pipeline passes, as tts/moss's Synthesize reads it.
 type readingTTS struct {
-	*pipelinetest.ToneTTS
+	*standin.ToneTTS
 	mu   sync.Mutex
 	read []string
 }
@@ -86,10 +86,10 @@ func TestRepliesWithNumbersAreSpokenInTheirLanguage(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tts := &readingTTS{ToneTTS: pipelinetest.NewToneTTS()}
+			tts := &readingTTS{ToneTTS: standin.NewToneTTS()}
 			s := scenario{
 				length:          12 * time.Second,
-				user:            []pipelinetest.Utterance{{Start: 300 * time.Millisecond, End: 1200 * time.Millisecond, Text: tc.question}},
+				user:            []standin.Utterance{{Start: 300 * time.Millisecond, End: 1200 * time.Millisecond, Text: tc.question}},
 				replies:         []string{tc.reply},
 				tokensPerSecond: -1,
 				tune:            func(c *pipeline.Config) { c.TTS = tts },

@@ -11,7 +11,7 @@ import (
 
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/pipeline"
-	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+	"github.com/voiceassistant/voice/standin"
 	"github.com/voiceassistant/voice/tts/normalize"
 )
 
@@ -19,7 +19,7 @@ import (
 // chunk numbered late (from 1) of everything it is asked to speak: a
 // synthesizer that falls behind playback there.
 type lateChunkTTS struct {
-	*pipelinetest.ToneTTS
+	*standin.ToneTTS
 	clk   clock.Clock
 	late  int64
 	delay time.Duration
@@ -48,10 +48,10 @@ func TestReplayPlacesUnderrunGaps(t *testing.T) {
 			run := func(delay time.Duration) *pipeline.ReplayResult {
 				s := scenario{
 					length:  12 * time.Second,
-					user:    []pipelinetest.Utterance{{Start: 500 * ms, End: 1500 * ms, Text: "what is the weather tomorrow"}},
+					user:    []standin.Utterance{{Start: 500 * ms, End: 1500 * ms, Text: "what is the weather tomorrow"}},
 					replies: []string{tc.reply},
 					tune: func(c *pipeline.Config) {
-						c.TTS = &lateChunkTTS{ToneTTS: pipelinetest.NewToneTTS(), clk: c.Clock, late: 2, delay: delay}
+						c.TTS = &lateChunkTTS{ToneTTS: standin.NewToneTTS(), clk: c.Clock, late: 2, delay: delay}
 					},
 				}
 				return s.run(t).result

@@ -19,7 +19,7 @@ import (
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/testenv"
 	"github.com/voiceassistant/voice/pipeline"
-	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+	"github.com/voiceassistant/voice/standin"
 )
 
 // BenchmarkLiveBargeInToSilence measures what a user feels when they
@@ -41,7 +41,7 @@ func BenchmarkLiveBargeInToSilence(b *testing.B) {
 	dir := b.TempDir()
 	speech := filepath.Join(dir, "stop.wav")
 	require.NoError(b, audio.WriteWAV(speech, audio.Mono16k,
-		pipelinetest.Voice(600*time.Millisecond, pipelinetest.Utterance{End: 600 * time.Millisecond}), audio.PCM16))
+		standin.Voice(600*time.Millisecond, standin.Utterance{End: 600 * time.Millisecond}), audio.PCM16))
 	// The recognizer double hears a word every 100 ms, whenever the user
 	// speaks; every reply is long enough to interrupt.
 	var words []string

@@ -20,7 +20,7 @@ import (
 
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/testenv"
-	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+	"github.com/voiceassistant/voice/standin"
 )
 
 var binary string
@@ -73,9 +73,9 @@ func run(t *testing.T, bin string, args ...string) (stdout, stderr string, err e
 // also exercises format conversion on the way in.
 func demoWAV(t *testing.T) string {
 	t.Helper()
-	pcm := pipelinetest.Voice(9*time.Second,
-		pipelinetest.Utterance{Start: 500 * time.Millisecond, End: 2 * time.Second},
-		pipelinetest.Utterance{Start: 6 * time.Second, End: 7200 * time.Millisecond})
+	pcm := standin.Voice(9*time.Second,
+		standin.Utterance{Start: 500 * time.Millisecond, End: 2 * time.Second},
+		standin.Utterance{Start: 6 * time.Second, End: 7200 * time.Millisecond})
 	stereo, err := audio.Convert(pcm, audio.Mono16k, audio.Format{Rate: 48000, Channels: 2})
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "demo.wav")
@@ -395,7 +395,7 @@ func TestASRCommand(t *testing.T) {
 	assert.NotEmpty(t, last.Text)
 
 	// A recording at 8 kHz is resampled on the way in, not refused.
-	pcm, err := audio.Convert(pipelinetest.Voice(time.Second), audio.Mono16k, audio.Format{Rate: 8000, Channels: 1})
+	pcm, err := audio.Convert(standin.Voice(time.Second), audio.Mono16k, audio.Format{Rate: 8000, Channels: 1})
 	require.NoError(t, err)
 	low := filepath.Join(t.TempDir(), "8k.wav")
 	require.NoError(t, audio.WriteWAV(low, audio.Format{Rate: 8000, Channels: 1}, pcm, audio.PCM16))

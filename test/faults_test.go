@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/voiceassistant/voice/audio"
-	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+	"github.com/voiceassistant/voice/standin"
 )
 
 // interrupt starts the agent, sends sig once ready(), and waits for it to
@@ -57,11 +57,11 @@ func TestInterruptedRunsSaySo(t *testing.T) {
 	long := filepath.Join(t.TempDir(), "long.wav")
 	// Ten minutes of talk: longer than bench pipeline takes to get past
 	// a second.
-	var talk []pipelinetest.Utterance
+	var talk []standin.Utterance
 	for at := time.Second; at < 10*time.Minute; at += 5 * time.Second {
-		talk = append(talk, pipelinetest.Utterance{Start: at, End: at + 2*time.Second})
+		talk = append(talk, standin.Utterance{Start: at, End: at + 2*time.Second})
 	}
-	require.NoError(t, audio.WriteWAV(long, audio.Mono16k, pipelinetest.Voice(10*time.Minute, talk...), audio.PCM16))
+	require.NoError(t, audio.WriteWAV(long, audio.Mono16k, standin.Voice(10*time.Minute, talk...), audio.PCM16))
 	fifo := filepath.Join(t.TempDir(), "f.wav")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
 	out, hungUp := filepath.Join(t.TempDir(), "out.wav"), filepath.Join(t.TempDir(), "hungup.wav")

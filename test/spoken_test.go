@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/audio/testspeech"
 	"github.com/voiceassistant/voice/internal/testenv"
-	"github.com/voiceassistant/voice/internal/testspeech"
 )
 
 // spoken records parts with espeak-ng as name.wav and writes name.json,

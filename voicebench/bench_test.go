@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/voiceassistant/voice/audio"
-	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/voicebench"
 	"github.com/voiceassistant/voice/voicebench/voicebenchtest"
+	"github.com/voiceassistant/voice/wiring"
 )
 
 // BenchmarkHarnessPerSample is the harness's own cost per sample: reading

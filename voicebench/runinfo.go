@@ -59,7 +59,7 @@ func newRunInfo(cfg Config) RunInfo {
 		}
 		kind := KindReal
 		switch {
-		case b.Double:
+		case b.StandIn:
 			kind = KindDouble
 			info.Doubles = append(info.Doubles, b.Stage)
 		case b.Off:

@@ -18,10 +18,10 @@ import (
 
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/testenv"
-	"github.com/voiceassistant/voice/internal/wiring"
-	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+	"github.com/voiceassistant/voice/standin"
 	"github.com/voiceassistant/voice/voicebench"
 	"github.com/voiceassistant/voice/voicebench/voicebenchtest"
+	"github.com/voiceassistant/voice/wiring"
 )
 
 // template is the tiny dataset, written once and copied for each test
@@ -59,7 +59,7 @@ const (
 // voice stands in for speech: one second of a voiced signal, which the
 // energy VAD double hears.
 func voice(string) ([]float32, error) {
-	return pipelinetest.Voice(time.Second, pipelinetest.Utterance{End: time.Second}), nil
+	return standin.Voice(time.Second, standin.Utterance{End: time.Second}), nil
 }
 
 func dataset(t testing.TB) (string, voicebenchtest.Dataset) {

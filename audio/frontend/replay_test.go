@@ -14,7 +14,7 @@ import (
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/llm"
 	"github.com/voiceassistant/voice/pipeline"
-	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+	"github.com/voiceassistant/voice/standin"
 	"github.com/voiceassistant/voice/tts/chunk"
 )
 
@@ -22,19 +22,19 @@ import (
 // simulated echo path back into the microphone, with or without the
 // echo canceller, and returns the pauses for what the assistant heard,
 // the confirmed barge-ins and the replies played to their end.
-func replayWithEcho(t *testing.T, aec bool, user []pipelinetest.Utterance) (paused, barge []pipeline.Event, finished int) {
+func replayWithEcho(t *testing.T, aec bool, user []standin.Utterance) (paused, barge []pipeline.Event, finished int) {
 	t.Helper()
 	clk := clock.NewVirtual()
 	cfg := pipeline.DefaultConfig()
-	cfg.VAD = pipelinetest.NewEnergyVAD()
-	cfg.ASR = &pipelinetest.ScriptedASR{Script: user}
-	cfg.LLM = &pipelinetest.ScriptedLLM{Clock: clk, TokensPerSecond: 20, FirstToken: 100 * time.Millisecond,
+	cfg.VAD = standin.NewEnergyVAD()
+	cfg.ASR = &standin.ScriptedASR{Script: user}
+	cfg.LLM = &standin.ScriptedLLM{Clock: clk, TokensPerSecond: 20, FirstToken: 100 * time.Millisecond,
 		Replies: []string{"Once upon a time there was a small robot who loved to sing songs about the sea, the sky and the stars above the hills.", "Okay."}}
 	cfg.NewChunker = func() pipeline.Chunker { return chunk.New(chunk.DefaultConfig()) }
-	cfg.TTS = pipelinetest.NewToneTTS()
+	cfg.TTS = standin.NewToneTTS()
 	cfg.History = llm.NewHistory("", 0)
 	dev := audio.VirtualConfig{
-		Input: pipelinetest.Voice(14*time.Second, user...),
+		Input: standin.Voice(14*time.Second, user...),
 		Echo:  &audio.Echo{Delay: 60 * time.Millisecond, Gain: 0.5},
 	}
 	if aec {
@@ -57,10 +57,10 @@ func replayWithEcho(t *testing.T, aec bool, user []pipelinetest.Utterance) (paus
 	return paused, barge, finished
 }
 
-var question = pipelinetest.Utterance{Start: 300 * time.Millisecond, End: 1300 * time.Millisecond, Text: "tell me a story"}
+var question = standin.Utterance{Start: 300 * time.Millisecond, End: 1300 * time.Millisecond, Text: "tell me a story"}
 
 func TestEchoDoesNotInterruptWithAEC(t *testing.T) {
-	paused, barge, finished := replayWithEcho(t, true, []pipelinetest.Utterance{question})
+	paused, barge, finished := replayWithEcho(t, true, []standin.Utterance{question})
 	assert.Empty(t, paused, "the assistant paused for its own echo")
 	assert.Empty(t, barge, "the assistant interrupted itself through its own echo")
 	assert.Equal(t, 1, finished, "the whole reply was played")
@@ -69,13 +69,13 @@ func TestEchoDoesNotInterruptWithAEC(t *testing.T) {
 func TestEchoInterruptsWithoutAEC(t *testing.T) {
 	// Proves the test above can fail: the same replay without the echo
 	// canceller hears its own reply as the user and pauses for it.
-	paused, _, _ := replayWithEcho(t, false, []pipelinetest.Utterance{question})
+	paused, _, _ := replayWithEcho(t, false, []standin.Utterance{question})
 	assert.NotEmpty(t, paused)
 }
 
 func TestUserStillInterruptsWithAEC(t *testing.T) {
-	stop := pipelinetest.Utterance{Start: 5 * time.Second, End: 6 * time.Second, Text: "stop please"}
-	paused, barge, _ := replayWithEcho(t, true, []pipelinetest.Utterance{question, stop})
+	stop := standin.Utterance{Start: 5 * time.Second, End: 6 * time.Second, Text: "stop please"}
+	paused, barge, _ := replayWithEcho(t, true, []standin.Utterance{question, stop})
 	// Paused as soon as the voice is heard, cancelled at the first word
 	// ("stop", the first half of the utterance).
 	require.Len(t, paused, 1)

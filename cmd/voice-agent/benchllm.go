@@ -15,9 +15,9 @@ import (
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/internal/memstat"
-	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/llm"
 	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/wiring"
 )
 
 // benchCmd groups the benchmarks that write JSON.

@@ -24,11 +24,11 @@ import (
 	"github.com/voiceassistant/voice/internal/malloc"
 	"github.com/voiceassistant/voice/internal/memstat"
 	"github.com/voiceassistant/voice/internal/onnx"
-	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/pipeline"
 	"github.com/voiceassistant/voice/tts/moss"
 	"github.com/voiceassistant/voice/tts/normalize"
 	"github.com/voiceassistant/voice/turn/smartturn"
+	"github.com/voiceassistant/voice/wiring"
 )
 
 // stageBench is one stage's line of `bench stages`: what loading its model

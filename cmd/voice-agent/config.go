@@ -20,7 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/voiceassistant/voice/audio/device"
-	"github.com/voiceassistant/voice/internal/wiring"
+	"github.com/voiceassistant/voice/wiring"
 )
 
 // Config is the config file: every knob, overridable by flags.

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/wiring"
 )
 
 var updateDocs = flag.Bool("update-docs", false, "rewrite docs/running.md's barge-in table from the code")

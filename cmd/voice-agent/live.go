@@ -14,7 +14,7 @@ import (
 
 	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/audio/device"
-	"github.com/voiceassistant/voice/internal/wiring"
+	"github.com/voiceassistant/voice/wiring"
 )
 
 // envOffline, when set, keeps `run --pull` off the network.

@@ -24,7 +24,7 @@ import (
 	"github.com/voiceassistant/voice/internal/derived"
 	_ "github.com/voiceassistant/voice/internal/gogc"
 	_ "github.com/voiceassistant/voice/internal/malloc" // before anything allocates
-	"github.com/voiceassistant/voice/internal/wiring"
+	"github.com/voiceassistant/voice/wiring"
 )
 
 // stageFlags gives cmd the flags of the stages in groups, bound to the

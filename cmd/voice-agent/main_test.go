@@ -19,8 +19,8 @@ import (
 
 	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/internal/derived"
-	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/wiring"
 )
 
 func TestConfigFileUnderFlags(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/voiceassistant/voice/audio"
-	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/vad"
+	"github.com/voiceassistant/voice/wiring"
 )
 
 // vadCmd prints the speech segments Silero finds in a recording.

@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/voiceassistant/voice/audio"
-	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/tts/normalize"
+	"github.com/voiceassistant/voice/wiring"
 )
 
 // ttsCmd synthesizes text to a WAV file with the configured synthesizer.

@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/voicebench"
 	"github.com/voiceassistant/voice/voicebench/score"
+	"github.com/voiceassistant/voice/wiring"
 )
 
 // The harness roughly doubles the binary (Parquet and the scorers), so the

@@ -16,11 +16,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/voiceassistant/voice/audio/testspeech"
 	"github.com/voiceassistant/voice/internal/testenv"
-	"github.com/voiceassistant/voice/internal/testspeech"
-	"github.com/voiceassistant/voice/internal/wiring"
 	"github.com/voiceassistant/voice/voicebench"
 	"github.com/voiceassistant/voice/voicebench/voicebenchtest"
+	"github.com/voiceassistant/voice/wiring"
 )
 
 // voiceAgent runs the command line in-process.

@@ -22,7 +22,7 @@ import (
 	_ "github.com/voiceassistant/voice/internal/fynelocale" // before fyne reads the locale
 	_ "github.com/voiceassistant/voice/internal/gogc"
 	_ "github.com/voiceassistant/voice/internal/malloc" // before anything allocates
-	"github.com/voiceassistant/voice/internal/wiring"
+	"github.com/voiceassistant/voice/wiring"
 )
 
 // appID names the app to fyne (its preferences live under it).

@@ -21,7 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/voiceassistant/voice/assets"
+	"github.com/voiceassistant/voice/internal/modelstore"
 )
 
 // Root is where the derived files live: $XDG_CACHE_HOME/voice-agent/derived.
@@ -133,7 +133,7 @@ func contentSum(root, path string) (string, error) {
 			return sum, nil
 		}
 	}
-	sum, _, err := assets.HashFile(abs)
+	sum, _, err := modelstore.HashFile(abs)
 	if err != nil {
 		return "", err
 	}

@@ -16,7 +16,7 @@ import (
 
 	ort "github.com/yalue/onnxruntime_go"
 
-	"github.com/voiceassistant/voice/assets"
+	"github.com/voiceassistant/voice/internal/modelstore"
 )
 
 // APIVersion is the ONNX Runtime C API version onnxruntime_go v1.27.0 is
@@ -68,12 +68,12 @@ func FindLibrary(explicit string) (string, error) {
 		}
 		return c.path, nil
 	}
-	if cache, err := assets.CacheDir(); err == nil {
+	if cache, err := modelstore.CacheDir(); err == nil {
 		if p := filepath.Join(cache, RuntimeModel(), libraryFile); fileExists(p) {
 			return p, nil
 		}
 	}
-	if p, ok := assets.Local(LocalLibrary()); ok {
+	if p, ok := modelstore.Local(LocalLibrary()); ok {
 		return p, nil
 	}
 	for _, dir := range systemDirs {
@@ -85,7 +85,7 @@ func FindLibrary(explicit string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%w: run `voice-agent models pull %s` (or scripts/setup, which installs it under %s), or set %s to a libonnxruntime.so of version 1.24 or newer",
-		ErrLibraryMissing, RuntimeModel(), filepath.Join(assets.LocalDir, LocalLibrary()), EnvLibrary)
+		ErrLibraryMissing, RuntimeModel(), filepath.Join(modelstore.LocalDir, LocalLibrary()), EnvLibrary)
 }
 
 func fileExists(path string) bool {

@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/voiceassistant/voice/assets"
+	"github.com/voiceassistant/voice/internal/modelstore"
 )
 
 // M is what a TestMain runs: a *testing.M, or what wraps one (Isolated).
@@ -74,5 +74,5 @@ func isolate(dir string) error {
 			return err
 		}
 	}
-	return os.Unsetenv(assets.EnvCache)
+	return os.Unsetenv(modelstore.EnvCache)
 }

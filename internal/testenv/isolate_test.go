@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/voiceassistant/voice/assets"
+	"github.com/voiceassistant/voice/internal/modelstore"
 )
 
 // runFunc is an M.
@@ -23,7 +23,7 @@ func TestIsolated(t *testing.T) {
 	user := t.TempDir()
 	for env, val := range map[string]string{
 		"XDG_DATA_HOME": filepath.Join(user, "data"), "XDG_CONFIG_HOME": filepath.Join(user, "config"),
-		"XDG_CACHE_HOME": filepath.Join(user, "cache"), assets.EnvCache: filepath.Join(user, "models"), "GOENV": "", "GOCACHE": "",
+		"XDG_CACHE_HOME": filepath.Join(user, "cache"), modelstore.EnvCache: filepath.Join(user, "models"), "GOENV": "", "GOCACHE": "",
 	} {
 		t.Setenv(env, val)
 		if val == "" {
@@ -36,7 +36,7 @@ func TestIsolated(t *testing.T) {
 		for _, env := range []string{"XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "GOENV", "GOCACHE"} {
 			dirs[env] = os.Getenv(env)
 		}
-		dirs["cache"], _ = assets.CacheDir()
+		dirs["cache"], _ = modelstore.CacheDir()
 		return 3
 	})).Run()
 	assert.Equal(t, 3, code, "the tests' exit code")

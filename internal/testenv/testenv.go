@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/voiceassistant/voice/assets"
+	"github.com/voiceassistant/voice/internal/modelstore"
 	"github.com/voiceassistant/voice/internal/onnx"
 )
 
@@ -38,7 +38,7 @@ func ONNXRuntime(tb testing.TB) {
 func Model(tb testing.TB, file string) string {
 	tb.Helper()
 	ONNXRuntime(tb)
-	p, ok := assets.Local(filepath.Join("models", file))
+	p, ok := modelstore.Local(filepath.Join("models", file))
 	if !ok {
 		Missing(tb, "model "+file+" not found under third_party/models")
 	}

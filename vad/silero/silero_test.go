@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/audio/testspeech"
 	"github.com/voiceassistant/voice/internal/onnx"
 	"github.com/voiceassistant/voice/internal/testenv"
-	"github.com/voiceassistant/voice/internal/testspeech"
 	"github.com/voiceassistant/voice/vad"
 )
 

@@ -9,7 +9,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+	"github.com/voiceassistant/voice/standin"
 )
 
 // Script is the JSON file read by the scripted doubles: what the user
@@ -73,15 +73,15 @@ func ParseScript(data []byte, name string) (*Script, error) {
 }
 
 // Utterances are the script's user speech for the scripted recognizer.
-func (s *Script) Utterances() []pipelinetest.Utterance {
-	var out []pipelinetest.Utterance
+func (s *Script) Utterances() []standin.Utterance {
+	var out []standin.Utterance
 	for _, u := range s.User {
-		utt := pipelinetest.Utterance{Start: msDur(u.StartMS), End: msDur(u.EndMS), Text: u.Text, TurnComplete: 1}
+		utt := standin.Utterance{Start: msDur(u.StartMS), End: msDur(u.EndMS), Text: u.Text, TurnComplete: 1}
 		if u.TurnComplete != nil {
 			utt.TurnComplete = *u.TurnComplete
 		}
 		for _, w := range u.Words {
-			utt.Words = append(utt.Words, pipelinetest.Word{Text: w.Text, Start: msDur(w.StartMS), End: msDur(w.EndMS)})
+			utt.Words = append(utt.Words, standin.Word{Text: w.Text, Start: msDur(w.StartMS), End: msDur(w.EndMS)})
 		}
 		out = append(out, utt)
 	}

@@ -1,8 +1,9 @@
-// Package pipelinetest provides test doubles for the pipeline's stages:
-// an energy VAD, a scripted recognizer, scripted turn detectors
-// (ScriptedTurn, TimedTurn), a scripted LLM and a tone synthesizer. They make the real orchestrator testable and demonstrable
-// without models; no shipped default uses them.
-package pipelinetest
+// Package standin provides backends that stand in for the models: an
+// energy VAD, a scripted recognizer, scripted turn detectors (ScriptedTurn,
+// TimedTurn), a scripted LLM and a tone synthesizer. The README's demo and
+// the desktop app's run the real orchestrator on them, as do the tests and
+// benchmarks that need no models; no shipped default uses them.
+package standin
 
 import (
 	"cmp"
@@ -25,7 +26,7 @@ import (
 	"github.com/voiceassistant/voice/vad"
 )
 
-// EnergyVAD is a VAD double that calls any frame louder than Threshold
+// EnergyVAD is a VAD stand-in that calls any frame louder than Threshold
 // speech. Like Silero's iterator it confirms a start after MinSpeech and
 // an end after MinSilence, and reports the positions where they happened.
 type EnergyVAD struct {
@@ -38,7 +39,7 @@ type EnergyVAD struct {
 	inRun    bool
 }
 
-// NewEnergyVAD returns a VAD double with thresholds suited to test signals
+// NewEnergyVAD returns a VAD stand-in with thresholds suited to test signals
 // at about -20 dBFS.
 func NewEnergyVAD() *EnergyVAD {
 	return &EnergyVAD{Threshold: 0.02, MinSpeech: 100 * time.Millisecond, MinSilence: 200 * time.Millisecond}
@@ -116,7 +117,7 @@ func (u Utterance) timedWords() []Word {
 	return out
 }
 
-// ScriptedASR is a recognizer double. A word of the script is recognized
+// ScriptedASR is a recognizer stand-in. A word of the script is recognized
 // once every frame that carries it (its span) has been fed since the last
 // Reset, as a real recognizer needs the whole word: a reset in the middle
 // of speech, or a turn started without the frames before the VAD's speech
@@ -241,7 +242,7 @@ func (f *scriptedFork) FinalizeAfter(ctx context.Context, quiet time.Duration) (
 
 func (f *scriptedFork) Close() error { return nil }
 
-// ScriptedLLM is a generator double: it streams the next of Replies word
+// ScriptedLLM is a generator stand-in: it streams the next of Replies word
 // by word, the first word after FirstToken and the rest at TokensPerSecond,
 // on the session clock. Past the end of Replies it repeats the last one.
 // A call for the same user turn as the call before it, heard further (the
@@ -387,7 +388,7 @@ func (l *ScriptedLLM) Conversations() [][]llm.Message {
 	return l.convs
 }
 
-// ToneTTS is a synthesizer double: each character becomes PerChar of a
+// ToneTTS is a synthesizer stand-in: each character becomes PerChar of a
 // sine tone, emitted in FrameLen pieces like an incremental synthesizer.
 type ToneTTS struct {
 	Out      audio.Format
@@ -408,7 +409,7 @@ func (t *ToneTTS) Format() audio.Format { return t.Out }
 func (t *ToneTTS) Synthesize(ctx context.Context, text string, _ normalize.Language, emit func([]float32) error) error {
 	total := int(t.Out.Samples(time.Duration(len([]rune(text))) * t.PerChar))
 	step := max(1, int(t.Out.Samples(t.FrameLen)))
-	// A rotating phasor instead of math.Sin per sample: the double should
+	// A rotating phasor instead of math.Sin per sample: the stand-in should
 	// cost next to nothing, so benchmarks measure the pipeline.
 	w := 2 * math.Pi * t.Freq / float64(t.Out.Rate)
 	rotRe, rotIm := math.Cos(w), math.Sin(w)
@@ -433,7 +434,7 @@ func (t *ToneTTS) Synthesize(ctx context.Context, text string, _ normalize.Langu
 	return nil
 }
 
-// ScriptedTurn is a turn-detector double answering each Predict with the
+// ScriptedTurn is a turn-detector stand-in answering each Predict with the
 // next of Probs (repeating the last), and recording how much audio it got.
 type ScriptedTurn struct {
 	Probs []float64
@@ -452,7 +453,7 @@ func (d *ScriptedTurn) Predict(_ context.Context, pcm []float32) (float64, error
 	return p, nil
 }
 
-// TimedTurn is a turn-detector double that answers from a script: asked
+// TimedTurn is a turn-detector stand-in that answers from a script: asked
 // at audio time t (its Clock's), it says the TurnComplete of the latest
 // utterance that ended by t, so a replay goes through the turn model's
 // path without the model. Before any utterance has ended it says 0, and

@@ -1,4 +1,4 @@
-package pipelinetest
+package standin
 
 import (
 	"math"

@@ -9,19 +9,20 @@ import (
 	"github.com/voiceassistant/voice/asr/xasr"
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/pipeline"
-	"github.com/voiceassistant/voice/pipeline/pipelinetest"
+	"github.com/voiceassistant/voice/standin"
 )
 
 // backend is one way to run a stage: its name, as the flags and the config
-// file say it, and how to build it. A test double is for demos and tests:
-// it is never a default, and it is only run when asked for by name. A
-// backend that runs nothing (turn or TTS "none") builds a nil stage.
+// file say it, and how to build it. A stand-in (package standin) is for
+// demos and tests: it is never a default, and it is only run when asked
+// for by name. A backend that runs nothing (turn or TTS "none") builds a
+// nil stage.
 type backend[T any] struct {
-	name   string
-	about  string // what it is, where it is not the real thing
-	double bool
-	off    bool // the stage does not run
-	build  func(*builder) (T, error)
+	name    string
+	about   string // what it is, where it is not the real thing
+	standIn bool
+	off     bool // the stage does not run
+	build   func(*builder) (T, error)
 }
 
 // builder is what backends are built from: the settings, the session's
@@ -57,8 +58,8 @@ var (
 			b.closers.add(closeVAD)
 			return d, nil
 		}},
-		{name: VADEnergy, double: true, build: func(*builder) (pipeline.VAD, error) {
-			return pipelinetest.NewEnergyVAD(), nil
+		{name: VADEnergy, standIn: true, build: func(*builder) (pipeline.VAD, error) {
+			return standin.NewEnergyVAD(), nil
 		}},
 	}
 	// X-ASR pads the end of an utterance: the pipeline tells it how much
@@ -75,12 +76,12 @@ var (
 			b.closers.add(r.Close)
 			return forkingRecognizer{r}, nil
 		}},
-		{name: ASRScripted, double: true, build: func(b *builder) (pipeline.ASR, error) {
+		{name: ASRScripted, standIn: true, build: func(b *builder) (pipeline.ASR, error) {
 			script, err := b.loadScript()
 			if err != nil {
 				return nil, err
 			}
-			return &pipelinetest.ScriptedASR{Script: script.Utterances()}, nil
+			return &standin.ScriptedASR{Script: script.Utterances()}, nil
 		}},
 	}
 	turnBackends = []backend[pipeline.TurnDetector]{
@@ -93,12 +94,12 @@ var (
 			return m, nil
 		}},
 		{name: TurnNone, about: "silence only", off: true, build: func(*builder) (pipeline.TurnDetector, error) { return nil, nil }},
-		{name: TurnScripted, double: true, build: func(b *builder) (pipeline.TurnDetector, error) {
+		{name: TurnScripted, standIn: true, build: func(b *builder) (pipeline.TurnDetector, error) {
 			script, err := b.loadScript()
 			if err != nil {
 				return nil, err
 			}
-			return &pipelinetest.TimedTurn{Clock: b.clk, Script: script.Utterances()}, nil
+			return &standin.TimedTurn{Clock: b.clk, Script: script.Utterances()}, nil
 		}},
 	}
 	llmBackends = []backend[pipeline.Generator]{
@@ -110,7 +111,7 @@ var (
 			b.closers.add(m.Close)
 			return m, nil
 		}},
-		{name: LLMScripted, double: true, build: func(b *builder) (pipeline.Generator, error) {
+		{name: LLMScripted, standIn: true, build: func(b *builder) (pipeline.Generator, error) {
 			script, err := b.loadScript()
 			if err != nil {
 				return nil, err
@@ -118,7 +119,7 @@ var (
 			if len(script.Replies) == 0 {
 				return nil, fmt.Errorf("script %s: no replies for the scripted LLM", b.s.Script)
 			}
-			return &pipelinetest.ScriptedLLM{Clock: b.clk, Replies: script.Replies,
+			return &standin.ScriptedLLM{Clock: b.clk, Replies: script.Replies,
 				FirstToken: msDur(script.FirstTokenMS), TokensPerSecond: script.TokensPerSecond}, nil
 		}},
 	}
@@ -132,8 +133,8 @@ var (
 			return m, nil
 		}},
 		{name: TTSNone, about: "text only", off: true, build: func(*builder) (pipeline.Synthesizer, error) { return nil, nil }},
-		{name: TTSTone, double: true, build: func(*builder) (pipeline.Synthesizer, error) {
-			return pipelinetest.NewToneTTS(), nil
+		{name: TTSTone, standIn: true, build: func(*builder) (pipeline.Synthesizer, error) {
+			return standin.NewToneTTS(), nil
 		}},
 	}
 )
@@ -186,7 +187,7 @@ func describe[T any](backends []backend[T]) string {
 	for _, be := range backends {
 		p := be.name
 		switch {
-		case be.double:
+		case be.standIn:
 			p += " (test double)"
 		case be.about != "":
 			p += " (" + be.about + ")"
@@ -216,15 +217,15 @@ type stageChoice struct {
 	value     *string
 	valid     []string
 	help      string
-	// double and off say what the value chosen is: a test double, or
-	// nothing run.
-	double, off bool
+	// standIn and off say what the value chosen is: a stand-in for a
+	// model, or nothing run.
+	standIn, off bool
 }
 
 func choice[T any](key, what string, group FlagGroup, value *string, backends []backend[T]) stageChoice {
 	be, _ := lookup(backends, *value)
 	return stageChoice{key: key, what: what, group: group, value: value,
-		valid: names(backends), help: describe(backends), double: be.double, off: be.off}
+		valid: names(backends), help: describe(backends), standIn: be.standIn, off: be.off}
 }
 
 // choices are s's backend choices, in the pipeline's order.
@@ -242,25 +243,25 @@ func (s *Stages) choices() []stageChoice {
 type StageBackend struct {
 	Stage   string // vad, asr, turn, llm or tts
 	Backend string
-	// Double is set for a test double; Off for a stage that does not run
-	// (turn or TTS "none").
-	Double, Off bool
+	// StandIn is set for a stand-in for a model (package standin); Off
+	// for a stage that does not run (turn or TTS "none").
+	StandIn, Off bool
 }
 
 // Backends are the backends s chooses, stage by stage.
 func (s Stages) Backends() []StageBackend {
 	var out []StageBackend
 	for _, c := range s.choices() {
-		out = append(out, StageBackend{Stage: c.key, Backend: *c.value, Double: c.double, Off: c.off})
+		out = append(out, StageBackend{Stage: c.key, Backend: *c.value, StandIn: c.standIn, Off: c.off})
 	}
 	return out
 }
 
-// Doubles names the stages s runs on a test double.
-func (s Stages) Doubles() []string {
+// StandIns names the stages s runs on a stand-in.
+func (s Stages) StandIns() []string {
 	var out []string
 	for _, b := range s.Backends() {
-		if b.Double {
+		if b.StandIn {
 			out = append(out, b.Stage)
 		}
 	}

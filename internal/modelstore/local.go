@@ -1,4 +1,4 @@
-package assets
+package modelstore
 
 // This file finds the copies that scripts/setup installs under
 // third_party/ in the source tree.

@@ -17,7 +17,7 @@ import (
 	"github.com/voiceassistant/voice/internal/testenv"
 )
 
-var tinySmartTurn = filepath.Join("..", "..", "turn", "smartturn", "testdata", "smart_turn_tiny.onnx")
+var tinySmartTurn = filepath.Join("..", "turn", "smartturn", "testdata", "smart_turn_tiny.onnx")
 
 func TestBuild(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "script.json")
@@ -188,14 +188,14 @@ func FuzzParseScript(f *testing.F) {
 // marked as such: they run only when asked for by name.
 func TestDefaultsAreNoDoubles(t *testing.T) {
 	s := DefaultStages()
-	assert.Empty(t, s.Doubles())
+	assert.Empty(t, s.StandIns())
 	for _, c := range s.choices() {
 		assert.Equal(t, c.valid[0], *c.value, "%s: the real backend comes first and is the default", c.key)
 	}
 	s.ASR, s.LLM, s.TTS = ASRScripted, LLMScripted, TTSTone
-	assert.Equal(t, []string{"asr", "llm", "tts"}, s.Doubles())
+	assert.Equal(t, []string{"asr", "llm", "tts"}, s.StandIns())
 	s.TTS, s.Turn = TTSNone, TurnScripted
-	assert.Equal(t, []string{"asr", "turn", "llm"}, s.Doubles(), "none is off, not a double")
+	assert.Equal(t, []string{"asr", "turn", "llm"}, s.StandIns(), "none is off, not a stand-in")
 	assert.Equal(t, StageBackend{Stage: "tts", Backend: TTSNone, Off: true}, s.Backends()[4])
 }
 
