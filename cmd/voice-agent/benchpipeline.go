@@ -77,7 +77,7 @@ type percentiles struct {
 }
 
 func (a *app) benchPipelineCmd() *cobra.Command {
-	scale := 1.0
+	var scale float64
 	cmd := &cobra.Command{
 		Use: "pipeline IN.wav",
 		Example: `  voice-agent bench pipeline test/testdata/demo.wav --asr scripted --llm scripted --script test/testdata/demo.json
@@ -131,7 +131,7 @@ the scripted recognizer and LLM), and the report names it.`,
 			return nil
 		},
 	}
-	cmd.Flags().Float64Var(&scale, "compute-scale", scale, "charge each stage's compute to the clock times this (1: this machine; 20: a device 20 times slower)")
+	computeScaleFlag(cmd.Flags(), &scale, 1)
 	return a.stageFlags(cmd, wiring.PipelineFlags)
 }
 

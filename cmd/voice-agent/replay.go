@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/clock"
@@ -121,6 +122,14 @@ to the replay clock (then each turn's metrics also give every stage's compute).`
 	f.IntVar(&rate, "playback-rate", audio.ProcessingRate, "playback sample rate")
 	f.DurationVar(&echoDelay, "echo-delay", 50*time.Millisecond, "simulated speaker-to-mic delay")
 	f.Float64Var(&echoGain, "echo-gain", 0, "simulated echo gain (0: no echo path)")
-	f.Float64Var(&compute, "compute-scale", 0, "charge each stage's measured compute to the replay clock, times this (1: this machine; 50: a device 50x slower; 0: compute is free)")
+	computeScaleFlag(f, &compute, 0)
 	return a.stageFlags(cmd, wiring.PipelineFlags)
+}
+
+// computeScaleFlag registers --compute-scale on f, into scale, with the
+// default def: replay and voicebench run leave compute free (0) so that a
+// run is the same on every machine; bench pipeline charges it (1), as its
+// figures are the stages' compute on the clock.
+func computeScaleFlag(f *pflag.FlagSet, scale *float64, def float64) {
+	f.Float64Var(scale, "compute-scale", def, "charge each stage's measured compute to the replay clock, times this (1: this machine; 50: a device 50 times slower; 0: compute is free)")
 }
