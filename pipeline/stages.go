@@ -5,7 +5,7 @@
 //
 // Interfaces for every stage are defined here, where they are consumed;
 // implementations live in the stage packages and are wired together by
-// internal/wiring. This package imports only the policies it runs (the
+// wiring. This package imports only the policies it runs (the
 // VAD's speech state machine, the endpointing policy), never a model.
 package pipeline
 

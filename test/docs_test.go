@@ -83,7 +83,7 @@ func TestDocProblems(t *testing.T) {
 			text: "The loop (`pipeline/pipeline.go`, `pipeline.Pipeline.Run()`) stops at `pipeline.Config.Interrupt`;\n" +
 				"`wiring` and `scripts/models/` exist, `wiring.Stages.StageModels` is a method,\n" +
 				"`clock.Clock.Hold` an interface method, `mnn.Model.RollsBack` is under a build tag,\n" +
-				"`pipeline.response.cancel` unexported and `assets/manifest.json` a file.",
+				"`reply.Reply.cancel` unexported and `assets/manifest.json` a file.",
 		},
 		{
 			name: "renamed declaration",

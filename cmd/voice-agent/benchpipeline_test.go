@@ -5,13 +5,15 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/voiceassistant/voice/bench"
 )
 
 // The report says where each underrun fell: between chunks (the next
 // began late) or inside one (synthesized slower than it played).
 func TestBenchPipelineSaysWhereUnderrunsFell(t *testing.T) {
 	var out bytes.Buffer
-	printBench(&out, pipelineBench{Underruns: 9, UnderrunGaps: []underrunGap{
+	printBench(&out, bench.PipelineResult{Underruns: 9, UnderrunGaps: []bench.UnderrunGap{
 		{Reply: 3, Chunk: 1, Chunks: 3, AtMS: 462, GapMS: 80, Between: true},
 		{Reply: 7, Chunk: 2, Chunks: 2, AtMS: 2250, GapMS: 10},
 	}})

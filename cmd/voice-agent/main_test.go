@@ -233,7 +233,7 @@ func TestFlagsBelongToTheCommandsThatUseThem(t *testing.T) {
 		{[]string{"run"}, append([]string{"capture", "backend"}, pipelineFlags...), nil},
 		{[]string{"replay"}, append([]string{"compute-scale"}, pipelineFlags...), []string{"capture"}},
 		{[]string{"config"}, append([]string{"capture", "rate"}, pipelineFlags...), nil},
-		{[]string{"bench", "pipeline"}, pipelineFlags, nil},
+		{[]string{"bench", "pipeline"}, append([]string{"compute-scale"}, pipelineFlags...), nil},
 		{[]string{"vad"}, []string{"vad", "vad-model", "vad-threads", "onnxruntime", "model-dir"}, []string{"asr", "llm-threads", "barge-in", "script"}},
 		{[]string{"turn"}, []string{"turn", "turn-model", "script"}, []string{"vad", "aec"}},
 		{[]string{"asr"}, []string{"asr", "asr-model-dir", "script"}, []string{"turn-model", "speculate"}},

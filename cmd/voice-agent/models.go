@@ -21,97 +21,76 @@ import (
 // network is `models pull`.
 func (a *app) modelsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "models", Short: "List, download, verify and locate the models"}
-	var mirror string
-	puller := func() (*assets.Puller, assets.Manifest, error) {
-		m, err := assets.LoadManifest()
-		if err != nil {
-			return nil, m, err
-		}
-		dir, err := assets.CacheDir()
-		if err != nil {
-			return nil, m, err
-		}
-		return &assets.Puller{Dir: dir, Mirror: mirror}, m, nil
+	cmd.AddCommand(a.modelsListCmd(), a.modelsPullCmd(), modelsVerifyCmd(), modelsPathCmd(), modelsPruneCmd(), a.quantizeCmd(), a.compareCmd())
+	return cmd
+}
+
+// selectModels is a puller into the model cache, from mirror where it is
+// not empty, and the models named (all if none named).
+func selectModels(mirror string, names []string) (*assets.Puller, []assets.Model, error) {
+	m, err := assets.LoadManifest()
+	if err != nil {
+		return nil, nil, err
 	}
-	// selected is the puller and the named models (all if none named).
-	var pick func(assets.Manifest, []string) ([]assets.Model, error)
-	selected := func(names []string) (*assets.Puller, []assets.Model, error) {
-		p, m, err := puller()
-		if err != nil {
-			return nil, nil, err
-		}
-		mods, err := pick(m, names)
-		return p, mods, err
+	dir, err := assets.CacheDir()
+	if err != nil {
+		return nil, nil, err
 	}
-	// Named models are taken as named; "all" means those this platform
-	// uses (not the other architectures' native libraries).
-	pick = func(m assets.Manifest, names []string) ([]assets.Model, error) {
-		if len(names) == 0 {
-			var out []assets.Model
-			for _, mod := range m.Models {
-				if mod.ForThisPlatform() {
-					out = append(out, mod)
-				}
-			}
-			return out, nil
-		}
+	mods, err := pickModels(m, names)
+	return &assets.Puller{Dir: dir, Mirror: mirror}, mods, err
+}
+
+// pickModels takes named models as named; "all" means those this
+// platform uses (not the other architectures' native libraries).
+func pickModels(m assets.Manifest, names []string) ([]assets.Model, error) {
+	if len(names) == 0 {
 		var out []assets.Model
-		for _, n := range names {
-			mod, ok := m.Model(n)
-			if !ok {
-				return nil, fmt.Errorf("no model %q; the models are: %s", n, strings.Join(modelNames(m.Models), ", "))
+		for _, mod := range m.Models {
+			if mod.ForThisPlatform() {
+				out = append(out, mod)
 			}
-			out = append(out, mod)
 		}
 		return out, nil
 	}
+	var out []assets.Model
+	for _, n := range names {
+		mod, ok := m.Model(n)
+		if !ok {
+			return nil, fmt.Errorf("no model %q; the models are: %s", n, strings.Join(modelNames(m.Models), ", "))
+		}
+		out = append(out, mod)
+	}
+	return out, nil
+}
 
-	list := &cobra.Command{
+// modelRow is a model's line of `models list`.
+type modelRow struct {
+	Model string `json:"model"`
+	Stage string `json:"stage"`
+	State string `json:"state"`
+	// Size is the model's bytes, 0 when some file's size is not known
+	// before it is downloaded.
+	Size int64  `json:"size_bytes"`
+	Path string `json:"path"`
+}
+
+func (a *app) modelsListCmd() *cobra.Command {
+	return &cobra.Command{
 		Use: "list",
 		Example: `  voice-agent models list
   voice-agent models list --json`,
 		Short: "What is needed, what is present and verified",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, mods, err := selected(nil)
+			p, mods, err := selectModels("", nil)
 			if err != nil {
 				return err
 			}
-			type row struct {
-				Model string `json:"model"`
-				Stage string `json:"stage"`
-				State string `json:"state"`
-				// Size is the model's bytes, 0 when some file's size is
-				// not known before it is downloaded.
-				Size int64  `json:"size_bytes"`
-				Path string `json:"path"`
-			}
-			var rows []row
+			var rows []modelRow
 			for _, mod := range mods {
-				dir, st, err := p.Installed(mod)
+				r, err := installedRow(p, mod)
 				if err != nil {
 					return err
-				}
-				r := row{Model: mod.Name, Stage: mod.Stage, Path: dir, State: "verified"}
-				known := true
-				for _, f := range st {
-					switch {
-					case f.Present:
-						r.Size += f.Size
-					case f.File.Size > 0:
-						r.Size += f.File.Size
-					default:
-						known = false
-					}
-					switch {
-					case !f.Present:
-						r.State = "missing: voice-agent models pull " + mod.Name
-					case !f.Verified && !strings.HasPrefix(r.State, "missing"):
-						r.State = "unverified: " + f.Problem
-					}
-				}
-				if !known {
-					r.Size = 0
 				}
 				rows = append(rows, r)
 			}
@@ -131,8 +110,45 @@ func (a *app) modelsCmd() *cobra.Command {
 			return w.Flush()
 		},
 	}
+}
 
-	var timeout time.Duration
+// installedRow is where mod is installed, its size and its state:
+// missing if any of its files is, else the problem of its last unverified
+// file.
+func installedRow(p *assets.Puller, mod assets.Model) (modelRow, error) {
+	dir, st, err := p.Installed(mod)
+	if err != nil {
+		return modelRow{}, err
+	}
+	r := modelRow{Model: mod.Name, Stage: mod.Stage, Path: dir, State: "verified"}
+	known := true
+	for _, f := range st {
+		switch {
+		case f.Present:
+			r.Size += f.Size
+		case f.File.Size > 0:
+			r.Size += f.File.Size
+		default:
+			known = false
+		}
+		switch {
+		case !f.Present:
+			r.State = "missing: voice-agent models pull " + mod.Name
+		case !f.Verified && !strings.HasPrefix(r.State, "missing"):
+			r.State = "unverified: " + f.Problem
+		}
+	}
+	if !known {
+		r.Size = 0
+	}
+	return r, nil
+}
+
+func (a *app) modelsPullCmd() *cobra.Command {
+	var (
+		mirror  string
+		timeout time.Duration
+	)
 	pull := &cobra.Command{
 		Use: "pull [NAME...]",
 		Example: `  voice-agent models pull
@@ -140,7 +156,7 @@ func (a *app) modelsCmd() *cobra.Command {
   voice-agent models pull --mirror http://mirror.local:8080`,
 		Short: "Download models into the cache, verified (all models if none named)",
 		RunE: func(cmd *cobra.Command, names []string) error {
-			p, mods, err := selected(names)
+			p, mods, err := selectModels(mirror, names)
 			if err != nil {
 				return err
 			}
@@ -169,14 +185,17 @@ func (a *app) modelsCmd() *cobra.Command {
 	}
 	pull.Flags().StringVar(&mirror, "mirror", "", "base URL replacing the scheme and host of every source")
 	pull.Flags().DurationVar(&timeout, "timeout", 0, "stop the whole pull after this long (e.g. 30m; 0: no limit; a source under 1 KiB/s is dropped anyway)")
+	return pull
+}
 
-	verify := &cobra.Command{
+func modelsVerifyCmd() *cobra.Command {
+	return &cobra.Command{
 		Use: "verify [NAME...]",
 		Example: `  voice-agent models verify
   voice-agent models verify mnn-pocket-0.3b-int4`,
 		Short: "Check the installed files' sizes and checksums (the cache, or third_party/)",
 		RunE: func(cmd *cobra.Command, names []string) error {
-			p, mods, err := selected(names)
+			p, mods, err := selectModels("", names)
 			if err != nil {
 				return err
 			}
@@ -204,14 +223,16 @@ func (a *app) modelsCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
 
-	path := &cobra.Command{
+func modelsPathCmd() *cobra.Command {
+	return &cobra.Command{
 		Use:     "path NAME",
 		Example: `  voice-agent models path silero-vad-v5`,
 		Short:   "Print where a model is loaded from: the cache, or third_party/ where scripts/setup installs it",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, mods, err := selected(args)
+			p, mods, err := selectModels("", args)
 			if err != nil {
 				return err
 			}
@@ -223,7 +244,10 @@ func (a *app) modelsCmd() *cobra.Command {
 			return nil
 		},
 	}
-	prune := &cobra.Command{
+}
+
+func modelsPruneCmd() *cobra.Command {
+	return &cobra.Command{
 		Use:     "prune",
 		Example: `  voice-agent models prune`,
 		Short:   "Remove the derived weights (mapped copies) of models that are gone or changed",
@@ -242,8 +266,6 @@ models whose files are gone; prune also finds the models changed since, by their
 			return err
 		},
 	}
-	cmd.AddCommand(list, pull, verify, path, prune, a.quantizeCmd(), a.compareCmd())
-	return cmd
 }
 
 // errPullTimeout ends a pull at its --timeout.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/clock"
@@ -13,15 +14,18 @@ import (
 	"github.com/voiceassistant/voice/wiring"
 )
 
+// replayOptions are replay's flags.
+type replayOptions struct {
+	out, events  string
+	pace         float64
+	rate         int
+	echoDelay    time.Duration
+	echoGain     float64
+	computeScale float64
+}
+
 func (a *app) replayCmd() *cobra.Command {
-	var (
-		out, events string
-		pace        float64
-		rate        int
-		echoDelay   time.Duration
-		echoGain    float64
-		compute     float64
-	)
+	var o replayOptions
 	cmd := &cobra.Command{
 		Use: "replay IN.wav",
 		Example: `  voice-agent replay test/testdata/demo.wav --asr scripted --turn scripted --llm scripted --tts tone --script test/testdata/demo.json
@@ -34,93 +38,120 @@ input, plus every event as JSON lines. Latencies are in audio time and are the
 same on every run, unless --compute-scale charges the stages' measured compute
 to the replay clock (then each turn's metrics also give every stage's compute).`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			// The input is read and the output written as the replay goes,
-			// so memory stays the same for a minute or an hour.
-			input, err := audio.OpenWAVMono16k(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			defer input.Close()
-			clk := clock.NewVirtual()
-			cfg, closeStages, err := wiring.Build(a.cfg.Stages, clk)
-			if err != nil {
-				return err
-			}
-			defer closeStages()
-			cfg.ComputeScale = compute
-			var fe audio.FrontEnd
-			dev := audio.VirtualConfig{Source: input, Pace: pace, Playback: audio.Format{Rate: rate, Channels: 1}, NoRecording: true}
-			if echoGain > 0 {
-				// Only a simulated echo path puts the assistant's voice in
-				// the microphone, so only then does the front-end matter.
-				dev.Echo = &audio.Echo{Delay: echoDelay, Gain: echoGain}
-				var closeFE func()
-				var halfDuplex bool
-				fe, closeFE, halfDuplex, err = wiring.NewFrontEnd(a.cfg.Stages)
-				if err != nil {
-					return err
-				}
-				defer closeFE()
-				dev.FrontEnd = fe
-				if halfDuplex {
-					a.log.Warn("echo cancellation is not in this build (scripts/setup builds it in; docs/how-it-works.md, Echo); running half duplex")
-					cfg.HalfDuplex.Enabled = true
-				}
-			}
-			printer := newEventPrinter(a.json, cmd.OutOrStdout(), a.log)
-			if events != "" {
-				closeEvents, openErr := printer.logTo(events)
-				if openErr != nil {
-					return openErr
-				}
-				defer func() { err = errors.Join(err, closeEvents()) }()
-			}
-			if out != "" {
-				w, openErr := audio.NewWAVWriter(out, dev.Playback, audio.PCM16)
-				if openErr != nil {
-					return openErr
-				}
-				// Even an interrupted replay leaves a whole WAV of what
-				// was played up to then.
-				defer func() {
-					// A failed write is the replay's error already.
-					if cerr := w.Close(); !errors.Is(err, cerr) {
-						err = errors.Join(err, cerr)
-					}
-				}()
-				dev.Record = w
-			}
-			ctx, stop := printer.watch(cmd.Context())
-			defer stop()
-			res, err := pipeline.Replay(ctx, clk, cfg, dev, printer.print)
-			if res == nil {
-				return err
-			}
-			err = errors.Join(err, printer.Err())
-			if err == nil && cmd.Context().Err() != nil {
-				// Interrupted, the replay stops without an error of its own.
-				err = fmt.Errorf("replay: stopped %v into %v of %s: %w", res.Covered.Round(time.Millisecond),
-					audio.Mono16k.Duration(input.Len()).Round(time.Millisecond), args[0], cmd.Context().Err())
-			}
-			sum := pipeline.Summarize(res.Metrics)
-			msg := "replay done"
-			if err != nil {
-				msg = "replay stopped"
-			}
-			a.log.Info(msg, "turns", sum.Turns, "interrupted", sum.Interrupted,
-				"p50_ms", sum.P50["end_to_end"], "p95_ms", sum.P95["end_to_end"], "underruns", res.Underruns,
-				"frontend_restarts", wiring.FrontEndRestarts(fe))
-			return err
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.replay(cmd, args[0], o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&out, "out", "", "write the assistant's audio here (WAV)")
-	f.StringVar(&events, "events", "", "write events here (JSON lines)")
-	f.Float64Var(&pace, "pace", 0, "speed relative to real time (0: as fast as possible)")
-	f.IntVar(&rate, "playback-rate", audio.ProcessingRate, "playback sample rate")
-	f.DurationVar(&echoDelay, "echo-delay", 50*time.Millisecond, "simulated speaker-to-mic delay")
-	f.Float64Var(&echoGain, "echo-gain", 0, "simulated echo gain (0: no echo path)")
-	f.Float64Var(&compute, "compute-scale", 0, "charge each stage's measured compute to the replay clock, times this (1: this machine; 50: a device 50x slower; 0: compute is free)")
+	f.StringVar(&o.out, "out", "", "write the assistant's audio here (WAV)")
+	f.StringVar(&o.events, "events", "", "write events here (JSON lines)")
+	f.Float64Var(&o.pace, "pace", 0, "speed relative to real time (0: as fast as possible)")
+	f.IntVar(&o.rate, "playback-rate", audio.ProcessingRate, "playback sample rate")
+	f.DurationVar(&o.echoDelay, "echo-delay", 50*time.Millisecond, "simulated speaker-to-mic delay")
+	f.Float64Var(&o.echoGain, "echo-gain", 0, "simulated echo gain (0: no echo path)")
+	computeScaleFlag(f, &o.computeScale, 0)
 	return a.stageFlags(cmd, wiring.PipelineFlags)
+}
+
+// replay runs the pipeline over the recording at path, printing its
+// events, and logs its summary.
+func (a *app) replay(cmd *cobra.Command, path string, o replayOptions) (err error) {
+	// The input is read and the output written as the replay goes, so
+	// memory stays the same for a minute or an hour.
+	input, err := audio.OpenWAVMono16k(cmd.Context(), path)
+	if err != nil {
+		return err
+	}
+	defer input.Close()
+	clk := clock.NewVirtual()
+	cfg, closeStages, err := wiring.Build(a.cfg.Stages, clk)
+	if err != nil {
+		return err
+	}
+	defer closeStages()
+	cfg.ComputeScale = o.computeScale
+	dev := audio.VirtualConfig{Source: input, Pace: o.pace, Playback: audio.Format{Rate: o.rate, Channels: 1}, NoRecording: true}
+	fe, closeFE, err := a.echoPath(&dev, &cfg, o)
+	if err != nil {
+		return err
+	}
+	defer closeFE()
+	printer := newEventPrinter(a.json, cmd.OutOrStdout(), a.log)
+	if o.events != "" {
+		closeEvents, openErr := printer.logTo(o.events)
+		if openErr != nil {
+			return openErr
+		}
+		defer func() { err = errors.Join(err, closeEvents()) }()
+	}
+	if o.out != "" {
+		w, openErr := audio.NewWAVWriter(o.out, dev.Playback, audio.PCM16)
+		if openErr != nil {
+			return openErr
+		}
+		// Even an interrupted replay leaves a whole WAV of what was
+		// played up to then.
+		defer func() {
+			// A failed write is the replay's error already.
+			if cerr := w.Close(); !errors.Is(err, cerr) {
+				err = errors.Join(err, cerr)
+			}
+		}()
+		dev.Record = w
+	}
+	ctx, stop := printer.watch(cmd.Context())
+	defer stop()
+	res, err := pipeline.Replay(ctx, clk, cfg, dev, printer.print)
+	if res == nil {
+		return err
+	}
+	err = errors.Join(err, printer.Err())
+	if err == nil && cmd.Context().Err() != nil {
+		// Interrupted, the replay stops without an error of its own.
+		err = fmt.Errorf("replay: stopped %v into %v of %s: %w", res.Covered.Round(time.Millisecond),
+			audio.Mono16k.Duration(input.Len()).Round(time.Millisecond), path, cmd.Context().Err())
+	}
+	a.logReplay(res, err, fe)
+	return err
+}
+
+// echoPath puts a simulated echo path into dev where --echo-gain asks for
+// one, with the front-end that cancels it: only an echo puts the
+// assistant's voice in the microphone, so only then does the front-end
+// matter. Without an echo cancel in this build, cfg runs half duplex.
+func (a *app) echoPath(dev *audio.VirtualConfig, cfg *pipeline.Config, o replayOptions) (fe audio.FrontEnd, closeFE func(), err error) {
+	if o.echoGain <= 0 {
+		return nil, func() {}, nil
+	}
+	dev.Echo = &audio.Echo{Delay: o.echoDelay, Gain: o.echoGain}
+	fe, closeFE, halfDuplex, err := wiring.NewFrontEnd(a.cfg.Stages)
+	if err != nil {
+		return nil, nil, err
+	}
+	dev.FrontEnd = fe
+	if halfDuplex {
+		a.log.Warn("echo cancellation is not in this build (scripts/setup builds it in; docs/how-it-works.md, Echo); running half duplex")
+		cfg.HalfDuplex.Enabled = true
+	}
+	return fe, closeFE, nil
+}
+
+// logReplay logs what a replay that ended with err came to.
+func (a *app) logReplay(res *pipeline.ReplayResult, err error, fe audio.FrontEnd) {
+	sum := pipeline.Summarize(res.Metrics)
+	msg := "replay done"
+	if err != nil {
+		msg = "replay stopped"
+	}
+	a.log.Info(msg, "turns", sum.Turns, "interrupted", sum.Interrupted,
+		"p50_ms", sum.P50["end_to_end"], "p95_ms", sum.P95["end_to_end"], "underruns", res.Underruns,
+		"frontend_restarts", wiring.FrontEndRestarts(fe))
+}
+
+// computeScaleFlag registers --compute-scale on f, into scale, with the
+// default def: replay and voicebench run leave compute free (0) so that a
+// run is the same on every machine; bench pipeline charges it (1), as its
+// figures are the stages' compute on the clock.
+func computeScaleFlag(f *pflag.FlagSet, scale *float64, def float64) {
+	f.Float64Var(scale, "compute-scale", def, "charge each stage's measured compute to the replay clock, times this (1: this machine; 50: a device 50 times slower; 0: compute is free)")
 }

@@ -39,7 +39,8 @@ func (a *app) voicebenchRunCmd() *cobra.Command {
 clock (or, with --modality text, gives its prompt straight to the LLM) and
 appends the answers to OUT/SUBSET.jsonl as they finish. Run it again to resume:
 finished samples are skipped. The stage flags choose the models; OUT/run.json
-records which stages were test doubles.
+records which stages were test doubles. With --compute-scale and several
+--workers, the workers' compute shares the cores.
 
 DIR holds the subsets as published (SUBSET/SPLIT-00000-of-00001.parquet) or
 as SUBSET.jsonl with an "audio" field naming a WAV file relative to DIR.`,
@@ -81,7 +82,7 @@ as SUBSET.jsonl with an "audio" field naming a WAV file relative to DIR.`,
 	f.StringVar(&cfg.Modality, "modality", cfg.Modality, "audio (the whole pipeline) or text (the prompt straight to the LLM)")
 	f.DurationVar(&cfg.ProgressEvery, "progress-every", 10*time.Second, "how often to log progress (done/total, rate, time left)")
 	f.Var((*shardFlag)(&cfg.Shard), "shard", "answer only shard K of N of every subset (K/N, K from 0): each machine of a split run takes one, and voicebench merge joins them")
-	f.Float64Var(&cfg.ComputeScale, "compute-scale", 0, "charge each stage's measured compute to the replay clock, times this (1: this machine; 0: compute is free); with several workers they share the cores")
+	computeScaleFlag(f, &cfg.ComputeScale, 0)
 	for _, name := range []string{"data", "subset", "out"} {
 		_ = cmd.MarkFlagRequired(name) // fails only for an undefined flag
 	}

@@ -138,3 +138,23 @@ func TestVoiceBenchCommandErrors(t *testing.T) {
 		})
 	}
 }
+
+// --compute-scale is one flag wherever it is offered: the same help, and
+// compute charged by default only where the charge is what is measured.
+func TestComputeScaleIsTheSameFlagEverywhere(t *testing.T) {
+	for _, tc := range []struct {
+		command []string
+		def     string
+	}{
+		{[]string{"replay"}, "0"},
+		{[]string{"voicebench", "run"}, "0"},
+		{[]string{"bench", "pipeline"}, "1"},
+	} {
+		cmd, _, err := newApp().root().Find(tc.command)
+		require.NoError(t, err)
+		f := cmd.Flags().Lookup("compute-scale")
+		require.NotNil(t, f, "%v", tc.command)
+		assert.Equal(t, tc.def, f.DefValue, "%v", tc.command)
+		assert.Contains(t, f.Usage, "charge each stage's measured compute to the replay clock", "%v", tc.command)
+	}
+}

@@ -1,16 +1,13 @@
-package main
+package bench
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/spf13/cobra"
 
 	"github.com/voiceassistant/voice/internal/memstat"
 	"github.com/voiceassistant/voice/llm"
@@ -36,7 +33,7 @@ var conversationQuestions = []string{
 	"上海和杭州之间坐高铁要多久？",
 }
 
-// conversationTurn is one turn of the long conversation: what was
+// ConversationTurn is one turn of the long conversation: what was
 // prefilled before it, as the pipeline does with a generator that can
 // (pipeline.Prefiller): after the last reply, then the question's words
 // as the speculative reply prefills them at the user's first pause (the
@@ -44,7 +41,7 @@ var conversationQuestions = []string{
 // its prompt, what of it the engine's KV cache held and what it
 // prefilled, the time from the call to the reply's first text, and the
 // process's anonymous memory after it.
-type conversationTurn struct {
+type ConversationTurn struct {
 	Turn         int `json:"turn"`
 	HistoryChars int `json:"history_chars"`
 	// IdleTokens is the prompt's start prefilled after the last reply,
@@ -71,8 +68,9 @@ type conversationTurn struct {
 	AnonBytes    int64   `json:"anon_bytes"`
 }
 
-type conversationResult struct {
-	Turns []conversationTurn `json:"turns"`
+// ConversationResult is what Conversation measured.
+type ConversationResult struct {
+	Turns []ConversationTurn `json:"turns"`
 	// The first token's and first text's p50 and p95 are over every
 	// turn.
 	FirstTokenP50MS float64 `json:"first_token_p50_ms"`
@@ -86,38 +84,27 @@ type conversationResult struct {
 	PeakRSSBytes         int64 `json:"peak_rss_bytes"`
 }
 
-// benchConversation runs the long conversation on a generator whose
-// replies are a spoken answer's length, and prints it turn by turn.
-func (a *app) benchConversation(cmd *cobra.Command, open func(maxTokens int) (pipeline.Generator, func() error, error), turns int) error {
-	gen, closeGen, err := open(turnReplyTokens)
+// Conversation runs turns turns of one long conversation, in English and
+// Chinese, on the language model of s with its replies a spoken answer's
+// length and the history bounded as the assistant bounds it.
+func Conversation(ctx context.Context, s wiring.Stages, turns int) (ConversationResult, error) {
+	gen, closeGen, err := generatorOpener(s)(turnReplyTokens)
 	if err != nil {
-		return err
+		return ConversationResult{}, err
 	}
-	res, err := conversation(cmd.Context(), gen, wiring.NewHistory(a.cfg.Stages, gen), turns)
+	res, err := conversation(ctx, gen, wiring.NewHistory(s, gen), turns)
 	if err = errors.Join(err, closeGen()); err != nil {
-		return err
+		return res, err
 	}
 	res.PeakRSSBytes = memstat.PeakRSS()
-	if a.json {
-		return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
-	}
-	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "%4s %8s %18s %13s %7s %5s %7s %9s %12s %11s %9s\n", "turn", "history", "idle: start/run", "spoken", "prompt", "new", "reused", "prefilled", "first token", "first text", "anon MiB")
-	for _, t := range res.Turns {
-		idle := fmt.Sprintf("%d/%d %.0f ms", t.IdleTokens, t.IdlePrefilled, t.IdleMS)
-		spoken := fmt.Sprintf("%d %.0f ms", t.SpokenTokens, t.SpokenMS)
-		fmt.Fprintf(out, "%4d %8d %18s %13s %7d %5d %7d %9d %9.1f ms %8.1f ms %9.1f\n", t.Turn, t.HistoryChars, idle, spoken, t.PromptTokens, t.NewTokens, t.CachedTokens, t.PrefilledTokens, t.FirstTokenMS, t.FirstTextMS, memstat.MiB(t.AnonBytes))
-	}
-	fmt.Fprintf(out, "first token p50 %.1f ms, p95 %.1f ms; first text p50 %.1f ms, p95 %.1f ms; at most %d tokens prefilled past a turn's new ones; peak RSS %.1f MiB\n",
-		res.FirstTokenP50MS, res.FirstTokenP95MS, res.FirstTextP50MS, res.FirstTextP95MS, res.MostPrefilledPastNew, memstat.MiB(res.PeakRSSBytes))
-	return nil
+	return res, nil
 }
 
 // conversation asks the questions in turn in one conversation kept in
 // history, each reply heard in full, the conversation's next start
 // prefilled between them where gen can.
-func conversation(ctx context.Context, gen pipeline.Generator, history *llm.History, turns int) (conversationResult, error) {
-	var res conversationResult
+func conversation(ctx context.Context, gen pipeline.Generator, history *llm.History, turns int) (ConversationResult, error) {
+	var res ConversationResult
 	var firstToken, firstText []float64
 	prefiller, _ := gen.(pipeline.Prefiller)
 	prefill := func(conv []llm.Message) (llm.Stats, float64, error) {
@@ -126,7 +113,7 @@ func conversation(ctx context.Context, gen pipeline.Generator, history *llm.Hist
 		return st, float64(time.Since(start).Microseconds()) / 1000, err
 	}
 	for i := range turns {
-		var turn conversationTurn
+		var turn ConversationTurn
 		question := conversationQuestions[i%len(conversationQuestions)]
 		if prefiller != nil {
 			idle, ms, err := prefill(history.Messages())

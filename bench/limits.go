@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"fmt"
@@ -14,11 +14,11 @@ import (
 	"github.com/voiceassistant/voice/internal/quantize"
 )
 
-// machineLimits is what this machine does at best on one thread, measured
+// MachineLimits is what this machine does at best on one thread, measured
 // in the run whose graphs are reported against it: no runtime streams
 // weights faster than ReadGBs, nor multiplies faster than ONNX Runtime's
 // own matrix-vector product of a transformer's size.
-type machineLimits struct {
+type MachineLimits struct {
 	// ReadGBs is a streaming read of 256 MiB, GB a second.
 	ReadGBs float64 `json:"read_gb_s"`
 	// GMACs is ONNX Runtime's rate, G multiply-adds a second, for a
@@ -32,8 +32,8 @@ type machineLimits struct {
 
 // measureLimits measures the machine's limits with ONNX Runtime from opts
 // (its library), on one thread.
-func measureLimits(opts onnx.Options) (machineLimits, error) {
-	l := machineLimits{ReadGBs: readBandwidth(), GMACs: map[string]float64{}}
+func measureLimits(opts onnx.Options) (MachineLimits, error) {
+	l := MachineLimits{ReadGBs: readBandwidth(), GMACs: map[string]float64{}}
 	const k, n = 768, 3072
 	w := make([]float32, k*n)
 	for i := range w {
@@ -55,23 +55,23 @@ func measureLimits(opts onnx.Options) (machineLimits, error) {
 				return l, err
 			}
 		}
-		for _, rows := range []int{1, gemmRows} {
+		for _, rows := range []int{1, GemmRows} {
 			rate, err := matMulRate(filepath.Join(dir, f.name+".onnx"), model, rows, k, n, opts)
 			if err != nil {
 				return l, fmt.Errorf("%s matrix product rate: %w", f.name, err)
 			}
-			l.GMACs[rateKey(f.name, rows)] = rate
+			l.GMACs[RateKey(f.name, rows)] = rate
 		}
 	}
 	return l, nil
 }
 
-// gemmRows is the rows of the batched product measureLimits times.
-const gemmRows = 128
+// GemmRows is the rows of the batched product measureLimits times.
+const GemmRows = 128
 
-// rateKey names the rate of weight format f on rows rows in
-// machineLimits.GMACs.
-func rateKey(f string, rows int) string {
+// RateKey names the rate of weight format f on rows rows in
+// MachineLimits.GMACs.
+func RateKey(f string, rows int) string {
 	if rows == 1 {
 		return f
 	}
