@@ -87,6 +87,18 @@ type HalfDuplex struct {
 	Tail    time.Duration
 }
 
+// Validate names a tail that makes no sense, by its config key. The tail
+// keeps the microphone shut after a reply's last sample while the room's
+// echo and the device's output latency die out: well under a second. A
+// longer one than 10 s leaves the assistant deaf to the answer to its own
+// question.
+func (h HalfDuplex) Validate() error {
+	if h.Tail < 0 || h.Tail > 10*time.Second {
+		return fmt.Errorf("half_duplex_tail: %v is not between 0 and 10s", h.Tail)
+	}
+	return nil
+}
+
 // DefaultConfig fills in the policy knobs; the stages are up to the caller.
 func DefaultConfig() Config {
 	return Config{
@@ -124,7 +136,10 @@ func (c Config) validate() error {
 	if err := c.Continue.Validate(); err != nil {
 		return fmt.Errorf("pipeline: %w", err)
 	}
-	for name, d := range map[string]time.Duration{"pre-roll": c.PreRoll, "turn window": c.TurnWindow, "half-duplex tail": c.HalfDuplex.Tail} {
+	if err := c.HalfDuplex.Validate(); err != nil {
+		return fmt.Errorf("pipeline: %w", err)
+	}
+	for name, d := range map[string]time.Duration{"pre-roll": c.PreRoll, "turn window": c.TurnWindow} {
 		if d < 0 || d > time.Minute {
 			return fmt.Errorf("pipeline: %s %v is not between 0 and 1m", name, d)
 		}

@@ -223,14 +223,8 @@ func (s Stages) Validate() error {
 	if err := s.VADTuning.Validate(); err != nil {
 		return fmt.Errorf("config: stages.vad_tuning: %w", err)
 	}
-	// The tail keeps the microphone shut after a reply's last sample while
-	// the room's echo and the device's output latency die out: well under a
-	// second. 10 s is the bound, not the 1 min pipeline.Config allows any
-	// of its durations: a longer tail leaves the assistant deaf to the
-	// answer to its own question, and the config file is where users set
-	// it, so it is checked here, by its key.
-	if t := s.FrontEnd.HalfDuplexTail; t < 0 || t > 10*time.Second {
-		return fmt.Errorf("config: stages.frontend.half_duplex_tail: %v is not between 0 and 10s", t)
+	if err := (pipeline.HalfDuplex{Tail: s.FrontEnd.HalfDuplexTail}).Validate(); err != nil {
+		return fmt.Errorf("config: stages.frontend.%w", err)
 	}
 	if d := s.FrontEnd.DelayMS; d < 0 || d > 1000 {
 		return fmt.Errorf("config: stages.frontend.delay_ms: %d is not between 0 (estimate it) and 1000", d)

@@ -53,6 +53,7 @@ func TestBuild(t *testing.T) {
 		{name: "unknown barge-in mode", edit: func(s *Stages) { s.BargeIn.Mode = "sometimes" }, errs: []string{`stages.barge_in.mode: "sometimes"`}},
 		{name: "empty backchannel", edit: func(s *Stages) { s.BargeIn.Backchannels = []string{"yeah", "..."} }, errs: []string{`stages.barge_in.backchannels: "..."`}},
 		{name: "negative half-duplex tail", edit: func(s *Stages) { s.FrontEnd.HalfDuplexTail = -time.Millisecond }, errs: []string{"stages.frontend.half_duplex_tail"}},
+		{name: "half-duplex tail past 10s", edit: func(s *Stages) { s.FrontEnd.HalfDuplexTail = 11 * time.Second }, errs: []string{"stages.frontend.half_duplex_tail: 11s is not between 0 and 10s"}},
 		{name: "VAD threshold", edit: func(s *Stages) { s.VADTuning.Threshold = 2 }, errs: []string{"stages.vad_tuning: vad: threshold 2"}},
 		{name: "zero min speech is allowed: interrupt at once", edit: func(s *Stages) { s.BargeIn.MinSpeech = 0 }},
 		{name: "scripted turn detector", edit: func(s *Stages) { s.Turn = TurnScripted }},
