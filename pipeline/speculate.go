@@ -95,7 +95,9 @@ func (p *Pipeline) speculate(pausing bool) {
 		}
 	}
 	quiet := pausing || !l.speaking()
-	if !p.speculates || p.spec != nil || !quiet || p.barge.pending() || p.resp != nil || words == "" {
+	// No reply is going on (speech over one waits for the barge-in
+	// decision, which needs a reply to decide about).
+	if !p.speculates || p.spec != nil || !quiet || p.resp != nil || words == "" {
 		return
 	}
 	p.stopPrefillAhead(false)
