@@ -162,12 +162,12 @@ func (r *Reply) Transcript() string { return r.transcript }
 // milestones up to its final transcript. The held events go out now, and
 // the audio may play.
 func (r *Reply) Adopt(m event.TurnMetrics) {
-	r.s.Emit(event.Event{Type: event.EvSpeculationHit, At: m.ASRFinal, Turn: r.turn, Text: r.transcript})
 	r.mu.Lock()
 	if !r.machine.Move(&r.state, Current) {
 		r.mu.Unlock()
 		return
 	}
+	r.s.Emit(event.Event{Type: event.EvSpeculationHit, At: m.ASRFinal, Turn: r.turn, Text: r.transcript})
 	r.metrics.SpeechEnd, r.metrics.Commit, r.metrics.ASRFinal = m.SpeechEnd, m.Commit, m.ASRFinal
 	r.metrics.Speculated = true
 	r.metrics.Compute = m.Compute
