@@ -1,6 +1,7 @@
 package app
 
 import (
+	"fmt"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -23,21 +24,99 @@ type Settings struct {
 	PushToTalk   bool
 }
 
-// Preference keys.
-const (
-	prefCapture      = "capture_device"
-	prefPlayback     = "playback_device"
-	prefModelDir     = "model_dir"
-	prefBargeIn      = "barge_in_mode"
-	prefMinSpeech    = "barge_in_min_speech_ms"
-	prefMinWords     = "barge_in_min_words"
-	prefResumeAfter  = "barge_in_resume_after_ms"
-	prefBackchannels = "barge_in_backchannels"
-	prefAEC          = "aec"
-	prefSpeculate    = "speculate"
-	prefPrompt       = "system_prompt"
-	prefPTT          = "push_to_talk"
-)
+// storedSetting is one setting as the preferences keep it.
+type storedSetting struct {
+	// key is, for a setting of the agent's stages, its key path in the
+	// config file, and the value is kept in the form the file writes (a
+	// duration as "400ms"), so that the window and the file (whose keys
+	// name the flags) name and write a setting alike. The app's own
+	// settings have keys of their own.
+	key string
+	// old is where the app kept a stage setting before its settings took
+	// the config file's keys (2026-12-06), durations in whole
+	// milliseconds: read where key is absent, and moved to key by the
+	// first load (LoadSettings), so that existing users keep their
+	// settings. It, oldModeKey and what reads them may go in the release
+	// after the first numbered one (there is none yet), which will have
+	// moved them.
+	old string
+	// field is the setting in Settings.
+	field func(*Settings) any
+}
+
+// oldModeKey is where the barge-in mode was kept before 2026-12-06.
+const oldModeKey = "barge_in_mode"
+
+// storedSettings are the settings kept between runs.
+var storedSettings = []storedSetting{
+	{"capture_device", "", func(s *Settings) any { return &s.CaptureDevice }},
+	{"playback_device", "", func(s *Settings) any { return &s.PlaybackDevice }},
+	{"model_dir", "", func(s *Settings) any { return &s.ModelDir }},
+	{"push_to_talk", "", func(s *Settings) any { return &s.PushToTalk }},
+	{"stages.barge_in.mode", oldModeKey, func(s *Settings) any { return &s.BargeIn.Mode }},
+	{"stages.barge_in.min_speech", "barge_in_min_speech_ms", func(s *Settings) any { return &s.BargeIn.MinSpeech }},
+	{"stages.barge_in.min_words", "barge_in_min_words", func(s *Settings) any { return &s.BargeIn.MinWords }},
+	{"stages.barge_in.backchannels", "barge_in_backchannels", func(s *Settings) any { return &s.BargeIn.Backchannels }},
+	{"stages.barge_in.resume_after", "barge_in_resume_after_ms", func(s *Settings) any { return &s.BargeIn.ResumeAfter }},
+	{"stages.frontend.aec", "aec", func(s *Settings) any { return &s.AEC }},
+	{"stages.speculate", "speculate", func(s *Settings) any { return &s.Speculate }},
+	{"stages.system_prompt", "system_prompt", func(s *Settings) any { return &s.SystemPrompt }},
+}
+
+// load reads the setting into s, whose value stays where p has none (or
+// one that does not parse).
+func (e storedSetting) load(p fyne.Preferences, s *Settings) {
+	switch v := e.field(s).(type) {
+	case *string:
+		*v = p.StringWithFallback(e.key, legacy(e, p.StringWithFallback, *v))
+	case *bool:
+		*v = p.BoolWithFallback(e.key, legacy(e, p.BoolWithFallback, *v))
+	case *int:
+		*v = p.IntWithFallback(e.key, legacy(e, p.IntWithFallback, *v))
+	case *[]string:
+		*v = p.StringListWithFallback(e.key, legacy(e, p.StringListWithFallback, *v))
+	case *pipeline.InterruptMode:
+		_ = v.Set(p.StringWithFallback(e.key, legacy(e, p.StringWithFallback, v.String())))
+	case *time.Duration:
+		if ms := legacy(e, p.IntWithFallback, -1); ms >= 0 {
+			*v = time.Duration(ms) * time.Millisecond
+		}
+		if d, err := time.ParseDuration(p.StringWithFallback(e.key, v.String())); err == nil {
+			*v = d
+		}
+	default:
+		panic(fmt.Sprintf("app: setting %s: no stored form for %T", e.key, v))
+	}
+}
+
+// legacy is the setting under its old key, def where it has none.
+func legacy[T any](e storedSetting, get func(key string, fallback T) T, def T) T {
+	if e.old == "" {
+		return def
+	}
+	return get(e.old, def)
+}
+
+// save writes the setting of s, under its key alone.
+func (e storedSetting) save(p fyne.Preferences, s *Settings) {
+	switch v := e.field(s).(type) {
+	case *string:
+		p.SetString(e.key, *v)
+	case *bool:
+		p.SetBool(e.key, *v)
+	case *int:
+		p.SetInt(e.key, *v)
+	case *[]string:
+		p.SetStringList(e.key, *v)
+	case fmt.Stringer: // a duration or a mode, as the config file writes it
+		p.SetString(e.key, v.String())
+	default:
+		panic(fmt.Sprintf("app: setting %s: no stored form for %T", e.key, v))
+	}
+	if e.old != "" {
+		p.RemoveValue(e.old)
+	}
+}
 
 // DefaultSettings are the headless agent's defaults.
 func DefaultSettings() Settings {
@@ -49,27 +128,17 @@ func DefaultSettings() Settings {
 // what was saved no longer makes sense).
 func LoadSettings(p fyne.Preferences) Settings {
 	d := DefaultSettings()
-	ms := func(key string, def time.Duration) time.Duration {
-		return time.Duration(p.IntWithFallback(key, int(def.Milliseconds()))) * time.Millisecond
-	}
-	s := Settings{
-		CaptureDevice:  p.String(prefCapture),
-		PlaybackDevice: p.String(prefPlayback),
-		ModelDir:       p.String(prefModelDir),
-		BargeIn: pipeline.BargeIn{
-			Mode:         pipeline.InterruptMode(p.StringWithFallback(prefBargeIn, string(d.BargeIn.Mode))),
-			MinSpeech:    ms(prefMinSpeech, d.BargeIn.MinSpeech),
-			MinWords:     p.IntWithFallback(prefMinWords, d.BargeIn.MinWords),
-			Backchannels: p.StringListWithFallback(prefBackchannels, d.BargeIn.Backchannels),
-			ResumeAfter:  ms(prefResumeAfter, d.BargeIn.ResumeAfter),
-		},
-		AEC:          p.BoolWithFallback(prefAEC, d.AEC),
-		Speculate:    p.BoolWithFallback(prefSpeculate, d.Speculate),
-		SystemPrompt: p.StringWithFallback(prefPrompt, d.SystemPrompt),
-		PushToTalk:   p.Bool(prefPTT),
+	s := d
+	for _, e := range storedSettings {
+		e.load(p, &s)
 	}
 	if s.Validate() != nil {
 		s.BargeIn = d.BargeIn
+	}
+	// Settings were saved all at once, the mode never empty: with the
+	// mode under its old key, they all are, and are moved here, once.
+	if p.String(oldModeKey) != "" {
+		s.Save(p)
 	}
 	return s
 }
@@ -85,18 +154,9 @@ func (s Settings) Validate() error {
 
 // Save writes the settings.
 func (s Settings) Save(p fyne.Preferences) {
-	p.SetString(prefCapture, s.CaptureDevice)
-	p.SetString(prefPlayback, s.PlaybackDevice)
-	p.SetString(prefModelDir, s.ModelDir)
-	p.SetString(prefBargeIn, string(s.BargeIn.Mode))
-	p.SetInt(prefMinSpeech, int(s.BargeIn.MinSpeech.Milliseconds()))
-	p.SetInt(prefMinWords, s.BargeIn.MinWords)
-	p.SetStringList(prefBackchannels, s.BargeIn.Backchannels)
-	p.SetInt(prefResumeAfter, int(s.BargeIn.ResumeAfter.Milliseconds()))
-	p.SetBool(prefAEC, s.AEC)
-	p.SetBool(prefSpeculate, s.Speculate)
-	p.SetString(prefPrompt, s.SystemPrompt)
-	p.SetBool(prefPTT, s.PushToTalk)
+	for _, e := range storedSettings {
+		e.save(p, &s)
+	}
 }
 
 // Apply puts the settings into a session's stages and live device.
