@@ -10,8 +10,9 @@ import (
 
 	ort "github.com/yalue/onnxruntime_go"
 
+	"github.com/voiceassistant/voice/internal/graphedit"
 	"github.com/voiceassistant/voice/internal/onnx"
-	"github.com/voiceassistant/voice/internal/quantize"
+	"github.com/voiceassistant/voice/quantize"
 )
 
 // MachineLimits is what this machine does at best on one thread, measured
@@ -44,7 +45,7 @@ func measureLimits(opts onnx.Options) (MachineLimits, error) {
 		return l, err
 	}
 	defer os.RemoveAll(dir)
-	fp32 := quantize.MatMulModel(w, k, n, 1)
+	fp32 := graphedit.MatMulModel(w, k, n, 1)
 	for _, f := range []struct {
 		name string
 		bits int

@@ -30,7 +30,7 @@ var layers = []layer{
 	{"pipeline", []string{"pipeline"}},
 	{"stand-ins", []string{"standin"}},
 	{"composition root", []string{"wiring"}},
-	{"tools", []string{"bench"}},
+	{"tools", []string{"bench", "quantize"}},
 	{"front ends", []string{"voicebench", "app", "cmd", "deploy", "test"}},
 }
 

@@ -173,7 +173,7 @@ func TestQuantizeSetAndCompare(t *testing.T) {
 // models quantize --block-size: a 4-bit set in blocks of 64 still
 // recognizes; a size ONNX Runtime cannot take is refused before anything
 // is written. (The tiny model's widths are not multiples of 64, so its
-// files do not shrink; internal/quantize checks the sizes.)
+// files do not shrink; quantize checks the sizes.)
 func TestQuantizeBlockSize(t *testing.T) {
 	src := tinyXASR(t)
 	out := filepath.Join(t.TempDir(), "b64")

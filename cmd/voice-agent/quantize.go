@@ -12,8 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/voiceassistant/voice/assets"
+	"github.com/voiceassistant/voice/internal/graphedit"
 	"github.com/voiceassistant/voice/internal/onnx"
-	"github.com/voiceassistant/voice/internal/quantize"
+	"github.com/voiceassistant/voice/quantize"
 )
 
 func (a *app) quantizeCmd() *cobra.Command {
@@ -61,7 +62,7 @@ bench stages.`,
 				return err
 			}
 			size := int64(len(model))
-			model, err = quantize.Inline(model, filepath.Dir(in))
+			model, err = graphedit.Inline(model, filepath.Dir(in))
 			if err != nil {
 				return fmt.Errorf("%s: %w", in, err)
 			}

@@ -13,9 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 	ort "github.com/yalue/onnxruntime_go"
 
+	"github.com/voiceassistant/voice/internal/graphedit"
 	"github.com/voiceassistant/voice/internal/onnx"
-	"github.com/voiceassistant/voice/internal/quantize"
 	"github.com/voiceassistant/voice/internal/testenv"
+	"github.com/voiceassistant/voice/quantize"
 )
 
 // A float model's prepacked MatMul weights are saved once, beside an
@@ -138,7 +139,7 @@ func TestRelayoutAlignsPrepackedBlobs(t *testing.T) {
 		}
 		return w
 	}
-	model, _, err := quantize.NBits(quantize.MatMulsModel(k, n, weight(), weight()), quantize.Format{Bits: 4})
+	model, _, err := quantize.NBits(graphedit.MatMulsModel(k, n, weight(), weight()), quantize.Format{Bits: 4})
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "two-weights.onnx")
 	require.NoError(t, os.WriteFile(path, model, 0o644))

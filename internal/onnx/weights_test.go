@@ -9,9 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 	ort "github.com/yalue/onnxruntime_go"
 
+	"github.com/voiceassistant/voice/internal/graphedit"
 	"github.com/voiceassistant/voice/internal/onnx"
-	"github.com/voiceassistant/voice/internal/quantize"
 	"github.com/voiceassistant/voice/internal/testenv"
+	"github.com/voiceassistant/voice/quantize"
 )
 
 // ReadWeights counts the bytes a model's matrix products read, as the
@@ -20,11 +21,11 @@ import (
 // a weight three MatMuls read, once.
 func TestReadWeights(t *testing.T) {
 	const k, n = 64, 96
-	model := quantize.MatMulModel(make([]float32, k*n), k, n, 1)
+	model := graphedit.MatMulModel(make([]float32, k*n), k, n, 1)
 	int4, _, err := quantize.NBits(model, quantize.Format{Bits: 4})
 	require.NoError(t, err)
 	const int4Bytes = k*n/2 + 4*k*n/32
-	thrice, _, err := quantize.NBits(quantize.MatMulModel(make([]float32, k*n), k, n, 3), quantize.Format{Bits: 4})
+	thrice, _, err := quantize.NBits(graphedit.MatMulModel(make([]float32, k*n), k, n, 3), quantize.Format{Bits: 4})
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name  string
@@ -54,7 +55,7 @@ func TestRunsAndProfile(t *testing.T) {
 	const rows, k, n, runs, single = 3, 64, 96, 4, 2
 	dir := t.TempDir()
 	path := filepath.Join(dir, "matmul.onnx")
-	require.NoError(t, os.WriteFile(path, quantize.MatMulModel(make([]float32, k*n), k, n, 1), 0o644))
+	require.NoError(t, os.WriteFile(path, graphedit.MatMulModel(make([]float32, k*n), k, n, 1), 0o644))
 	prefix := filepath.Join(dir, "profile")
 	s, err := onnx.Open(path, []onnx.Tensor{{Name: "x", Type: onnx.Float}}, []onnx.Tensor{{Name: "y", Type: onnx.Float}}, onnx.Options{Profile: prefix}, "")
 	require.NoError(t, err)

@@ -14,8 +14,8 @@ import (
 	ort "github.com/yalue/onnxruntime_go"
 
 	"github.com/voiceassistant/voice/internal/derived"
+	"github.com/voiceassistant/voice/internal/graphedit"
 	"github.com/voiceassistant/voice/internal/onnx"
-	"github.com/voiceassistant/voice/internal/quantize"
 )
 
 // The codec's attention caches slide: each call concatenates the cached
@@ -28,7 +28,7 @@ import (
 // (OpenMOSS/MOSS-TTS, moss_tts_delay/core/audio_tokenzier/
 // modeling_moss_audio_tokenizer.py, RingKVCache.complete). So at its first
 // load the synthesizer derives from the codec a graph whose caches are
-// rings (quantize.RingCaches), long enough for a call's new entries and
+// rings (graphedit.RingCaches), long enough for a call's new entries and
 // the window its queries see, checks it against the original over a run
 // long enough for every ring to wrap, and keeps it only if the audio
 // agrees; the caches are then one set of tensors that each call writes in
@@ -109,11 +109,11 @@ func writeGraph(path string, graph []byte) error {
 	})
 }
 
-// openExact opens graph in its exact form (quantize.ExactActivations),
+// openExact opens graph in its exact form (graphedit.ExactActivations),
 // the form a rewrite is checked in; its external data, if any, in
 // dataDir.
 func openExact(graph []byte, dataDir, name string, ins, outs []onnx.Tensor, opts onnx.Options) (*onnx.Session, error) {
-	exact, err := quantize.ExactActivations(graph)
+	exact, err := graphedit.ExactActivations(graph)
 	if err != nil {
 		return nil, err
 	}
@@ -219,19 +219,19 @@ func (s *Synthesizer) deriveRing(path, model string, lengths, steps []int64, ins
 	if err != nil {
 		return "", err
 	}
-	if graph, err = quantize.Inline(graph, filepath.Dir(path)); err != nil {
+	if graph, err = graphedit.Inline(graph, filepath.Dir(path)); err != nil {
 		return "", err
 	}
-	caches := make([]quantize.SlidingCache, len(s.attns))
+	caches := make([]graphedit.SlidingCache, len(s.attns))
 	for i, a := range s.attns {
-		caches[i] = quantize.SlidingCache{
+		caches[i] = graphedit.SlidingCache{
 			Positions: [2]string{a.PositionsIn, a.PositionsOut},
 			Tensors:   [][2]string{{a.KeysIn, a.KeysOut}, {a.ValuesIn, a.ValuesOut}},
 			Ring:      lengths[i],
 		}
 	}
-	ringGraph, err := quantize.RingCaches(graph, caches)
-	if errors.Is(err, quantize.ErrNotSliding) {
+	ringGraph, err := graphedit.RingCaches(graph, caches)
+	if errors.Is(err, graphedit.ErrNotSliding) {
 		return "not rewritten: " + err.Error(), nil
 	}
 	if err != nil {
@@ -315,7 +315,7 @@ func ringDims(dims []int64, axis int, length int64) []int64 {
 // frames, in calls of every size the synthesizer makes, until every ring
 // has wrapped (a frame adds steps entries to each), and returns an error
 // if their audio differs by more than ringTolerance of the original's
-// peak. Both run in their exact form (quantize.ExactActivations), in
+// peak. Both run in their exact form (graphedit.ExactActivations), in
 // which only rounding tells them apart.
 func (s *Synthesizer) sameAudio(graph, ringGraph []byte, form *ringForm, steps []int64, ins, outs []onnx.Tensor, opts onnx.Options) error {
 	original, err := openExact(graph, "", "the codec's exact form", ins, outs, opts)

@@ -16,8 +16,8 @@ import (
 	ort "github.com/yalue/onnxruntime_go"
 
 	"github.com/voiceassistant/voice/internal/derived"
+	"github.com/voiceassistant/voice/internal/graphedit"
 	"github.com/voiceassistant/voice/internal/onnx"
-	"github.com/voiceassistant/voice/internal/quantize"
 )
 
 // The decode step's KV cache grows: each step concatenates the cached
@@ -32,7 +32,7 @@ import (
 // attention is ONNX Runtime's GroupQueryAttention on cache buffers laid
 // [1, heads, capacity, head_dim] that it writes in place, and which takes
 // any number of rows at once after the cached ones
-// (quantize.SharedKVAttention); checks it against the original graphs;
+// (graphedit.SharedKVAttention); checks it against the original graphs;
 // and keeps it only if their hidden states and caches agree. The cache
 // is then one set of buffers: the voice prompt's rows, fed at Open, then
 // a chunk's text rows fed in one call and its frames one a step, which
@@ -173,8 +173,8 @@ func (s *Synthesizer) sharedTensors(ins, outs []onnx.Tensor) ([]onnx.Tensor, []o
 }
 
 // kvCaches pairs the decode step's cache inputs and outputs by layer.
-func (s *Synthesizer) kvCaches() ([]quantize.KVCache, error) {
-	var caches []quantize.KVCache
+func (s *Synthesizer) kvCaches() ([]graphedit.KVCache, error) {
+	var caches []graphedit.KVCache
 	present := func(past string) string { return strings.Replace(past, "past_", "present_", 1) }
 	for _, key := range s.decodeIn[2:] {
 		if !strings.Contains(key, "key") {
@@ -184,7 +184,7 @@ func (s *Synthesizer) kvCaches() ([]quantize.KVCache, error) {
 		if !slices.Contains(s.decodeIn[2:], value) {
 			return nil, fmt.Errorf("no %s beside %s", value, key)
 		}
-		caches = append(caches, quantize.KVCache{Key: [2]string{key, present(key)}, Value: [2]string{value, present(value)}})
+		caches = append(caches, graphedit.KVCache{Key: [2]string{key, present(key)}, Value: [2]string{value, present(value)}})
 	}
 	if 2*len(caches) != len(s.decodeIn[2:]) {
 		return nil, fmt.Errorf("the caches %v are not keys and values", s.decodeIn[2:])
@@ -206,9 +206,9 @@ func (s *Synthesizer) deriveSharedKV(decode, prefill graphFile, model string, op
 	if err != nil {
 		return "not rewritten: " + err.Error(), nil
 	}
-	shared, err := quantize.SharedKVAttention(graph, quantize.DecodeStep{
+	shared, err := graphedit.SharedKVAttention(graph, graphedit.DecodeStep{
 		Rows: s.decodeIn[0], Lengths: s.decodeIn[1], Hidden: s.decodeOut[:1], Caches: caches})
-	if errors.Is(err, quantize.ErrNotAttention) {
+	if errors.Is(err, graphedit.ErrNotAttention) {
 		return "not rewritten: " + err.Error(), nil
 	}
 	if err != nil {
@@ -269,7 +269,7 @@ func linkData(path, dir string) error {
 // form; then sharedKVCheckSteps rows of random codes, each a step of the
 // original decode step, and to the shared form the first
 // sharedKVCheckBatch at once and the rest one a step. All run in their
-// exact form (quantize.ExactActivations), in which only rounding tells
+// exact form (graphedit.ExactActivations), in which only rounding tells
 // them apart, one after another, so that one is in memory at a time.
 func (s *Synthesizer) sameRows(graph, shared, prefillGraph []byte, decode, prefill graphFile, opts onnx.Options) error {
 	c := s.cfg

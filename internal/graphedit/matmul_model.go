@@ -1,4 +1,4 @@
-package quantize
+package graphedit
 
 import (
 	"strconv"
@@ -35,7 +35,7 @@ func matMuls(k, n, uses int, weights ...[]float32) []byte {
 			}
 			shape = protowire.AppendBytes(protowire.AppendTag(shape, 1, protowire.BytesType), dim)
 		}
-		tt := protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), typeFloat)
+		tt := protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), TypeFloat)
 		tt = protowire.AppendBytes(protowire.AppendTag(tt, 2, protowire.BytesType), shape)
 		typ := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), tt)
 		v := protowire.AppendString(protowire.AppendTag(nil, valueName, protowire.BytesType), name)
@@ -60,12 +60,12 @@ func matMuls(k, n, uses int, weights ...[]float32) []byte {
 	outputs := len(weights) * uses
 	for i := range outputs {
 		fields := [][]byte{protowire.AppendString(protowire.AppendTag(nil, nodeOutput, protowire.BytesType), output(i))}
-		mm := node{inputs: []string{"x", weightName(i / uses)}, opType: "MatMul", fields: fields}
-		add(graphNode, mm.encode())
+		mm := Node{Inputs: []string{"x", weightName(i / uses)}, OpType: "MatMul", Fields: fields}
+		add(graphNode, mm.Encode())
 	}
 	add(2, []byte("matmul"))
 	for j, w := range weights {
-		add(graphInit, tensorBytes(weightName(j), typeFloat, []int64{int64(k), int64(n)}, float32Raw(w)))
+		add(graphInit, TensorBytes(weightName(j), TypeFloat, []int64{int64(k), int64(n)}, Float32Raw(w)))
 	}
 	add(graphInput, info("x", -1, int64(k)))
 	for i := range outputs {

@@ -1,4 +1,4 @@
-package quantize
+package graphedit
 
 import (
 	"encoding/binary"
@@ -16,18 +16,18 @@ import (
 // lengths or a new order, and the initializers it adds. Nodes that
 // nothing reads any more once it is done go too.
 type graphEdit struct {
-	gr       *graph
-	readers  map[string][]*node
-	producer map[string]*node
+	gr       *Graph
+	readers  map[string][]*Node
+	producer map[string]*Node
 	declared map[string]valueDecl
-	removed  map[*node]bool
-	addedAt  map[*node][]*node
+	removed  map[*Node]bool
+	addedAt  map[*Node][]*Node
 	renamed  map[string]string
 	resized  map[string]map[int64]int64 // axis -> its new length
 	permuted map[string][]int64         // the axes' new order
 	// mustGo are nodes the rewrite holds only without: nothing may read
 	// them once the replaced nodes are gone.
-	mustGo   []*node
+	mustGo   []*Node
 	inits    [][]byte
 	initName map[string]bool
 	// refused wraps every error that says the graph is not the form the
@@ -38,18 +38,18 @@ type graphEdit struct {
 // newGraphEdit reads g for a rewrite that refuses, with refused, a graph
 // it cannot follow.
 func newGraphEdit(g []byte, refused error) (*graphEdit, error) {
-	gr, err := readGraph(g)
+	gr, err := ReadGraph(g)
 	if err != nil {
 		return nil, err
 	}
-	e := &graphEdit{gr: gr, readers: map[string][]*node{}, producer: map[string]*node{}, removed: map[*node]bool{},
-		addedAt: map[*node][]*node{}, renamed: map[string]string{}, resized: map[string]map[int64]int64{},
+	e := &graphEdit{gr: gr, readers: map[string][]*Node{}, producer: map[string]*Node{}, removed: map[*Node]bool{},
+		addedAt: map[*Node][]*Node{}, renamed: map[string]string{}, resized: map[string]map[int64]int64{},
 		permuted: map[string][]int64{}, initName: map[string]bool{}, refused: refused}
-	for _, n := range gr.nodes {
+	for _, n := range gr.Nodes {
 		if n.subgraphs {
-			return nil, fmt.Errorf("%w: a %s node holds a subgraph", refused, n.opType)
+			return nil, fmt.Errorf("%w: a %s node holds a subgraph", refused, n.OpType)
 		}
-		for _, in := range n.inputs {
+		for _, in := range n.Inputs {
 			e.readers[in] = append(e.readers[in], n)
 		}
 		for _, out := range n.outputs {
@@ -93,24 +93,24 @@ func intsAttr(name string, v []int64) []byte {
 	return protowire.AppendBytes(protowire.AppendTag(nil, nodeAttr, protowire.BytesType), a)
 }
 
-func opTypes(ns []*node) []string {
+func opTypes(ns []*Node) []string {
 	var ops []string
 	for _, n := range ns {
-		ops = append(ops, n.opType)
+		ops = append(ops, n.OpType)
 	}
 	return ops
 }
 
 // addInit adds an int64 initializer.
 func (e *graphEdit) addInit(name string, dims []int64, v ...int64) {
-	e.inits = append(e.inits, tensorBytes(name, typeInt64, dims, int64Raw(v...)))
+	e.inits = append(e.inits, TensorBytes(name, typeInt64, dims, int64Raw(v...)))
 	e.initName[name] = true
 }
 
-func newNode(op string, inputs []string, output string, attrs ...[]byte) *node {
+func NewNode(op string, inputs []string, output string, attrs ...[]byte) *Node {
 	b := protowire.AppendTag(nil, nodeOutput, protowire.BytesType)
-	return &node{inputs: inputs, outputs: []string{output}, opType: op,
-		fields: [][]byte{protowire.AppendString(b, output)}, extra: attrs}
+	return &Node{Inputs: inputs, outputs: []string{output}, OpType: op,
+		Fields: [][]byte{protowire.AppendString(b, output)}, Extra: attrs}
 }
 
 // encode writes the rewritten graph: its nodes in an order that computes
@@ -120,13 +120,13 @@ func newNode(op string, inputs []string, output string, attrs ...[]byte) *node {
 // outputs resized, and no value_info: the shapes it recorded for the
 // nodes replaced are gone, and ONNX Runtime infers the rest again.
 func (e *graphEdit) encode() ([]byte, error) {
-	var want []*node
-	for _, n := range e.gr.nodes {
+	var want []*Node
+	for _, n := range e.gr.Nodes {
 		want = append(want, e.addedAt[n]...)
 		if !e.removed[n] {
-			for i, in := range n.inputs {
+			for i, in := range n.Inputs {
 				if to, ok := e.renamed[in]; ok {
-					n.inputs[i] = to
+					n.Inputs[i] = to
 				}
 			}
 			want = append(want, n)
@@ -135,14 +135,14 @@ func (e *graphEdit) encode() ([]byte, error) {
 	live := e.live(want)
 	for _, n := range e.mustGo {
 		if slices.Contains(live, n) {
-			return nil, fmt.Errorf("%w: a %s of %v is still read", e.refused, n.opType, n.inputs)
+			return nil, fmt.Errorf("%w: a %s of %v is still read", e.refused, n.OpType, n.Inputs)
 		}
 	}
 	ordered, err := e.topological(live)
 	if err != nil {
 		return nil, err
 	}
-	e.gr.nodes = ordered
+	e.gr.Nodes = ordered
 	rest := e.gr.rest[:0:0]
 	for _, raw := range e.gr.rest {
 		num, _, n := protowire.ConsumeTag(raw)
@@ -160,19 +160,19 @@ func (e *graphEdit) encode() ([]byte, error) {
 		rest = append(rest, raw)
 	}
 	e.gr.rest = rest
-	return e.gr.encode(nil, nil, e.inits), nil
+	return e.gr.Encode(nil, nil, e.inits), nil
 }
 
 // live is nodes without those no graph output depends on: what only the
 // replaced nodes read.
-func (e *graphEdit) live(nodes []*node) []*node {
-	producer := map[string]*node{}
+func (e *graphEdit) live(nodes []*Node) []*Node {
+	producer := map[string]*Node{}
 	for _, n := range nodes {
 		for _, o := range n.outputs {
 			producer[o] = n
 		}
 	}
-	needed := map[*node]bool{}
+	needed := map[*Node]bool{}
 	var need func(name string)
 	need = func(name string) {
 		p := producer[name]
@@ -180,14 +180,14 @@ func (e *graphEdit) live(nodes []*node) []*node {
 			return
 		}
 		needed[p] = true
-		for _, in := range p.inputs {
+		for _, in := range p.Inputs {
 			need(in)
 		}
 	}
 	for name := range e.gr.outputs {
 		need(name)
 	}
-	var kept []*node
+	var kept []*Node
 	for _, n := range nodes {
 		if needed[n] {
 			kept = append(kept, n)
@@ -198,11 +198,11 @@ func (e *graphEdit) live(nodes []*node) []*node {
 
 // topological orders nodes so that each comes after the producers of what
 // it reads, otherwise as given.
-func (e *graphEdit) topological(nodes []*node) ([]*node, error) {
+func (e *graphEdit) topological(nodes []*Node) ([]*Node, error) {
 	given := func(name string) bool {
-		return name == "" || e.gr.inputs[name] || e.gr.inits[name] != nil || e.initName[name]
+		return name == "" || e.gr.Inputs[name] || e.gr.inits[name] != nil || e.initName[name]
 	}
-	producer := map[string]*node{}
+	producer := map[string]*Node{}
 	for _, n := range nodes {
 		for _, o := range n.outputs {
 			producer[o] = n
@@ -212,24 +212,24 @@ func (e *graphEdit) topological(nodes []*node) ([]*node, error) {
 		visiting = 1
 		done     = 2
 	)
-	state := map[*node]int{}
-	var ordered []*node
-	var visit func(n *node) error
-	visit = func(n *node) error {
+	state := map[*Node]int{}
+	var ordered []*Node
+	var visit func(n *Node) error
+	visit = func(n *Node) error {
 		switch state[n] {
 		case done:
 			return nil
 		case visiting:
-			return fmt.Errorf("%w: the rewrite made a cycle through a %s node", e.refused, n.opType)
+			return fmt.Errorf("%w: the rewrite made a cycle through a %s node", e.refused, n.OpType)
 		}
 		state[n] = visiting
-		for _, in := range n.inputs {
+		for _, in := range n.Inputs {
 			if p := producer[in]; p != nil {
 				if err := visit(p); err != nil {
 					return err
 				}
 			} else if !given(in) {
-				return fmt.Errorf("%w: %s reads %s, which nothing makes", e.refused, n.opType, in)
+				return fmt.Errorf("%w: %s reads %s, which nothing makes", e.refused, n.OpType, in)
 			}
 		}
 		state[n] = done
@@ -391,8 +391,8 @@ func int64Raw(v ...int64) []byte {
 	return b
 }
 
-// Field numbers the ring rewrite reads besides the quantizer's
-// (GraphProto, ValueInfoProto, TypeProto, TensorShapeProto).
+// Field numbers the rewrites read besides proto.go's (GraphProto,
+// ValueInfoProto, TypeProto, TensorShapeProto).
 const (
 	graphValueInfo  = 13
 	valueType       = 2

@@ -8,15 +8,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/voiceassistant/voice/internal/quantize"
+	"github.com/voiceassistant/voice/internal/graphedit"
 	"github.com/voiceassistant/voice/internal/testenv"
+	"github.com/voiceassistant/voice/quantize"
 	"github.com/voiceassistant/voice/tts/moss"
 	"github.com/voiceassistant/voice/tts/normalize"
 )
 
-const tinyMoss, tinyCodec = "../../tts/moss/testdata/tiny", "../../tts/moss/testdata/tiny-codec"
+const tinyMoss, tinyCodec = "../tts/moss/testdata/tiny", "../tts/moss/testdata/tiny-codec"
 
 // externalMossSet writes the tiny MOSS set as the published one is laid
 // out: the prefill and decode-step graphs' weights in one shared data
@@ -28,7 +28,7 @@ func externalMossSet(t *testing.T) string {
 		"moss_tts_decode_step.onnx":               "moss_tts_global_shared.data",
 		"moss_tts_local_fixed_sampled_frame.onnx": "moss_tts_local_shared.data",
 	}
-	files := map[string]*quantize.DataFile{}
+	files := map[string]*graphedit.DataFile{}
 	entries, err := os.ReadDir(tinyMoss)
 	require.NoError(t, err)
 	for _, e := range entries {
@@ -40,7 +40,7 @@ func externalMossSet(t *testing.T) string {
 				f, err := os.Create(filepath.Join(dir, loc))
 				require.NoError(t, err)
 				t.Cleanup(func() { f.Close() })
-				d = quantize.NewDataFile(loc, f)
+				d = graphedit.NewDataFile(loc, f)
 				files[loc] = d
 			}
 			data, err = d.Externalize(data)
@@ -105,8 +105,8 @@ func referenced(t *testing.T, dir, name string) int64 {
 	model, err := os.ReadFile(filepath.Join(dir, name))
 	require.NoError(t, err)
 	var n int64
-	_, err = quantize.MapInitializers(model, func(b []byte) ([]byte, error) {
-		_, _, length, ok, err := quantize.ExternalRef(b)
+	_, err = graphedit.MapInitializers(model, func(b []byte) ([]byte, error) {
+		_, _, length, ok, err := graphedit.ExternalRef(b)
 		if ok {
 			n += length
 		}
@@ -123,31 +123,6 @@ func TestDirRefusesKeptGraphSharingData(t *testing.T) {
 	_, err := quantize.Dir(ext, t.TempDir(), quantize.Format{Bits: 8}, []string{"moss_tts_decode_step.onnx"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "moss_tts_decode_step.onnx is kept as it is but shares moss_tts_global_shared.data")
-}
-
-// Inline reports a data file shorter than the graph says, or a location
-// outside the model's directory, rather than reading garbage.
-func TestInlineBadExternalData(t *testing.T) {
-	ext := externalMossSet(t)
-	model, err := os.ReadFile(filepath.Join(ext, "moss_tts_local_fixed_sampled_frame.onnx"))
-	require.NoError(t, err)
-	data := filepath.Join(ext, "moss_tts_local_shared.data")
-	require.NoError(t, os.Truncate(data, fileSize(t, data)/2))
-	_, err = quantize.Inline(model, ext)
-	require.ErrorContains(t, err, "truncated")
-
-	_, err = quantize.Inline(model, filepath.Join(ext, "missing"))
-	require.ErrorContains(t, err, "moss_tts_local_shared.data")
-
-	outside := quantize.WithRef(nil, "../secret.data", 0, 4)
-	_, err = quantize.Inline(graphWith(outside), ext)
-	require.ErrorContains(t, err, "outside the model's directory")
-}
-
-// graphWith is a model whose graph has the one initializer t.
-func graphWith(t []byte) []byte {
-	g := protowire.AppendBytes(protowire.AppendTag(nil, quantize.GraphInit, protowire.BytesType), t)
-	return protowire.AppendBytes(protowire.AppendTag(nil, quantize.ModelGraph, protowire.BytesType), g)
 }
 
 // The tiny MOSS-TTS-Nano set with its MatMuls in 4 bits (ONNX Runtime's

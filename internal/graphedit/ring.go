@@ -1,4 +1,4 @@
-package quantize
+package graphedit
 
 import (
 	"errors"
@@ -46,10 +46,10 @@ var ErrNotSliding = errors.New("the graph's caches do not slide as a ring can re
 // and outputs are declared Ring long.
 func RingCaches(model []byte, caches []SlidingCache) ([]byte, error) {
 	var ringErr error
-	out, _, err := rewriteGraph(model, func(g []byte, _ *Stats) ([]byte, error) {
+	out, err := Rewrite(model, func(g []byte) ([]byte, bool, error) {
 		b, err := ringGraph(g, caches)
 		ringErr = err
-		return b, err
+		return b, false, err
 	})
 	if ringErr != nil {
 		return nil, ringErr
@@ -73,13 +73,13 @@ func ringGraph(g []byte, caches []SlidingCache) ([]byte, error) {
 // ring rewrites one layer's caches.
 func (e *graphEdit) ring(c SlidingCache) error {
 	if c.Ring <= 0 {
-		return fmt.Errorf("quantize: ring length %d for %s", c.Ring, c.Positions[0])
+		return fmt.Errorf("graphedit: ring length %d for %s", c.Ring, c.Positions[0])
 	}
 	in, out := c.Positions[0], c.Positions[1]
 	// The positions may be widened for the Concat and narrowed back for
 	// the output (torch.onnx.export's int64 arithmetic on int32 inputs).
-	read, widen := in, (*node)(nil)
-	if r := e.readers[in]; len(r) == 1 && r[0].opType == "Cast" {
+	read, widen := in, (*Node)(nil)
+	if r := e.readers[in]; len(r) == 1 && r[0].OpType == "Cast" {
 		widen, read = r[0], r[0].outputs[0]
 	}
 	decl, concat, slice, axis, err := e.sliding(in, read, out, true)
@@ -87,17 +87,17 @@ func (e *graphEdit) ring(c SlidingCache) error {
 		return err
 	}
 	p := "ring/" + in + "/"
-	fresh := concat.inputs[1]
+	fresh := concat.Inputs[1]
 	rLen := p + "length"
 	e.addInit(rLen, []int64{1}, c.Ring)
-	add := []*node{
-		newNode("Cast", []string{fresh}, p+"fresh64", intAttr("to", typeInt64)),
-		newNode("Mod", []string{p + "fresh64", rLen}, p+"slot"),
-		newNode("Cast", []string{fresh}, p+"fresh", intAttr("to", decl.elemType)),
-		newNode("ScatterElements", []string{in, p + "slot", p + "fresh"}, out, intAttr("axis", axis)),
+	add := []*Node{
+		NewNode("Cast", []string{fresh}, p+"fresh64", IntAttr("to", typeInt64)),
+		NewNode("Mod", []string{p + "fresh64", rLen}, p+"slot"),
+		NewNode("Cast", []string{fresh}, p+"fresh", IntAttr("to", decl.elemType)),
+		NewNode("ScatterElements", []string{in, p + "slot", p + "fresh"}, out, IntAttr("axis", axis)),
 	}
 	if widen != nil {
-		add = append(add, newNode("Cast", []string{out}, p+"read", intAttr("to", widen.ints["to"])))
+		add = append(add, NewNode("Cast", []string{out}, p+"read", IntAttr("to", widen.Ints["to"])))
 		e.renamed[concat.outputs[0]] = p + "read"
 		e.removed[widen] = true
 	} else {
@@ -125,17 +125,17 @@ func (e *graphEdit) ring(c SlidingCache) error {
 // that swaps the entries' axis with the last) is kept transposed, so that
 // the call does not transpose the whole cache again: only the new entries
 // are, and the ring is laid along the last axis.
-func (e *graphEdit) ringTensor(t [2]string, slot string, length int64) ([]*node, error) {
+func (e *graphEdit) ringTensor(t [2]string, slot string, length int64) ([]*Node, error) {
 	in, out := t[0], t[1]
 	decl, concat, slice, axis, err := e.sliding(in, in, out, false)
 	if err != nil {
 		return nil, err
 	}
 	p := "ring/" + in + "/"
-	fresh := concat.inputs[1]
+	fresh := concat.Inputs[1]
 	e.renamed[concat.outputs[0]] = out
 	e.removed[concat], e.removed[slice] = true, true
-	var add []*node
+	var add []*Node
 	rank := len(decl.dims)
 	last := int64(rank - 1)
 	if tr := e.transposedRead(concat, slice, axis, last); tr != nil {
@@ -144,7 +144,7 @@ func (e *graphEdit) ringTensor(t [2]string, slot string, length int64) ([]*node,
 		if width <= 0 {
 			return nil, fmt.Errorf("%w: %s's last axis has no fixed length", ErrNotSliding, in)
 		}
-		add = append(add, newNode("Transpose", []string{fresh}, p+"fresh", intsAttr("perm", tr.lists["perm"])))
+		add = append(add, NewNode("Transpose", []string{fresh}, p+"fresh", intsAttr("perm", tr.lists["perm"])))
 		e.renamed[tr.outputs[0]] = out
 		e.removed[tr] = true
 		e.resize(map[int64]int64{last: length, axis: width}, in, out)
@@ -161,23 +161,23 @@ func (e *graphEdit) ringTensor(t [2]string, slot string, length int64) ([]*node,
 	shape[axis] = -1
 	e.addInit(p+"along", []int64{int64(rank)}, shape...)
 	return append(add,
-		newNode("Reshape", []string{slot, p + "along"}, p+"slots"),
-		newNode("Shape", []string{fresh}, p+"shape"),
-		newNode("Expand", []string{p + "slots", p + "shape"}, p+"index"),
-		newNode("ScatterElements", []string{in, p + "index", fresh}, out, intAttr("axis", axis)),
+		NewNode("Reshape", []string{slot, p + "along"}, p+"slots"),
+		NewNode("Shape", []string{fresh}, p+"shape"),
+		NewNode("Expand", []string{p + "slots", p + "shape"}, p+"index"),
+		NewNode("ScatterElements", []string{in, p + "index", fresh}, out, IntAttr("axis", axis)),
 	), nil
 }
 
 // transposedRead is the Transpose through which everything but the
 // Slice reads a cache's Concat, if it swaps the Concat's axis with the
 // last one.
-func (e *graphEdit) transposedRead(concat, slice *node, axis, last int64) *node {
-	var tr *node
+func (e *graphEdit) transposedRead(concat, slice *Node, axis, last int64) *Node {
+	var tr *Node
 	for _, n := range e.readers[concat.outputs[0]] {
 		if n == slice {
 			continue
 		}
-		if n.opType != "Transpose" || tr != nil {
+		if n.OpType != "Transpose" || tr != nil {
 			return nil
 		}
 		tr = n
@@ -208,13 +208,13 @@ func (e *graphEdit) transposedRead(concat, slice *node, axis, last int64) *node 
 // declaration, the Concat that read (in, or in widened) goes into, first
 // of two, the Slice of it that becomes out, directly or (castBack)
 // through one Cast, and the Concat's axis counted from the front.
-func (e *graphEdit) sliding(in, read, out string, castBack bool) (decl valueDecl, concat, slice *node, axis int64, err error) {
+func (e *graphEdit) sliding(in, read, out string, castBack bool) (decl valueDecl, concat, slice *Node, axis int64, err error) {
 	decl, ok := e.declared[in]
 	if !ok {
 		return decl, nil, nil, 0, fmt.Errorf("%w: no graph input %s", ErrNotSliding, in)
 	}
 	r := e.readers[read]
-	if len(r) != 1 || r[0].opType != "Concat" || len(r[0].inputs) != 2 || r[0].inputs[0] != read {
+	if len(r) != 1 || r[0].OpType != "Concat" || len(r[0].Inputs) != 2 || r[0].Inputs[0] != read {
 		return decl, nil, nil, 0, fmt.Errorf("%w: %s is read by %s, not only as the first of a Concat's two inputs", ErrNotSliding, read, opTypes(r))
 	}
 	concat = r[0]
@@ -222,13 +222,13 @@ func (e *graphEdit) sliding(in, read, out string, castBack bool) (decl valueDecl
 		return decl, nil, nil, 0, err
 	}
 	for _, n := range e.readers[concat.outputs[0]] {
-		if n.opType != "Slice" || n.inputs[0] != concat.outputs[0] {
+		if n.OpType != "Slice" || n.Inputs[0] != concat.outputs[0] {
 			continue
 		}
 		if n.outputs[0] == out {
 			return decl, concat, n, axis, nil
 		}
-		if rr := e.readers[n.outputs[0]]; castBack && len(rr) == 1 && rr[0].opType == "Cast" && rr[0].outputs[0] == out {
+		if rr := e.readers[n.outputs[0]]; castBack && len(rr) == 1 && rr[0].OpType == "Cast" && rr[0].outputs[0] == out {
 			return decl, concat, n, axis, nil
 		}
 	}
@@ -236,13 +236,13 @@ func (e *graphEdit) sliding(in, read, out string, castBack bool) (decl valueDecl
 }
 
 // normalAxis is a Concat's axis counted from the front.
-func normalAxis(concat *node, rank int) (int64, error) {
-	axis := concat.ints["axis"]
+func normalAxis(concat *Node, rank int) (int64, error) {
+	axis := concat.Ints["axis"]
 	if axis < 0 {
 		axis += int64(rank)
 	}
 	if axis < 0 || axis >= int64(rank) {
-		return 0, fmt.Errorf("%w: a Concat's axis %d for rank %d", ErrNotSliding, concat.ints["axis"], rank)
+		return 0, fmt.Errorf("%w: a Concat's axis %d for rank %d", ErrNotSliding, concat.Ints["axis"], rank)
 	}
 	return axis, nil
 }

@@ -7,7 +7,7 @@ import (
 	"math"
 	"strconv"
 
-	"google.golang.org/protobuf/encoding/protowire"
+	"github.com/voiceassistant/voice/internal/graphedit"
 )
 
 // DefaultBlock is how many weights share a scale unless Format.Block says
@@ -53,47 +53,55 @@ func NBits(model []byte, f Format) ([]byte, Stats, error) {
 	if err := f.validate(); err != nil {
 		return nil, Stats{}, err
 	}
-	return rewriteGraph(model, func(g []byte, st *Stats) ([]byte, error) { return nbitsGraph(g, f, st) })
+	var st Stats
+	out, err := graphedit.Rewrite(model, func(g []byte) ([]byte, bool, error) {
+		b, err := nbitsGraph(g, f, &st)
+		return b, st.microsoft, err
+	})
+	if err != nil {
+		return nil, st, fmt.Errorf("quantize: %w", err)
+	}
+	return out, st, nil
 }
 
 func nbitsGraph(g []byte, f Format, st *Stats) ([]byte, error) {
-	gr, err := readGraph(g)
+	gr, err := graphedit.ReadGraph(g)
 	if err != nil {
 		return nil, err
 	}
 	replaced := map[string]bool{}
 	var newInits [][]byte
 	packed := map[string][2]string{} // weight -> its packed and scales names
-	for _, n := range gr.nodes {
-		if n.opType != "MatMul" || n.domain != "" || len(n.inputs) != 2 {
+	for _, n := range gr.Nodes {
+		if n.OpType != "MatMul" || n.Domain != "" || len(n.Inputs) != 2 {
 			continue
 		}
-		t := gr.weight(n.inputs[1])
-		if t == nil || t.floats == nil || len(t.dims) != 2 || gr.inputs[t.name] {
+		t := gr.Weight(n.Inputs[1])
+		if t == nil || t.Floats == nil || len(t.Dims) != 2 || gr.Inputs[t.Name] {
 			continue
 		}
-		k, cols := int(t.dims[0]), int(t.dims[1])
-		names, ok := packed[t.name]
+		k, cols := int(t.Dims[0]), int(t.Dims[1])
+		names, ok := packed[t.Name]
 		if !ok {
-			q, scales := packColumns(t.floats, k, cols, f)
-			names = [2]string{t.name + "_q" + strconv.Itoa(f.Bits), t.name + "_scales"}
+			q, scales := packColumns(t.Floats, k, cols, f)
+			names = [2]string{t.Name + "_q" + strconv.Itoa(f.Bits), t.Name + "_scales"}
 			blocks := (k + f.block() - 1) / f.block()
 			newInits = append(newInits,
-				tensorBytes(names[0], typeUint8, []int64{int64(cols), int64(blocks), int64(f.block() * f.Bits / 8)}, q),
-				tensorBytes(names[1], typeFloat, []int64{int64(cols * blocks)}, float32Raw(scales)))
-			packed[t.name] = names
+				graphedit.TensorBytes(names[0], graphedit.TypeUint8, []int64{int64(cols), int64(blocks), int64(f.block() * f.Bits / 8)}, q),
+				graphedit.TensorBytes(names[1], graphedit.TypeFloat, []int64{int64(cols * blocks)}, graphedit.Float32Raw(scales)))
+			packed[t.Name] = names
 			st.Weights++
-			st.FP32Bytes += int64(4 * len(t.floats))
+			st.FP32Bytes += int64(4 * len(t.Floats))
 			st.Int8Bytes += int64(len(q) + 4*len(scales))
 		}
-		n.opType, n.domain = "MatMulNBits", msDomain
-		n.inputs = []string{n.inputs[0], names[0], names[1]}
-		n.extra = [][]byte{intAttr("K", int64(k)), intAttr("N", int64(cols)), intAttr("bits", int64(f.Bits)), intAttr("block_size", int64(f.block())), intAttr("accuracy_level", 4)}
-		replaced[t.name] = true
+		n.OpType, n.Domain = "MatMulNBits", graphedit.MSDomain
+		n.Inputs = []string{n.Inputs[0], names[0], names[1]}
+		n.Extra = [][]byte{graphedit.IntAttr("K", int64(k)), graphedit.IntAttr("N", int64(cols)), graphedit.IntAttr("bits", int64(f.Bits)), graphedit.IntAttr("block_size", int64(f.block())), graphedit.IntAttr("accuracy_level", 4)}
+		replaced[t.Name] = true
 		st.microsoft = true
 	}
 	newInits = append(newInits, quantizeGathers(gr, f, st, replaced)...)
-	return gr.encode(replaced, nil, newInits), nil
+	return gr.Encode(replaced, nil, newInits), nil
 }
 
 // levels is the largest magnitude of a symmetric bits-bit value, and zero
@@ -149,38 +157,38 @@ func packColumns(w []float32, k, cols int, f Format) ([]byte, []float32) {
 // memory. Each row is quantized in blocks of f.Block, symmetric, stored
 // unsigned with the zero point in the middle (8 or 128). It returns the
 // new initializers and marks the replaced tables.
-func quantizeGathers(gr *graph, f Format, st *Stats, replaced map[string]bool) [][]byte {
+func quantizeGathers(gr *graphedit.Graph, f Format, st *Stats, replaced map[string]bool) [][]byte {
 	bits := f.Bits
 	var newInits [][]byte
 	made := map[string][3]string{}
-	for _, n := range gr.nodes {
-		if n.opType != "Gather" || n.domain != "" || len(n.inputs) != 2 || n.ints["axis"] != 0 {
+	for _, n := range gr.Nodes {
+		if n.OpType != "Gather" || n.Domain != "" || len(n.Inputs) != 2 || n.Ints["axis"] != 0 {
 			continue
 		}
-		t := gr.weight(n.inputs[0])
-		if t == nil || t.floats == nil || len(t.dims) != 2 || gr.inputs[t.name] || (bits == 4 && t.dims[1]%2 != 0) {
+		t := gr.Weight(n.Inputs[0])
+		if t == nil || t.Floats == nil || len(t.Dims) != 2 || gr.Inputs[t.Name] || (bits == 4 && t.Dims[1]%2 != 0) {
 			continue
 		}
-		names, ok := made[t.name]
+		names, ok := made[t.Name]
 		if !ok {
-			rows, cols := int(t.dims[0]), int(t.dims[1])
-			q, scales, zeros := packRows(t.floats, rows, cols, f)
-			names = [3]string{t.name + "_q" + strconv.Itoa(bits), t.name + "_scales", t.name + "_zeros"}
+			rows, cols := int(t.Dims[0]), int(t.Dims[1])
+			q, scales, zeros := packRows(t.Floats, rows, cols, f)
+			names = [3]string{t.Name + "_q" + strconv.Itoa(bits), t.Name + "_scales", t.Name + "_zeros"}
 			blocks := int64((cols + f.block() - 1) / f.block())
 			newInits = append(newInits,
-				tensorBytes(names[0], typeUint8, []int64{int64(rows), int64(len(q) / rows)}, q),
-				tensorBytes(names[1], typeFloat, []int64{int64(rows), blocks}, float32Raw(scales)),
-				tensorBytes(names[2], typeUint8, []int64{int64(rows), int64(len(zeros) / rows)}, zeros))
-			made[t.name] = names
+				graphedit.TensorBytes(names[0], graphedit.TypeUint8, []int64{int64(rows), int64(len(q) / rows)}, q),
+				graphedit.TensorBytes(names[1], graphedit.TypeFloat, []int64{int64(rows), blocks}, graphedit.Float32Raw(scales)),
+				graphedit.TensorBytes(names[2], graphedit.TypeUint8, []int64{int64(rows), int64(len(zeros) / rows)}, zeros))
+			made[t.Name] = names
 			st.Weights++
-			st.FP32Bytes += int64(4 * len(t.floats))
+			st.FP32Bytes += int64(4 * len(t.Floats))
 			st.Int8Bytes += int64(len(q) + 4*len(scales) + len(zeros))
 		}
-		n.opType, n.domain = "GatherBlockQuantized", msDomain
-		n.inputs = []string{names[0], n.inputs[1], names[1], names[2]}
-		n.fields = withoutAttr(n.fields, "axis")
-		n.extra = [][]byte{intAttr("gather_axis", 0), intAttr("quantize_axis", 1), intAttr("block_size", int64(f.block())), intAttr("bits", int64(bits))}
-		replaced[t.name] = true
+		n.OpType, n.Domain = "GatherBlockQuantized", graphedit.MSDomain
+		n.Inputs = []string{names[0], n.Inputs[1], names[1], names[2]}
+		n.Fields = graphedit.WithoutAttr(n.Fields, "axis")
+		n.Extra = [][]byte{graphedit.IntAttr("gather_axis", 0), graphedit.IntAttr("quantize_axis", 1), graphedit.IntAttr("block_size", int64(f.block())), graphedit.IntAttr("bits", int64(bits))}
+		replaced[t.Name] = true
 		st.microsoft = true
 	}
 	return newInits
@@ -223,66 +231,4 @@ func packRows(w []float32, rows, cols int, f Format) (q []byte, scales []float32
 		}
 	}
 	return q, scales, zeros
-}
-
-// withoutAttr drops the attribute name from a node's fields.
-func withoutAttr(fields [][]byte, name string) [][]byte {
-	var out [][]byte
-	for _, f := range fields {
-		num, typ, n := protowire.ConsumeTag(f)
-		if num == nodeAttr && typ == protowire.BytesType && n > 0 {
-			v, _ := protowire.ConsumeBytes(f[n:])
-			var attr string
-			_ = eachField(v, func(num protowire.Number, typ protowire.Type, val, _ []byte) error {
-				if num == attrName && typ == protowire.BytesType {
-					attr = string(val)
-				}
-				return nil
-			})
-			if attr == name {
-				continue
-			}
-		}
-		out = append(out, f)
-	}
-	return out
-}
-
-// intAttr is an AttributeProto of type INT.
-func intAttr(name string, v int64) []byte {
-	var a []byte
-	a = protowire.AppendTag(a, attrName, protowire.BytesType)
-	a = protowire.AppendString(a, name)
-	a = protowire.AppendTag(a, attrInt, protowire.VarintType)
-	a = protowire.AppendVarint(a, uint64(v))
-	a = protowire.AppendTag(a, attrType, protowire.VarintType)
-	a = protowire.AppendVarint(a, attrTypeInt)
-	var b []byte
-	b = protowire.AppendTag(b, nodeAttr, protowire.BytesType)
-	return protowire.AppendBytes(b, a)
-}
-
-// ExactActivations returns the model with its MatMulNBits computing on
-// fp32 activations (accuracy level 0) rather than int8 ones (the 4 that
-// NBits sets). At level 4 a product rounds its
-// input to 8 bits, so an input that differs in its last bit from
-// another's can round to another step: two graphs that agree to fp32
-// rounding then differ by a quantization step now and then, which hides
-// a real difference of that size. A rewrite is checked on its exact form.
-func ExactActivations(model []byte) ([]byte, error) {
-	out, _, err := rewriteGraph(model, func(g []byte, _ *Stats) ([]byte, error) {
-		gr, err := readGraph(g)
-		if err != nil {
-			return nil, err
-		}
-		for _, n := range gr.nodes {
-			if n.opType == "MatMulNBits" && n.domain == msDomain {
-				if _, ok := n.ints["accuracy_level"]; ok {
-					n.fields = withoutAttr(n.fields, "accuracy_level")
-				}
-			}
-		}
-		return gr.encode(nil, nil, nil), nil
-	})
-	return out, err
 }

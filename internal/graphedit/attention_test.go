@@ -1,4 +1,4 @@
-package quantize_test
+package graphedit_test
 
 import (
 	"fmt"
@@ -10,18 +10,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/voiceassistant/voice/internal/graphedit"
 	"github.com/voiceassistant/voice/internal/onnx"
-	"github.com/voiceassistant/voice/internal/quantize"
 )
 
 const attentionTTS = "../../tts/moss/testdata/attention-tts"
 
 // decodeStep names the MOSS decode step's tensors, with layers layers.
-func decodeStep(layers int) quantize.DecodeStep {
-	step := quantize.DecodeStep{Rows: "input_ids", Lengths: "past_valid_lengths", Hidden: []string{"global_hidden"}}
+func decodeStep(layers int) graphedit.DecodeStep {
+	step := graphedit.DecodeStep{Rows: "input_ids", Lengths: "past_valid_lengths", Hidden: []string{"global_hidden"}}
 	for i := range layers {
 		k, v := fmt.Sprintf("key_%d", i), fmt.Sprintf("value_%d", i)
-		step.Caches = append(step.Caches, quantize.KVCache{Key: [2]string{"past_" + k, "present_" + k}, Value: [2]string{"past_" + v, "present_" + v}})
+		step.Caches = append(step.Caches, graphedit.KVCache{Key: [2]string{"past_" + k, "present_" + k}, Value: [2]string{"past_" + v, "present_" + v}})
 	}
 	return step
 }
@@ -34,9 +34,9 @@ func decodeStep(layers int) quantize.DecodeStep {
 func TestSharedKVAttentionDeclaresTheBuffers(t *testing.T) {
 	model, err := os.ReadFile(filepath.Join(attentionTTS, "moss_tts_decode_step.onnx"))
 	require.NoError(t, err)
-	model, err = quantize.Inline(model, attentionTTS)
+	model, err = graphedit.Inline(model, attentionTTS)
 	require.NoError(t, err)
-	shared, err := quantize.SharedKVAttention(model, decodeStep(2))
+	shared, err := graphedit.SharedKVAttention(model, decodeStep(2))
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "shared.onnx")
 	require.NoError(t, os.WriteFile(path, shared, 0o644))
@@ -63,22 +63,22 @@ func TestSharedKVAttentionDeclaresTheBuffers(t *testing.T) {
 func TestSharedKVAttentionRefusesOtherGraphs(t *testing.T) {
 	model, err := os.ReadFile(filepath.Join(attentionTTS, "moss_tts_decode_step.onnx"))
 	require.NoError(t, err)
-	model, err = quantize.Inline(model, attentionTTS)
+	model, err = graphedit.Inline(model, attentionTTS)
 	require.NoError(t, err)
 	swapped := decodeStep(2)
 	swapped.Caches[0].Key, swapped.Caches[0].Value = swapped.Caches[0].Value, swapped.Caches[0].Key
-	_, err = quantize.SharedKVAttention(model, swapped)
-	require.ErrorIs(t, err, quantize.ErrNotAttention)
+	_, err = graphedit.SharedKVAttention(model, swapped)
+	require.ErrorIs(t, err, graphedit.ErrNotAttention)
 	assert.ErrorContains(t, err, "present_value_0 is read transposed by [0 2 1 3], not [0 2 3 1]")
 
 	noLengths := decodeStep(2)
 	noLengths.Lengths = "input_ids"
-	_, err = quantize.SharedKVAttention(model, noLengths)
+	_, err = graphedit.SharedKVAttention(model, noLengths)
 	assert.ErrorContains(t, err, "no graph input input_ids of one axis")
 
 	tiny, err := os.ReadFile("../../tts/moss/testdata/tiny/moss_tts_decode_step.onnx")
 	require.NoError(t, err)
-	_, err = quantize.SharedKVAttention(tiny, decodeStep(12))
-	require.ErrorIs(t, err, quantize.ErrNotAttention)
+	_, err = graphedit.SharedKVAttention(tiny, decodeStep(12))
+	require.ErrorIs(t, err, graphedit.ErrNotAttention)
 	assert.ErrorContains(t, err, "past_key_0 is read by [ReduceMean Concat]")
 }

@@ -1,10 +1,17 @@
-package quantize
+// Package graphedit rewrites ONNX models on the file's protobuf fields
+// (read and written with protowire, with no ONNX tooling): the rewrites
+// the synthesizer makes at load (RingCaches, SharedKVAttention, each
+// checked on its ExactActivations form), external weight data read in
+// (Inline) and written shared (DataFile), and the graph, node and tensor
+// core (Rewrite, ReadGraph) the offline quantizer, package quantize,
+// builds on. All of it serves the run time; the quantizer, which only
+// the offline tools use, stays out of internal/ and imports this.
+package graphedit
 
 import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -25,7 +32,6 @@ const (
 	valueName   = onnxproto.ValueInfoName
 	nodeInput   = 1
 	nodeOutput  = 2
-	nodeName    = 3
 	nodeOpType  = 4
 	nodeAttr    = 5
 	nodeDomain  = 7
@@ -44,32 +50,39 @@ const (
 	tensorExt   = 13
 	opsetDomain = 1
 	opsetVer    = 2
-	typeFloat   = 1
-	typeUint8   = 2
-	typeInt8    = 3
-	msDomain    = "com.microsoft"
 )
 
-// rewriteGraph copies the model with its graph rewritten by rewrite,
-// declaring the com.microsoft operator set if the rewrite used one of its
+// What the quantizer writes beside its rewritten nodes: a node's name
+// (NodeProto), its tensors' element types (TensorProto.DataType), and the
+// domain of ONNX Runtime's own operators.
+const (
+	NodeName  = 3
+	TypeFloat = 1
+	TypeUint8 = 2
+	TypeInt8  = 3
+	MSDomain  = "com.microsoft"
+)
+
+// Rewrite copies the model with its graph rewritten by rewrite, declaring
+// the com.microsoft operator set if rewrite says it used one of its
 // operators.
-func rewriteGraph(model []byte, rewrite func([]byte, *Stats) ([]byte, error)) ([]byte, Stats, error) {
-	var st Stats
+func Rewrite(model []byte, rewrite func(graph []byte) (out []byte, microsoft bool, err error)) ([]byte, error) {
 	var out []byte
-	sawGraph, sawMS := false, false
+	sawGraph, sawMS, usedMS := false, false, false
 	err := eachField(model, func(num protowire.Number, typ protowire.Type, val, raw []byte) error {
 		switch {
 		case num == modelGraph && typ == protowire.BytesType:
 			sawGraph = true
-			g, err := rewrite(val, &st)
+			g, ms, err := rewrite(val)
 			if err != nil {
 				return err
 			}
+			usedMS = ms
 			out = protowire.AppendTag(out, num, typ)
 			out = protowire.AppendBytes(out, g)
 		case num == modelOpset && typ == protowire.BytesType:
 			domain, opset := readOpset(val)
-			sawMS = sawMS || domain == msDomain
+			sawMS = sawMS || domain == MSDomain
 			out = protowire.AppendTag(out, num, typ)
 			out = protowire.AppendBytes(out, atLeastOpset13(domain, opset, val))
 		default:
@@ -78,54 +91,57 @@ func rewriteGraph(model []byte, rewrite func([]byte, *Stats) ([]byte, error)) ([
 		return nil
 	})
 	if err != nil || !sawGraph {
-		return nil, st, fmt.Errorf("quantize: %w", errors.Join(ErrNotONNX, err))
+		return nil, errors.Join(ErrNotONNX, err)
 	}
-	if st.microsoft && !sawMS {
+	if usedMS && !sawMS {
 		var o []byte
 		o = protowire.AppendTag(o, opsetDomain, protowire.BytesType)
-		o = protowire.AppendString(o, msDomain)
+		o = protowire.AppendString(o, MSDomain)
 		o = protowire.AppendTag(o, opsetVer, protowire.VarintType)
 		o = protowire.AppendVarint(o, 1)
 		out = protowire.AppendTag(out, modelOpset, protowire.BytesType)
 		out = protowire.AppendBytes(out, o)
 	}
-	return out, st, nil
+	return out, nil
 }
 
-// node is a NodeProto: what the rewrites read or change, and every other
+// ErrNotONNX is returned for bytes that are not an ONNX model.
+var ErrNotONNX = errors.New("not an ONNX model")
+
+// Node is a NodeProto: what the rewrites read or change, and every other
 // field as written.
-type node struct {
-	inputs         []string
-	outputs        []string // also kept in fields
-	opType, domain string
-	ints           map[string]int64   // its integer attributes
+type Node struct {
+	Inputs         []string
+	outputs        []string // also kept in Fields
+	OpType, Domain string
+	Ints           map[string]int64   // its integer attributes
 	lists          map[string][]int64 // its integer-list attributes (a Transpose's perm)
 	subgraphs      bool               // an attribute holds a graph
-	fields         [][]byte           // every other field, as written
-	extra          [][]byte           // fields a rewrite adds (attributes)
+	Fields         [][]byte           // every other field, as written
+	Extra          [][]byte           // fields a rewrite adds (attributes)
 }
 
-// tensor is an initializer: its encoding, and its fp32 values if it is a
+// Tensor is an initializer: its encoding, and its fp32 values if it is a
 // plain fp32 tensor stored in the file.
-type tensor struct {
+type Tensor struct {
 	raw    []byte
-	name   string
-	dims   []int64
-	floats []float32 // nil unless fp32 and inline
+	Name   string
+	Dims   []int64
+	Floats []float32 // nil unless fp32 and inline
 }
 
-// graph is a GraphProto read for a rewrite.
-type graph struct {
-	nodes     []*node
-	inits     map[string]*tensor
-	initOrder []*tensor
-	inputs    map[string]bool   // initializers listed as graph inputs stay: they may be fed
+// Graph is a GraphProto read for a rewrite.
+type Graph struct {
+	Nodes     []*Node
+	inits     map[string]*Tensor
+	initOrder []*Tensor
+	Inputs    map[string]bool   // initializers listed as graph inputs stay: they may be fed
 	outputs   map[string]bool   // the graph's outputs
 	identity  map[string]string // an Identity node's output -> its input
 	rest      [][]byte          // every other field, in order
 }
 
-// weight is the initializer that name is, directly or through a chain of
+// Weight is the initializer that name is, directly or through a chain of
 // Identity nodes, or nil. torch.onnx.export writes a weight used at several
 // places of a graph once and hands it to the other uses through Identity
 // nodes: MOSS's local frame graph, its 17 steps unrolled, reaches each of
@@ -133,7 +149,7 @@ type graph struct {
 // Identity nodes when it loads the graph, so a MatMul behind one runs as
 // one by the weight itself, and a quantizer that missed them would leave
 // 16 of the 17 steps in fp32.
-func (gr *graph) weight(name string) *tensor {
+func (gr *Graph) Weight(name string) *Tensor {
 	for range len(gr.identity) + 1 {
 		if t := gr.inits[name]; t != nil {
 			return t
@@ -147,8 +163,9 @@ func (gr *graph) weight(name string) *tensor {
 	return nil // a cycle, which a valid graph does not have
 }
 
-func readGraph(g []byte) (*graph, error) {
-	gr := &graph{inits: map[string]*tensor{}, inputs: map[string]bool{}, outputs: map[string]bool{}, identity: map[string]string{}}
+// ReadGraph reads a GraphProto for a rewrite.
+func ReadGraph(g []byte) (*Graph, error) {
+	gr := &Graph{inits: map[string]*Tensor{}, Inputs: map[string]bool{}, outputs: map[string]bool{}, identity: map[string]string{}}
 	err := eachField(g, func(num protowire.Number, typ protowire.Type, val, raw []byte) error {
 		switch {
 		case num == graphNode && typ == protowire.BytesType:
@@ -156,20 +173,20 @@ func readGraph(g []byte) (*graph, error) {
 			if err != nil {
 				return err
 			}
-			gr.nodes = append(gr.nodes, n)
-			if n.opType == "Identity" && n.domain == "" && len(n.inputs) == 1 && len(n.outputs) == 1 {
-				gr.identity[n.outputs[0]] = n.inputs[0]
+			gr.Nodes = append(gr.Nodes, n)
+			if n.OpType == "Identity" && n.Domain == "" && len(n.Inputs) == 1 && len(n.outputs) == 1 {
+				gr.identity[n.outputs[0]] = n.Inputs[0]
 			}
 		case num == graphInit && typ == protowire.BytesType:
 			t, err := readTensor(val, raw)
 			if err != nil {
 				return err
 			}
-			gr.inits[t.name] = t
+			gr.inits[t.Name] = t
 			gr.initOrder = append(gr.initOrder, t)
 		default:
 			if (num == graphInput || num == onnxproto.GraphOutput) && typ == protowire.BytesType {
-				names := gr.inputs
+				names := gr.Inputs
 				if num == onnxproto.GraphOutput {
 					names = gr.outputs
 				}
@@ -187,18 +204,18 @@ func readGraph(g []byte) (*graph, error) {
 	return gr, err
 }
 
-// encode writes the graph back: first nodes, then its nodes, the
+// Encode writes the graph back: first nodes, then its nodes, the
 // initializers not replaced (or still used), the new ones, and the rest.
 // An Identity node that passed a replaced weight on and that nothing reads
 // any more goes, so that the weight's fp32 copy does too.
-func (gr *graph) encode(replaced map[string]bool, first, newInits [][]byte) []byte {
-	nodes := gr.nodes
+func (gr *Graph) Encode(replaced map[string]bool, first, newInits [][]byte) []byte {
+	nodes := gr.Nodes
 	var used map[string]bool
 	for {
 		used = gr.used(nodes)
 		kept := nodes[:0:0]
 		for _, n := range nodes {
-			if t := gr.weight(firstOf(n.inputs)); n.opType == "Identity" && t != nil && replaced[t.name] && !used[firstOf(n.outputs)] {
+			if t := gr.Weight(firstOf(n.Inputs)); n.OpType == "Identity" && t != nil && replaced[t.Name] && !used[firstOf(n.outputs)] {
 				continue
 			}
 			kept = append(kept, n)
@@ -217,10 +234,10 @@ func (gr *graph) encode(replaced map[string]bool, first, newInits [][]byte) []by
 		add(graphNode, b)
 	}
 	for _, n := range nodes {
-		add(graphNode, n.encode())
+		add(graphNode, n.Encode())
 	}
 	for _, t := range gr.initOrder {
-		if !replaced[t.name] || used[t.name] {
+		if !replaced[t.Name] || used[t.Name] {
 			out = append(out, t.raw...)
 		}
 	}
@@ -236,15 +253,15 @@ func (gr *graph) encode(replaced map[string]bool, first, newInits [][]byte) []by
 // used is every name that nodes read or the graph puts out. A node with a
 // subgraph (If, Loop, Scan) may read outer names from inside it: every
 // name its fields hold counts as read.
-func (gr *graph) used(nodes []*node) map[string]bool {
+func (gr *Graph) used(nodes []*Node) map[string]bool {
 	used := maps.Clone(gr.outputs)
 	var withSubgraphs [][]byte
 	for _, n := range nodes {
-		for _, in := range n.inputs {
+		for _, in := range n.Inputs {
 			used[in] = true
 		}
 		if n.subgraphs {
-			withSubgraphs = append(withSubgraphs, n.fields...)
+			withSubgraphs = append(withSubgraphs, n.Fields...)
 		}
 	}
 	if len(withSubgraphs) > 0 {
@@ -265,20 +282,20 @@ func firstOf(names []string) string {
 	return names[0]
 }
 
-func readNode(b []byte) (*node, error) {
-	n := &node{}
+func readNode(b []byte) (*Node, error) {
+	n := &Node{}
 	err := eachField(b, func(num protowire.Number, typ protowire.Type, val, raw []byte) error {
 		switch {
 		case num == nodeInput && typ == protowire.BytesType:
-			n.inputs = append(n.inputs, string(val))
+			n.Inputs = append(n.Inputs, string(val))
 			return nil
 		case num == nodeOutput && typ == protowire.BytesType:
 			n.outputs = append(n.outputs, string(val))
 		case num == nodeOpType && typ == protowire.BytesType:
-			n.opType = string(val)
+			n.OpType = string(val)
 			return nil
 		case num == nodeDomain && typ == protowire.BytesType:
-			n.domain = string(val)
+			n.Domain = string(val)
 			return nil
 		case num == nodeAttr && typ == protowire.BytesType:
 			var name string
@@ -300,43 +317,43 @@ func readNode(b []byte) (*node, error) {
 			}); err != nil {
 				return err
 			}
-			if n.ints == nil {
-				n.ints, n.lists = map[string]int64{}, map[string][]int64{}
+			if n.Ints == nil {
+				n.Ints, n.lists = map[string]int64{}, map[string][]int64{}
 			}
-			n.ints[name] = i
+			n.Ints[name] = i
 			if list != nil {
 				n.lists[name] = list
 			}
 		}
-		n.fields = append(n.fields, raw)
+		n.Fields = append(n.Fields, raw)
 		return nil
 	})
 	return n, err
 }
 
-// encode writes the node back: its inputs, operator and domain, then
+// Encode writes the node back: its inputs, operator and domain, then
 // every other field as it was and the added ones (field order carries no
 // meaning in protobuf, but the order of the inputs does, and it is kept).
-func (n *node) encode() []byte {
+func (n *Node) Encode() []byte {
 	var b []byte
-	for _, in := range n.inputs {
+	for _, in := range n.Inputs {
 		b = protowire.AppendTag(b, nodeInput, protowire.BytesType)
 		b = protowire.AppendString(b, in)
 	}
 	b = protowire.AppendTag(b, nodeOpType, protowire.BytesType)
-	b = protowire.AppendString(b, n.opType)
-	if n.domain != "" {
+	b = protowire.AppendString(b, n.OpType)
+	if n.Domain != "" {
 		b = protowire.AppendTag(b, nodeDomain, protowire.BytesType)
-		b = protowire.AppendString(b, n.domain)
+		b = protowire.AppendString(b, n.Domain)
 	}
-	for _, f := range append(n.fields, n.extra...) {
+	for _, f := range append(n.Fields, n.Extra...) {
 		b = append(b, f...)
 	}
 	return b
 }
 
-func readTensor(b, raw []byte) (*tensor, error) {
-	t := &tensor{raw: raw}
+func readTensor(b, raw []byte) (*Tensor, error) {
+	t := &Tensor{raw: raw}
 	var typ int64 = -1
 	var data []byte
 	var floats []float32
@@ -344,12 +361,12 @@ func readTensor(b, raw []byte) (*tensor, error) {
 	err := eachField(b, func(num protowire.Number, wt protowire.Type, val, _ []byte) error {
 		switch num {
 		case tensorDims:
-			return appendInts(&t.dims, wt, val)
+			return appendInts(&t.Dims, wt, val)
 		case tensorType:
 			x, _ := protowire.ConsumeVarint(val)
 			typ = int64(x)
 		case tensorName:
-			t.name = string(val)
+			t.Name = string(val)
 		case tensorRaw:
 			data = val
 		case tensorFloat:
@@ -359,21 +376,21 @@ func readTensor(b, raw []byte) (*tensor, error) {
 		}
 		return nil
 	})
-	if err != nil || typ != typeFloat || external {
+	if err != nil || typ != TypeFloat || external {
 		return t, err
 	}
 	n := 1
-	for _, d := range t.dims {
+	for _, d := range t.Dims {
 		n *= int(d)
 	}
 	switch {
 	case data != nil && len(data) == 4*n:
-		t.floats = make([]float32, n)
-		for i := range t.floats {
-			t.floats[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+		t.Floats = make([]float32, n)
+		for i := range t.Floats {
+			t.Floats[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
 		}
 	case data == nil && len(floats) == n:
-		t.floats = floats
+		t.Floats = floats
 	}
 	return t, nil
 }
@@ -409,7 +426,9 @@ func appendFloats(dst *[]float32, wt protowire.Type, val []byte) error {
 	return nil
 }
 
-func tensorBytes(name string, typ int64, dims []int64, data []byte) []byte {
+// TensorBytes is a TensorProto of type typ (an onnx.proto element type)
+// holding data as raw_data.
+func TensorBytes(name string, typ int64, dims []int64, data []byte) []byte {
 	var b []byte
 	for _, d := range dims {
 		b = protowire.AppendTag(b, tensorDims, protowire.VarintType)
@@ -453,7 +472,8 @@ func atLeastOpset13(domain string, version int64, b []byte) []byte {
 	return protowire.AppendVarint(out, 13)
 }
 
-func float32Raw(f []float32) []byte {
+// Float32Raw is f as raw_data: little-endian fp32.
+func Float32Raw(f []float32) []byte {
 	b := make([]byte, 4*len(f))
 	for i, v := range f {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))

@@ -13,7 +13,9 @@ import (
 	ort "github.com/yalue/onnxruntime_go"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/voiceassistant/voice/internal/graphedit"
 	"github.com/voiceassistant/voice/internal/onnx"
+	"github.com/voiceassistant/voice/internal/onnxproto"
 	"github.com/voiceassistant/voice/internal/testenv"
 )
 
@@ -64,7 +66,7 @@ func gatherModel(w []float32, rows, cols int64) []byte {
 	return testModel(
 		[][]string{{"Gather", "W", "ids", "y"}},
 		map[string]initializer{"W": {[]int64{rows, cols}, w}},
-		[]valueInfo{{"ids", 7, []int64{4}}}, []valueInfo{{"y", typeFloat, []int64{4, cols}}})
+		[]valueInfo{{"ids", 7, []int64{4}}}, []valueInfo{{"y", graphedit.TypeFloat, []int64{4, cols}}})
 }
 
 // initializer is a test model's fp32 constant, valueInfo one of its inputs
@@ -101,28 +103,22 @@ func testModel(nodes [][]string, inits map[string]initializer, inputs, outputs [
 	}
 	var g []byte
 	for _, n := range nodes {
-		var node []byte
-		for _, in := range n[1 : len(n)-1] {
-			node = str(node, nodeInput, in)
-		}
-		node = str(node, nodeOutput, n[len(n)-1])
-		node = str(node, nodeOpType, n[0])
-		g = msg(g, graphNode, node)
+		g = msg(g, 1, graphedit.NewNode(n[0], n[1:len(n)-1], n[len(n)-1]).Encode()) // node
 	}
 	g = str(g, 2, "test")
 	for _, name := range slices.Sorted(maps.Keys(inits)) {
-		g = msg(g, graphInit, tensorBytes(name, typeFloat, inits[name].dims, float32Raw(inits[name].w)))
+		g = msg(g, onnxproto.GraphInitializer, graphedit.TensorBytes(name, graphedit.TypeFloat, inits[name].dims, graphedit.Float32Raw(inits[name].w)))
 	}
 	for _, v := range inputs {
-		g = msg(g, graphInput, info(v))
+		g = msg(g, onnxproto.GraphInput, info(v))
 	}
 	for _, v := range outputs {
-		g = msg(g, 12, info(v))
+		g = msg(g, onnxproto.GraphOutput, info(v))
 	}
 	var m []byte
-	m = varint(m, 1, 8) // ir_version
-	m = msg(m, modelOpset, varint(nil, opsetVer, 17))
-	return msg(m, modelGraph, g)
+	m = varint(m, 1, 8)               // ir_version
+	m = msg(m, 8, varint(nil, 2, 17)) // opset_import: version
+	return msg(m, onnxproto.ModelGraph, g)
 }
 
 // A weight that torch.onnx.export hands to its other uses through
@@ -151,11 +147,11 @@ func TestNBitsFollowsIdentity(t *testing.T) {
 		}
 	}
 	inits := map[string]initializer{"W": {[]int64{k, n}, w}}
-	in := []valueInfo{{"x", typeFloat, []int64{1, k}}}
+	in := []valueInfo{{"x", graphedit.TypeFloat, []int64{1, k}}}
 	out := func(names ...string) []valueInfo {
 		var vs []valueInfo
 		for _, name := range names {
-			vs = append(vs, valueInfo{name, typeFloat, []int64{1, n}})
+			vs = append(vs, valueInfo{name, graphedit.TypeFloat, []int64{1, n}})
 		}
 		return vs
 	}
@@ -172,7 +168,7 @@ func TestNBitsFollowsIdentity(t *testing.T) {
 		keepsFP32W bool
 	}{
 		{"unrolled", testModel(steps, inits, in, out("y0", "y1")), []string{"y0", "y1"}, false},
-		{"identity put out", testModel(steps, inits, in, append(out("y0", "y1"), valueInfo{"W1", typeFloat, []int64{k, n}})), []string{"y0", "y1"}, true},
+		{"identity put out", testModel(steps, inits, in, append(out("y0", "y1"), valueInfo{"W1", graphedit.TypeFloat, []int64{k, n}})), []string{"y0", "y1"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q, st, err := NBits(tc.model, Format{Bits: 8})
@@ -180,11 +176,10 @@ func TestNBitsFollowsIdentity(t *testing.T) {
 			assert.Equal(t, 1, st.Weights, "one weight, packed once")
 			gr := readModelGraph(t, q)
 			var ops []string
-			for _, nd := range gr.nodes {
-				ops = append(ops, nd.opType)
+			for _, nd := range gr.Nodes {
+				ops = append(ops, nd.OpType)
 			}
-			_, hasW := gr.inits["W"]
-			assert.Equal(t, tc.keepsFP32W, hasW, "the fp32 weight kept")
+			assert.Equal(t, tc.keepsFP32W, gr.Weight("W") != nil, "the fp32 weight kept")
 			if tc.keepsFP32W {
 				assert.Equal(t, []string{"MatMulNBits", "Identity", "MatMulNBits"}, ops, "the Identity nothing reads goes")
 			} else {
@@ -216,14 +211,14 @@ func TestNBitsFollowsIdentity(t *testing.T) {
 }
 
 // readModelGraph reads the graph of an encoded model.
-func readModelGraph(t *testing.T, model []byte) *graph {
-	var gr *graph
-	require.NoError(t, eachField(model, func(num protowire.Number, typ protowire.Type, val, _ []byte) error {
-		if num != modelGraph || typ != protowire.BytesType {
+func readModelGraph(t *testing.T, model []byte) *graphedit.Graph {
+	var gr *graphedit.Graph
+	require.NoError(t, onnxproto.EachField(model, func(num protowire.Number, typ protowire.Type, val, _ []byte) error {
+		if num != onnxproto.ModelGraph || typ != protowire.BytesType {
 			return nil
 		}
 		var err error
-		gr, err = readGraph(val)
+		gr, err = graphedit.ReadGraph(val)
 		return err
 	}))
 	require.NotNil(t, gr)

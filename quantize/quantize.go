@@ -13,18 +13,19 @@
 // was. Dir quantizes a model set whose graphs share external data files;
 // Compare measures how closely a quantized model follows its original.
 //
-// The same field-level editing serves one rewrite that is not a
-// quantization: RingCaches turns a streaming graph's sliding caches into
-// rings written in place, which the synthesizer derives from its codec at
-// load.
+// The file is read and rewritten with internal/graphedit, which also holds
+// the rewrites the synthesizer makes at load: the run time needs only
+// that, and this package is for the offline tools (voice-agent models
+// quantize and compare, bench).
 package quantize
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/voiceassistant/voice/internal/graphedit"
 )
 
 // Stats says what Int8 did.
@@ -56,9 +57,6 @@ func Bits(model []byte, f Format) ([]byte, Stats, error) {
 	return out, st, err
 }
 
-// ErrNotONNX is returned for bytes that are not an ONNX model.
-var ErrNotONNX = errors.New("not an ONNX model")
-
 // weightInput is which input of an operator is its weight, and which axis
 // of it the output channel (-1: Gemm's, from transB; -2: the last).
 var weightInput = map[string][2]int{"MatMul": {1, -2}, "Gemm": {1, -1}, "Conv": {1, 0}}
@@ -67,57 +65,65 @@ var weightInput = map[string][2]int{"MatMul": {1, -2}, "Gemm": {1, -1}, "Conv": 
 // operators as int8 behind DequantizeLinear, and its embedding tables as
 // 8-bit GatherBlockQuantized (see the package doc).
 func Int8(model []byte) ([]byte, Stats, error) {
-	return rewriteGraph(model, int8Graph)
+	var st Stats
+	out, err := graphedit.Rewrite(model, func(g []byte) ([]byte, bool, error) {
+		b, err := int8Graph(g, &st)
+		return b, st.microsoft, err
+	})
+	if err != nil {
+		return nil, st, fmt.Errorf("quantize: %w", err)
+	}
+	return out, st, nil
 }
 
 func int8Graph(g []byte, st *Stats) ([]byte, error) {
-	gr, err := readGraph(g)
+	gr, err := graphedit.ReadGraph(g)
 	if err != nil {
 		return nil, err
 	}
 	quantized := map[string]bool{} // fp32 initializers replaced
 	made := map[string]string{}    // name@axis -> the dequantized output
 	var dqNodes, newInits [][]byte
-	for _, n := range gr.nodes {
-		spec, ok := weightInput[n.opType]
-		if !ok || n.domain != "" || len(n.inputs) <= spec[0] {
+	for _, n := range gr.Nodes {
+		spec, ok := weightInput[n.OpType]
+		if !ok || n.Domain != "" || len(n.Inputs) <= spec[0] {
 			continue
 		}
-		t := gr.weight(n.inputs[spec[0]])
-		if t == nil || t.floats == nil || len(t.dims) < 2 || gr.inputs[t.name] {
+		t := gr.Weight(n.Inputs[spec[0]])
+		if t == nil || t.Floats == nil || len(t.Dims) < 2 || gr.Inputs[t.Name] {
 			continue
 		}
 		axis := spec[1]
 		switch {
 		case axis == -2:
-			axis = len(t.dims) - 1
+			axis = len(t.Dims) - 1
 		case axis < 0:
 			axis = 1
-			if n.ints["transB"] != 0 {
+			if n.Ints["transB"] != 0 {
 				axis = 0
 			}
 		}
-		key := fmt.Sprintf("%s@%d", t.name, axis)
+		key := fmt.Sprintf("%s@%d", t.Name, axis)
 		if _, ok := made[key]; !ok {
-			q, scale := quantizeAxis(t.floats, t.dims, axis)
-			qn, sn, zn, out := t.name+"_int8", t.name+"_scale", t.name+"_zero", t.name+"_dq"
-			channels := t.dims[axis]
+			q, scale := quantizeAxis(t.Floats, t.Dims, axis)
+			qn, sn, zn, out := t.Name+"_int8", t.Name+"_scale", t.Name+"_zero", t.Name+"_dq"
+			channels := t.Dims[axis]
 			newInits = append(newInits,
-				tensorBytes(qn, typeInt8, t.dims, int8Raw(q)),
-				tensorBytes(sn, typeFloat, []int64{channels}, float32Raw(scale)),
-				tensorBytes(zn, typeInt8, []int64{channels}, make([]byte, channels)))
-			dqNodes = append(dqNodes, dequantizeNode(qn, sn, zn, out, t.name+"_dequantize", int64(axis)))
+				graphedit.TensorBytes(qn, graphedit.TypeInt8, t.Dims, int8Raw(q)),
+				graphedit.TensorBytes(sn, graphedit.TypeFloat, []int64{channels}, graphedit.Float32Raw(scale)),
+				graphedit.TensorBytes(zn, graphedit.TypeInt8, []int64{channels}, make([]byte, channels)))
+			dqNodes = append(dqNodes, dequantizeNode(qn, sn, zn, out, t.Name+"_dequantize", int64(axis)))
 			made[key] = out
 			st.Weights++
-			st.FP32Bytes += int64(4 * len(t.floats))
+			st.FP32Bytes += int64(4 * len(t.Floats))
 			st.Int8Bytes += int64(len(q) + 4*len(scale))
 		}
-		n.inputs[spec[0]] = made[key]
-		quantized[t.name] = true
+		n.Inputs[spec[0]] = made[key]
+		quantized[t.Name] = true
 	}
 	newInits = append(newInits, quantizeGathers(gr, Format{Bits: 8}, st, quantized)...)
 	// DequantizeLinear first: the node list stays topologically sorted.
-	return gr.encode(quantized, dqNodes, newInits), nil
+	return gr.Encode(quantized, dqNodes, newInits), nil
 }
 
 // quantizeAxis quantizes w (of shape dims) symmetrically to int8, one scale
@@ -149,16 +155,9 @@ func quantizeAxis(w []float32, dims []int64, axis int) ([]int8, []float32) {
 }
 
 func dequantizeNode(q, scale, zero, out, name string, axis int64) []byte {
-	var fields [][]byte
-	for _, f := range []struct {
-		num protowire.Number
-		v   string
-	}{{nodeOutput, out}, {nodeName, name}} {
-		b := protowire.AppendTag(nil, f.num, protowire.BytesType)
-		fields = append(fields, protowire.AppendString(b, f.v))
-	}
-	n := node{inputs: []string{q, scale, zero}, opType: "DequantizeLinear", fields: fields, extra: [][]byte{intAttr("axis", axis)}}
-	return n.encode()
+	n := graphedit.NewNode("DequantizeLinear", []string{q, scale, zero}, out, graphedit.IntAttr("axis", axis))
+	n.Fields = append(n.Fields, protowire.AppendString(protowire.AppendTag(nil, graphedit.NodeName, protowire.BytesType), name))
+	return n.Encode()
 }
 
 func int8Raw(q []int8) []byte {

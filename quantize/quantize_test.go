@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/internal/graphedit"
 	"github.com/voiceassistant/voice/internal/onnx"
 	"github.com/voiceassistant/voice/internal/testenv"
 	"github.com/voiceassistant/voice/turn/smartturn"
@@ -21,7 +22,7 @@ import (
 // the fp32 model's probabilities; quantizing again changes nothing.
 func TestInt8SmartTurn(t *testing.T) {
 	testenv.ONNXRuntime(t)
-	src := "../../turn/smartturn/testdata/smart_turn_tiny.onnx"
+	src := "../turn/smartturn/testdata/smart_turn_tiny.onnx"
 	model, err := os.ReadFile(src)
 	require.NoError(t, err)
 	q, st, err := Int8(model)
@@ -37,7 +38,7 @@ func TestInt8SmartTurn(t *testing.T) {
 	int8, err := smartturn.New(path, onnx.Options{})
 	require.NoError(t, err)
 	defer int8.Close()
-	speech, err := audio.ReadWAVMono16k(context.Background(), "../../test/testdata/demo.wav")
+	speech, err := audio.ReadWAVMono16k(context.Background(), "../test/testdata/demo.wav")
 	require.NoError(t, err)
 	ctx := context.Background()
 	for _, seconds := range []int{1, 3, 8} {
@@ -73,14 +74,14 @@ func TestQuantizeAxis(t *testing.T) {
 func TestNotAModel(t *testing.T) {
 	for _, b := range [][]byte{nil, []byte("not a protobuf \xff\xff"), {0x08, 0x01}} {
 		_, _, err := Int8(b)
-		assert.ErrorIs(t, err, ErrNotONNX, "%q", b)
+		assert.ErrorIs(t, err, graphedit.ErrNotONNX, "%q", b)
 	}
 }
 
 // FuzzInt8: any bytes are refused with an error or give a model that
 // reads back, with nothing left to quantize.
 func FuzzInt8(f *testing.F) {
-	model, err := os.ReadFile("../../turn/smartturn/testdata/smart_turn_tiny.onnx")
+	model, err := os.ReadFile("../turn/smartturn/testdata/smart_turn_tiny.onnx")
 	require.NoError(f, err)
 	f.Add(model)
 	f.Add([]byte{0x3a, 0x02, 0x0a, 0x00}) // a graph with one empty node
@@ -123,7 +124,7 @@ func TestPackColumns4(t *testing.T) {
 // Turn model and on the tiny MOSS prefill (every output, the KV cache
 // too), and a model of another signature is refused.
 func TestCompare(t *testing.T) {
-	src := "../../turn/smartturn/testdata/smart_turn_tiny.onnx"
+	src := "../turn/smartturn/testdata/smart_turn_tiny.onnx"
 	model, dir := original(t, src)
 	for bits, name := range map[int]string{8: "int8.onnx", 4: "int4.onnx"} {
 		q, _, err := Bits(model, Format{Bits: bits})
@@ -140,7 +141,7 @@ func TestCompare(t *testing.T) {
 	assert.Greater(t, int8[0].Cosine, 0.999)
 	assert.Less(t, int8[0].MaxAbsDiff, 0.02)
 
-	moss := "../../tts/moss/testdata/tiny/moss_tts_prefill.onnx"
+	moss := "../tts/moss/testdata/tiny/moss_tts_prefill.onnx"
 	prefill, err := os.ReadFile(moss)
 	require.NoError(t, err)
 	q, _, err := Bits(prefill, Format{Bits: 8})
@@ -191,7 +192,7 @@ func TestPackColumnsBlock64(t *testing.T) {
 // as wide as the blocks shrinks as they grow, and sizes MatMulNBits
 // cannot take are refused.
 func TestBlockSizes(t *testing.T) {
-	src := "../../tts/moss/testdata/tiny/moss_tts_prefill.onnx"
+	src := "../tts/moss/testdata/tiny/moss_tts_prefill.onnx"
 	model, dir := original(t, src)
 	for _, block := range []int{16, 32, 64} {
 		q, st, err := Bits(model, Format{Bits: 8, Block: block})

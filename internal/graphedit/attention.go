@@ -1,4 +1,4 @@
-package quantize
+package graphedit
 
 import (
 	"encoding/binary"
@@ -75,7 +75,7 @@ var ErrNotAttention = errors.New("the graph's attention is not one a shared KV b
 // loads the rewritten graph is to check against the original.
 func SharedKVAttention(model []byte, step DecodeStep) ([]byte, error) {
 	var rewriteErr error
-	out, _, err := rewriteGraph(model, func(g []byte, st *Stats) ([]byte, error) {
+	out, err := Rewrite(model, func(g []byte) ([]byte, bool, error) {
 		e, err := newGraphEdit(g, ErrNotAttention)
 		if err == nil {
 			err = e.sharedKV(step)
@@ -85,8 +85,7 @@ func SharedKVAttention(model []byte, step DecodeStep) ([]byte, error) {
 			b, err = e.encode()
 		}
 		rewriteErr = err
-		st.microsoft = true
-		return b, err
+		return b, true, err
 	})
 	if rewriteErr != nil {
 		return nil, rewriteErr
@@ -106,9 +105,9 @@ func (e *graphEdit) sharedKV(step DecodeStep) error {
 	e.addInit(p+"rows_axis", nil, 1)
 	e.addInit32(p+"one", nil, 1)
 	e.addedFirst(
-		newNode("Shape", []string{step.Rows}, p+"rows_shape"),
-		newNode("Gather", []string{p + "rows_shape", p + "rows_axis"}, p+"rows"),
-		newNode("Cast", []string{p + "rows"}, p+"rows32", intAttr("to", typeInt32)),
+		NewNode("Shape", []string{step.Rows}, p+"rows_shape"),
+		NewNode("Gather", []string{p + "rows_shape", p + "rows_axis"}, p+"rows"),
+		NewNode("Cast", []string{p + "rows"}, p+"rows32", IntAttr("to", typeInt32)),
 	)
 	// GroupQueryAttention counts in int32: seqlens_k per batch row, its
 	// entries less one once the rows are in, and total_sequence_length,
@@ -116,13 +115,13 @@ func (e *graphEdit) sharedKV(step DecodeStep) error {
 	counts := step.Lengths
 	if decl.elemType != typeInt32 {
 		counts = p + "lengths32"
-		e.addedFirst(newNode("Cast", []string{step.Lengths}, counts, intAttr("to", typeInt32)))
+		e.addedFirst(NewNode("Cast", []string{step.Lengths}, counts, IntAttr("to", typeInt32)))
 	}
 	e.addedFirst(
-		newNode("Sub", []string{p + "rows32", p + "one"}, p+"rows_after_first"),
-		newNode("Add", []string{counts, p + "rows_after_first"}, p+"seqlens_k"),
-		newNode("ReduceMax", []string{counts}, p+"most", intAttr("keepdims", 0)),
-		newNode("Add", []string{p + "most", p + "rows32"}, p+"total"),
+		NewNode("Sub", []string{p + "rows32", p + "one"}, p+"rows_after_first"),
+		NewNode("Add", []string{counts, p + "rows_after_first"}, p+"seqlens_k"),
+		NewNode("ReduceMax", []string{counts}, p+"most", IntAttr("keepdims", 0)),
+		NewNode("Add", []string{p + "most", p + "rows32"}, p+"total"),
 	)
 	e.addInit(p+"flat", []int64{3}, 0, 0, -1)
 	for _, c := range step.Caches {
@@ -147,15 +146,15 @@ func (e *graphEdit) rowPositions(lengths string, typ int64, rows string) error {
 	var follow func(name string, typ int64) error
 	follow = func(name string, typ int64) error {
 		for _, r := range e.readers[name] {
-			switch r.opType {
+			switch r.OpType {
 			case "Cast":
-				if err := follow(r.outputs[0], r.ints["to"]); err != nil {
+				if err := follow(r.outputs[0], r.Ints["to"]); err != nil {
 					return err
 				}
 			case "Unsqueeze":
 				axes := r.lists["axes"]
-				if len(r.inputs) > 1 {
-					axes, _ = e.int64s(r.inputs[1])
+				if len(r.Inputs) > 1 {
+					axes, _ = e.int64s(r.Inputs[1])
 				}
 				if !slices.Equal(axes, []int64{1}) {
 					continue
@@ -182,7 +181,7 @@ func (e *graphEdit) rowPositions(lengths string, typ int64, rows string) error {
 func (e *graphEdit) offsetRows(position string, typ int64, rows string) error {
 	p := "shared_kv/" + position + "/"
 	switch typ {
-	case typeFloat:
+	case TypeFloat:
 		e.addFloat(p+"zero", 0)
 		e.addFloat(p+"one", 1)
 	case typeInt32:
@@ -195,17 +194,17 @@ func (e *graphEdit) offsetRows(position string, typ int64, rows string) error {
 		return fmt.Errorf("%w: the position %s is of type %d", ErrNotAttention, position, typ)
 	}
 	e.addedFirst(
-		newNode("Cast", []string{rows}, p+"rows", intAttr("to", typ)),
-		newNode("Range", []string{p + "zero", p + "rows", p + "one"}, p+"offsets"),
-		newNode("Add", []string{position, p + "offsets"}, p+"rows_positions"),
+		NewNode("Cast", []string{rows}, p+"rows", IntAttr("to", typ)),
+		NewNode("Range", []string{p + "zero", p + "rows", p + "one"}, p+"offsets"),
+		NewNode("Add", []string{position, p + "offsets"}, p+"rows_positions"),
 	)
 	e.renamed[position] = p + "rows_positions"
 	return nil
 }
 
 // addedFirst places nodes before the graph's first node.
-func (e *graphEdit) addedFirst(nodes ...*node) {
-	first := e.gr.nodes[0]
+func (e *graphEdit) addedFirst(nodes ...*Node) {
+	first := e.gr.Nodes[0]
 	e.addedAt[first] = append(e.addedAt[first], nodes...)
 }
 
@@ -225,11 +224,11 @@ type layerAttention struct {
 	// kConcat and vConcat make the present keys and values; query
 	// transposes the queries to [batch, heads, rows, head_dim]; weighted
 	// weighs the values by the probabilities.
-	kConcat, vConcat, query, weighted *node
+	kConcat, vConcat, query, weighted *Node
 	heads, width                      int64
 	scale                             float32
 	// replaced are the nodes the shared attention stands in for.
-	replaced []*node
+	replaced []*Node
 }
 
 // matchAttention finds the attention over c: the growing key and value
@@ -249,7 +248,7 @@ func (e *graphEdit) matchAttention(c KVCache) (*layerAttention, error) {
 		return nil, fmt.Errorf("%w: %s is %v and %s %v: heads and head size must be fixed and alike", ErrNotAttention, c.Key[0], kDecl.dims, c.Value[0], vDecl.dims)
 	}
 	a := &layerAttention{kConcat: kConcat, vConcat: vConcat, heads: heads, width: width, scale: 1,
-		replaced: []*node{kConcat, vConcat}}
+		replaced: []*Node{kConcat, vConcat}}
 	scores, err := e.matchScores(c, a)
 	if err != nil {
 		return nil, err
@@ -266,7 +265,7 @@ func (e *graphEdit) matchAttention(c KVCache) (*layerAttention, error) {
 
 // matchScores finds the MatMul of the queries, [batch, rows, heads,
 // head_dim] transposed, and the present keys transposed [0 2 3 1].
-func (e *graphEdit) matchScores(c KVCache, a *layerAttention) (*node, error) {
+func (e *graphEdit) matchScores(c KVCache, a *layerAttention) (*Node, error) {
 	kRead, err := e.onlyReader(c.Key[1], "Transpose", 0)
 	if err != nil {
 		return nil, err
@@ -278,8 +277,8 @@ func (e *graphEdit) matchScores(c KVCache, a *layerAttention) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
-	qRead := e.producer[scores.inputs[0]]
-	if qRead == nil || qRead.opType != "Transpose" || !slices.Equal(qRead.lists["perm"], []int64{0, 2, 1, 3}) {
+	qRead := e.producer[scores.Inputs[0]]
+	if qRead == nil || qRead.OpType != "Transpose" || !slices.Equal(qRead.lists["perm"], []int64{0, 2, 1, 3}) {
 		return nil, fmt.Errorf("%w: the queries that %s meets are not transposed [0 2 1 3] from [batch, rows, heads, head_dim]", ErrNotAttention, c.Key[1])
 	}
 	a.query = qRead
@@ -289,7 +288,7 @@ func (e *graphEdit) matchScores(c KVCache, a *layerAttention) (*node, error) {
 
 // matchSoftmax follows the scores through their scaling by constants
 // (into a.scale) and their mask to the Softmax over the entries.
-func (e *graphEdit) matchSoftmax(c KVCache, a *layerAttention, scores *node) (*node, error) {
+func (e *graphEdit) matchSoftmax(c KVCache, a *layerAttention, scores *Node) (*Node, error) {
 	at := scores
 	for {
 		r := e.readers[at.outputs[0]]
@@ -297,26 +296,26 @@ func (e *graphEdit) matchSoftmax(c KVCache, a *layerAttention, scores *node) (*n
 			return nil, fmt.Errorf("%w: %s's attention scores are read by %v", ErrNotAttention, c.Key[1], opTypes(r))
 		}
 		next := r[0]
-		if next.opType == "Softmax" {
-			if axis := next.ints["axis"]; axis != -1 && axis != 3 {
+		if next.OpType == "Softmax" {
+			if axis := next.Ints["axis"]; axis != -1 && axis != 3 {
 				return nil, fmt.Errorf("%w: %s's Softmax is over axis %d, not the entries", ErrNotAttention, c.Key[1], axis)
 			}
 			a.replaced = append(a.replaced, next)
 			return next, nil
 		}
-		switch next.opType {
+		switch next.OpType {
 		case "Mul", "Div":
-			other := next.inputs[0]
+			other := next.Inputs[0]
 			if other == at.outputs[0] {
-				other = next.inputs[1]
-			} else if next.opType == "Div" {
+				other = next.Inputs[1]
+			} else if next.OpType == "Div" {
 				return nil, fmt.Errorf("%w: %s's scores divide a constant", ErrNotAttention, c.Key[1])
 			}
 			v, ok := e.scalar(other)
 			if !ok {
 				return nil, fmt.Errorf("%w: %s's scores are scaled by %s, not a constant", ErrNotAttention, c.Key[1], other)
 			}
-			if next.opType == "Div" {
+			if next.OpType == "Div" {
 				v = 1 / v
 			}
 			a.scale *= v
@@ -324,11 +323,11 @@ func (e *graphEdit) matchSoftmax(c KVCache, a *layerAttention, scores *node) (*n
 			// The mask, added (a bias) or filled in (upstream's
 			// masked_fill): what it hides the buffer's count hides, which
 			// the caller's check confirms.
-			if next.opType == "Where" && next.inputs[0] == at.outputs[0] {
+			if next.OpType == "Where" && next.Inputs[0] == at.outputs[0] {
 				return nil, fmt.Errorf("%w: %s's attention scores are a Where's condition", ErrNotAttention, c.Key[1])
 			}
 		default:
-			return nil, fmt.Errorf("%w: %s's attention scores go through a %s", ErrNotAttention, c.Key[1], next.opType)
+			return nil, fmt.Errorf("%w: %s's attention scores go through a %s", ErrNotAttention, c.Key[1], next.OpType)
 		}
 		a.replaced = append(a.replaced, next)
 		at = next
@@ -337,7 +336,7 @@ func (e *graphEdit) matchSoftmax(c KVCache, a *layerAttention, scores *node) (*n
 
 // matchWeighting finds the MatMul of the probabilities and the present
 // values transposed [0 2 1 3].
-func (e *graphEdit) matchWeighting(c KVCache, a *layerAttention, probs *node) error {
+func (e *graphEdit) matchWeighting(c KVCache, a *layerAttention, probs *Node) error {
 	weighted, err := e.onlyReader(probs.outputs[0], "MatMul", 0)
 	if err != nil {
 		return err
@@ -346,7 +345,7 @@ func (e *graphEdit) matchWeighting(c KVCache, a *layerAttention, probs *node) er
 	if err != nil {
 		return err
 	}
-	if !slices.Equal(vRead.lists["perm"], []int64{0, 2, 1, 3}) || weighted.inputs[1] != vRead.outputs[0] {
+	if !slices.Equal(vRead.lists["perm"], []int64{0, 2, 1, 3}) || weighted.Inputs[1] != vRead.outputs[0] {
 		return fmt.Errorf("%w: the attention does not weigh %s transposed [0 2 1 3]", ErrNotAttention, c.Value[1])
 	}
 	a.weighted = weighted
@@ -360,22 +359,22 @@ func (e *graphEdit) matchWeighting(c KVCache, a *layerAttention, probs *node) er
 func (e *graphEdit) attendShared(c KVCache, a *layerAttention, counts, total, flat string) {
 	p := "shared_kv/" + c.Key[0] + "/"
 	e.addInit(p+"heads", []int64{4}, 0, 0, a.heads, a.width)
-	attend := &node{
-		inputs:  []string{p + "q", p + "k", p + "v", c.Key[0], c.Value[0], counts, total},
+	attend := &Node{
+		Inputs:  []string{p + "q", p + "k", p + "v", c.Key[0], c.Value[0], counts, total},
 		outputs: []string{p + "out", c.Key[1], c.Value[1]},
-		opType:  "GroupQueryAttention", domain: msDomain,
-		extra: [][]byte{intAttr("num_heads", a.heads), intAttr("kv_num_heads", a.heads), floatAttr("scale", a.scale)},
+		OpType:  "GroupQueryAttention", Domain: MSDomain,
+		Extra: [][]byte{IntAttr("num_heads", a.heads), IntAttr("kv_num_heads", a.heads), floatAttr("scale", a.scale)},
 	}
 	for _, o := range attend.outputs {
-		attend.fields = append(attend.fields, protowire.AppendString(protowire.AppendTag(nil, nodeOutput, protowire.BytesType), o))
+		attend.Fields = append(attend.Fields, protowire.AppendString(protowire.AppendTag(nil, nodeOutput, protowire.BytesType), o))
 	}
-	e.addedAt[a.weighted] = []*node{
-		newNode("Reshape", []string{a.query.inputs[0], flat}, p+"q"),
-		newNode("Reshape", []string{a.kConcat.inputs[1], flat}, p+"k"),
-		newNode("Reshape", []string{a.vConcat.inputs[1], flat}, p+"v"),
+	e.addedAt[a.weighted] = []*Node{
+		NewNode("Reshape", []string{a.query.Inputs[0], flat}, p+"q"),
+		NewNode("Reshape", []string{a.kConcat.Inputs[1], flat}, p+"k"),
+		NewNode("Reshape", []string{a.vConcat.Inputs[1], flat}, p+"v"),
 		attend,
-		newNode("Reshape", []string{p + "out", p + "heads"}, p+"out_heads"),
-		newNode("Transpose", []string{p + "out_heads"}, a.weighted.outputs[0], intsAttr("perm", []int64{0, 2, 1, 3})),
+		NewNode("Reshape", []string{p + "out", p + "heads"}, p+"out_heads"),
+		NewNode("Transpose", []string{p + "out_heads"}, a.weighted.outputs[0], intsAttr("perm", []int64{0, 2, 1, 3})),
 	}
 	for _, n := range a.replaced {
 		e.removed[n] = true
@@ -388,20 +387,20 @@ func (e *graphEdit) attendShared(c KVCache, a *layerAttention, counts, total, fl
 // growing finds the cache that t (past, present) names: the past's
 // declaration, [batch, entries, heads, head_dim], and the Concat of it and
 // the step's entries along the entries that is the present.
-func (e *graphEdit) growing(t [2]string) (valueDecl, *node, error) {
+func (e *graphEdit) growing(t [2]string) (valueDecl, *Node, error) {
 	decl, ok := e.declared[t[0]]
 	if !ok || len(decl.dims) != 4 {
 		return decl, nil, fmt.Errorf("%w: no graph input %s of four axes", ErrNotAttention, t[0])
 	}
-	var concat *node
+	var concat *Node
 	for _, n := range e.readers[t[0]] {
 		switch {
-		case n.opType == "Shape":
+		case n.OpType == "Shape":
 			// The mask's length (MOSS's is the past's entries + 1): in the
 			// new layout its axis means another thing, so the rewrite
 			// holds only if nothing reads it once the attention is gone.
 			e.mustGo = append(e.mustGo, n)
-		case concat == nil && n.opType == "Concat" && len(n.inputs) == 2 && n.inputs[0] == t[0] && n.outputs[0] == t[1]:
+		case concat == nil && n.OpType == "Concat" && len(n.Inputs) == 2 && n.Inputs[0] == t[0] && n.outputs[0] == t[1]:
 			concat = n
 		default:
 			return decl, nil, fmt.Errorf("%w: %s is read by %v, not by a Concat that is %s and Shapes", ErrNotAttention, t[0], opTypes(e.readers[t[0]]), t[1])
@@ -410,7 +409,7 @@ func (e *graphEdit) growing(t [2]string) (valueDecl, *node, error) {
 	if concat == nil {
 		return decl, nil, fmt.Errorf("%w: %s is read by %v, not by a Concat that is %s", ErrNotAttention, t[0], opTypes(e.readers[t[0]]), t[1])
 	}
-	if axis := concat.ints["axis"]; axis != 1 && axis != -3 {
+	if axis := concat.Ints["axis"]; axis != 1 && axis != -3 {
 		return decl, nil, fmt.Errorf("%w: %s grows along axis %d, not its entries", ErrNotAttention, t[0], axis)
 	}
 	return decl, concat, nil
@@ -418,9 +417,9 @@ func (e *graphEdit) growing(t [2]string) (valueDecl, *node, error) {
 
 // onlyReader is the one node that reads name, which must be an op reading
 // it as its input at.
-func (e *graphEdit) onlyReader(name, op string, at int) (*node, error) {
+func (e *graphEdit) onlyReader(name, op string, at int) (*Node, error) {
 	r := e.readers[name]
-	if len(r) != 1 || r[0].opType != op || len(r[0].inputs) <= at || r[0].inputs[at] != name {
+	if len(r) != 1 || r[0].OpType != op || len(r[0].Inputs) <= at || r[0].Inputs[at] != name {
 		return nil, fmt.Errorf("%w: %s is read by %v, not only by a %s", ErrNotAttention, name, opTypes(r), op)
 	}
 	return r[0], nil
@@ -430,10 +429,10 @@ func (e *graphEdit) onlyReader(name, op string, at int) (*node, error) {
 // or an initializer's.
 func (e *graphEdit) scalar(name string) (float32, bool) {
 	t, _ := e.constant(name)
-	if t == nil || len(t.floats) != 1 {
+	if t == nil || len(t.Floats) != 1 {
 		return 0, false
 	}
-	return t.floats[0], true
+	return t.Floats[0], true
 }
 
 // int64s are the values of an int64 constant held in its raw data.
@@ -466,17 +465,17 @@ func (e *graphEdit) int64s(name string) ([]int64, bool) {
 
 // constant is a Constant node's tensor or an initializer, and its
 // TensorProto.
-func (e *graphEdit) constant(name string) (t *tensor, body []byte) {
-	if init := e.gr.weight(name); init != nil {
+func (e *graphEdit) constant(name string) (t *Tensor, body []byte) {
+	if init := e.gr.Weight(name); init != nil {
 		_, _, n := protowire.ConsumeTag(init.raw)
 		body, _ = protowire.ConsumeBytes(init.raw[n:])
 		return init, body
 	}
 	c := e.producer[name]
-	if c == nil || c.opType != "Constant" {
+	if c == nil || c.OpType != "Constant" {
 		return nil, nil
 	}
-	for _, f := range c.fields {
+	for _, f := range c.Fields {
 		num, _, n := protowire.ConsumeTag(f)
 		if num != nodeAttr {
 			continue
@@ -495,7 +494,7 @@ func (e *graphEdit) constant(name string) (t *tensor, body []byte) {
 
 // addFloat adds an fp32 scalar initializer.
 func (e *graphEdit) addFloat(name string, v float32) {
-	e.inits = append(e.inits, tensorBytes(name, typeFloat, nil, binary.LittleEndian.AppendUint32(nil, math.Float32bits(v))))
+	e.inits = append(e.inits, TensorBytes(name, TypeFloat, nil, binary.LittleEndian.AppendUint32(nil, math.Float32bits(v))))
 	e.initName[name] = true
 }
 
@@ -517,7 +516,7 @@ func (e *graphEdit) addInit32(name string, dims []int64, v ...int32) {
 	for i, x := range v {
 		binary.LittleEndian.PutUint32(b[4*i:], uint32(x))
 	}
-	e.inits = append(e.inits, tensorBytes(name, typeInt32, dims, b))
+	e.inits = append(e.inits, TensorBytes(name, typeInt32, dims, b))
 	e.initName[name] = true
 }
 

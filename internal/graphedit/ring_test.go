@@ -1,4 +1,4 @@
-package quantize_test
+package graphedit_test
 
 import (
 	"fmt"
@@ -10,16 +10,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/voiceassistant/voice/internal/graphedit"
 	"github.com/voiceassistant/voice/internal/onnx"
-	"github.com/voiceassistant/voice/internal/quantize"
 )
 
 const attentionCodec = "../../tts/moss/testdata/attention-codec/moss_audio_tokenizer_decode_step.onnx"
 
-func attentionCaches(rings ...int64) []quantize.SlidingCache {
-	var caches []quantize.SlidingCache
+func attentionCaches(rings ...int64) []graphedit.SlidingCache {
+	var caches []graphedit.SlidingCache
 	for i, ring := range rings {
-		caches = append(caches, quantize.SlidingCache{
+		caches = append(caches, graphedit.SlidingCache{
 			Positions: [2]string{fmt.Sprintf("attn_cached_positions_%d", i), fmt.Sprintf("attn_cached_positions_out_%d", i)},
 			Tensors: [][2]string{
 				{fmt.Sprintf("attn_cached_keys_%d", i), fmt.Sprintf("attn_cached_keys_out_%d", i)},
@@ -38,7 +38,7 @@ func TestRingCachesDeclareTheRings(t *testing.T) {
 	model, err := os.ReadFile(attentionCodec)
 	require.NoError(t, err)
 	rings := []int64{11, 21, 38, 73}
-	ring, err := quantize.RingCaches(model, attentionCaches(rings...))
+	ring, err := graphedit.RingCaches(model, attentionCaches(rings...))
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "ring.onnx")
 	require.NoError(t, os.WriteFile(path, ring, 0o644))
@@ -71,10 +71,10 @@ func TestRingCachesRefuseOtherCaches(t *testing.T) {
 	require.NoError(t, err)
 	bad := attentionCaches(11)
 	bad[0].Tensors[0] = [2]string{"attn_cached_keys_0", "attn_cached_values_out_0"}
-	_, err = quantize.RingCaches(model, bad)
-	require.ErrorIs(t, err, quantize.ErrNotSliding)
+	_, err = graphedit.RingCaches(model, bad)
+	require.ErrorIs(t, err, graphedit.ErrNotSliding)
 	assert.ErrorContains(t, err, "no Slice of attn_cached_keys_0's Concat is the output attn_cached_values_out_0")
 
-	_, err = quantize.RingCaches(model, attentionCaches(0))
+	_, err = graphedit.RingCaches(model, attentionCaches(0))
 	assert.ErrorContains(t, err, "ring length 0")
 }
