@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/audio/device"
@@ -214,7 +215,7 @@ func (a *app) root() *cobra.Command {
 		Short:         "On-device streaming voice assistant",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          cobra.NoArgs,
+		Args:          unknownCommand,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			return a.setup(cmd)
 		},
@@ -241,10 +242,66 @@ func (a *app) root() *cobra.Command {
 		root.AddCommand(c(a))
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if near := nearestFlag(c, err); near != "" {
+			err = fmt.Errorf("%w\nDid you mean this? --%s", err, near)
+		}
 		return fmt.Errorf("%w\n`%s --help` lists its flags", err, c.CommandPath())
 	})
+	refuseUnknownCommands(root)
 	sayHowToType(root)
 	return root
+}
+
+// refuseUnknownCommands makes cmd and every command under it that has
+// subcommands refuse a word that names none of them. Cobra checks that
+// only at a root without Args; a group with no action of its own it
+// answers with its help and success, so `models lst` looked as if it had
+// worked.
+func refuseUnknownCommands(cmd *cobra.Command) {
+	if !cmd.HasSubCommands() {
+		return
+	}
+	// Cobra's default, which SuggestionsFor does not apply on its own.
+	cmd.SuggestionsMinimumDistance = 2
+	if !cmd.Runnable() {
+		cmd.Args = unknownCommand
+		cmd.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+	}
+	for _, c := range cmd.Commands() {
+		refuseUnknownCommands(c)
+	}
+}
+
+// unknownCommand is the Args of a command whose only arguments are its
+// subcommands: a word left over was meant as one of them, and the near
+// ones are named, as cobra names them for a root. On one line, unlike
+// cobra's: main prefixes each line of an error.
+func unknownCommand(c *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	err := fmt.Errorf("unknown command %q for %q", args[0], c.CommandPath())
+	if near := c.SuggestionsFor(args[0]); len(near) > 0 {
+		return fmt.Errorf("%w\nDid you mean this? %s", err, strings.Join(near, ", "))
+	}
+	return err
+}
+
+// nearestFlag is the flag of c that the unknown --name of err was likely
+// meant as, by the measure the config file's unknown keys get, else "".
+// A single-letter shorthand is too short to guess from.
+func nearestFlag(c *cobra.Command, err error) string {
+	unknown, ok := errors.AsType[*pflag.NotExistError](err)
+	if !ok || unknown.GetSpecifiedShortnames() != "" {
+		return ""
+	}
+	var names []string
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	return nearest(unknown.GetSpecifiedName(), names)
 }
 
 // sayHowToType makes a command typed with the wrong arguments say how to
@@ -256,7 +313,7 @@ func sayHowToType(cmd *cobra.Command) {
 			switch {
 			case err == nil:
 				return nil
-			case !c.HasParent():
+			case c.HasSubCommands():
 				return fmt.Errorf("%w\n`%s --help` lists the commands", err, c.CommandPath())
 			}
 			return fmt.Errorf("%w\nusage: %s", err, c.UseLine())

@@ -282,6 +282,56 @@ func TestWrongUsageSaysWhatToType(t *testing.T) {
 	}
 }
 
+// A mistyped command or flag is refused (main exits 1, as for any other
+// usage error) and names the command or flag that is near, where one is;
+// a group typed alone still shows its help and succeeds.
+func TestTyposAreRefusedWithWhatWasMeant(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		// want is what the error says, in order; none: no error, and the
+		// help is printed.
+		want []string
+		// lacks is what the error must not say.
+		lacks string
+	}{
+		{[]string{"models", "lst"}, []string{`unknown command "lst" for "voice-agent models"`, "Did you mean this? list", "`voice-agent models --help` lists the commands"}, ""},
+		{[]string{"bench", "lmm"}, []string{`unknown command "lmm" for "voice-agent bench"`, "Did you mean this? llm"}, ""},
+		{[]string{"voicebench", "foo"}, []string{`unknown command "foo" for "voice-agent voicebench"`, "`voice-agent voicebench --help` lists the commands"}, "Did you mean"},
+		{[]string{"replya"}, []string{`unknown command "replya" for "voice-agent"`, "Did you mean this? replay", "`voice-agent --help` lists the commands"}, ""},
+		{[]string{"run", "--spekulate"}, []string{"unknown flag: --spekulate", "Did you mean this? --speculate", "`voice-agent run --help` lists its flags"}, ""},
+		{[]string{"models", "pull", "--mirorr", "x"}, []string{"unknown flag: --mirorr", "Did you mean this? --mirror", "`voice-agent models pull --help` lists its flags"}, ""},
+		{[]string{"models", "list", "--frobnicate"}, []string{"unknown flag: --frobnicate"}, "Did you mean"},
+		{[]string{"vad", "-x", "a.wav"}, []string{"unknown shorthand flag"}, "Did you mean"},
+		{[]string{"models"}, nil, ""},
+		{[]string{"bench"}, nil, ""},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			root := newApp().root()
+			var out bytes.Buffer
+			root.SetOut(&out)
+			empty := filepath.Join(t.TempDir(), "empty.yaml")
+			require.NoError(t, os.WriteFile(empty, nil, 0o644))
+			root.SetArgs(append(tc.args, "--config", empty))
+			err := root.Execute()
+			if tc.want == nil {
+				require.NoError(t, err)
+				assert.Contains(t, out.String(), "Available Commands:")
+				return
+			}
+			require.Error(t, err)
+			msg := err.Error()
+			for _, w := range tc.want {
+				i := strings.Index(msg, w)
+				require.GreaterOrEqual(t, i, 0, "%q lacks %q", msg, w)
+				msg = msg[i+len(w):]
+			}
+			if tc.lacks != "" {
+				assert.NotContains(t, err.Error(), tc.lacks)
+			}
+		})
+	}
+}
+
 // `config` prints the values the stages run with where a setting is left
 // to its engine's default, the ones --help states, not the zero that
 // stands for them.
