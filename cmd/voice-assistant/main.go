@@ -5,10 +5,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"syscall"
 
 	"fyne.io/fyne/v2"
@@ -120,6 +122,11 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 
+	// Past this point fyne panics without a display, with a trace that
+	// hides the cause.
+	if err := checkDisplay(); err != nil {
+		return err
+	}
 	a := fyneapp.NewWithID(appID)
 	u := app.New(a, opts)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -140,6 +147,22 @@ func run(ctx context.Context, o options) error {
 	// Release the models and the device before exiting.
 	u.Close()
 	return dumpErr
+}
+
+// checkDisplay says how to go on where fyne would find no display: on
+// Linux and the BSDs it draws through X11 or Wayland, found through these
+// variables; elsewhere the system's own windowing needs none.
+func checkDisplay() error {
+	switch runtime.GOOS {
+	case "linux", "freebsd", "openbsd", "netbsd", "dragonfly":
+	default:
+		return nil
+	}
+	if os.Getenv("DISPLAY") != "" || os.Getenv("WAYLAND_DISPLAY") != "" {
+		return nil
+	}
+	return errors.New("no display (DISPLAY and WAYLAND_DISPLAY are unset): run it in a desktop session, " +
+		"under a virtual X server (xvfb-run -a voice-assistant ...), or use the headless `voice-agent run`")
 }
 
 // writeAtomic replaces path with text in one step, so a reader polling for

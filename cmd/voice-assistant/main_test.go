@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -115,6 +116,41 @@ func TestStartsQuietlyUnderTheCLocale(t *testing.T) {
 			assert.NotContains(t, string(out), "Fyne error")
 		})
 	}
+}
+
+// Without a display fyne panicked as the window opened, with a trace and
+// exit status 2; the app says what to do instead, in one line, and what
+// needs no display (--help) still works.
+func TestWithoutADisplay(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("only X11 and Wayland are found through the environment")
+	}
+	dir := t.TempDir()
+	bin := buildApp(t, dir)
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DISPLAY=") && !strings.HasPrefix(kv, "WAYLAND_DISPLAY=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_DATA_HOME="+filepath.Join(dir, "data"))
+
+	cmd := exec.Command(bin)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "%s", out)
+	assert.Equal(t, 1, exit.ExitCode(), "%s", out)
+	assert.Equal(t, "voice-assistant: no display (DISPLAY and WAYLAND_DISPLAY are unset): run it in a desktop session, "+
+		"under a virtual X server (xvfb-run -a voice-assistant ...), or use the headless `voice-agent run`\n", string(out))
+	assert.NotContains(t, string(out), "panic")
+	assert.NotContains(t, string(out), "goroutine")
+
+	cmd = exec.Command(bin, "--help")
+	cmd.Env = env
+	out, err = cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "--replay")
 }
 
 // colorCounts counts an image's pixels by colour.
