@@ -133,15 +133,24 @@ func NewRecognizer(s Stages) (*xasr.Recognizer, error) {
 	return xasr.New(dir, s.onnx(s.ASRThreads))
 }
 
+// turnModelFix is how to get the Smart Turn model; a pipeline can also go
+// without it, which the commands that only run the model cannot.
+const turnModelFix = "run `voice-agent models pull smart-turn-v3.2-cpu`, or pass --turn-model PATH"
+
 // NewTurnDetector opens the Smart Turn model for s.
 func NewTurnDetector(s Stages) (*smartturn.Model, error) {
+	return openTurnDetector(s, turnModelFix)
+}
+
+// openTurnDetector opens the Smart Turn model for s; fix says how to do
+// without it when it is not found.
+func openTurnDetector(s Stages, fix string) (*smartturn.Model, error) {
 	path, ok, err := s.model(s.TurnModel, SmartTurnFile)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, notFound(s, "turn detector", "Smart Turn v3.2", SmartTurnFile,
-			"run `voice-agent models pull smart-turn-v3.2-cpu`, or --turn none to end turns on silence alone",
+		return nil, notFound(s, "turn detector", "Smart Turn v3.2", SmartTurnFile, fix,
 			smartturn.Hint+", or put it in one of those places")
 	}
 	return smartturn.New(path, s.onnx(s.TurnThreads))

@@ -86,7 +86,7 @@ var (
 	}
 	turnBackends = []backend[pipeline.TurnDetector]{
 		{name: TurnSmart, build: func(b *builder) (pipeline.TurnDetector, error) {
-			m, err := NewTurnDetector(b.s)
+			m, err := openTurnDetector(b.s, turnModelFix+", or --turn none to end turns on silence alone")
 			if err != nil {
 				return nil, err
 			}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -28,6 +30,11 @@ the scripted recognizer and LLM), and the report names it.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, err := bench.Pipeline(cmd.Context(), args[0], a.cfg.Stages, scale)
+			if a.cfg.Stages.Script == "" && errors.Is(err, wiring.ErrUnavailable) {
+				// Every other stage has a stand-in of its own; the
+				// recognizer and the LLM need the script's words.
+				err = errors.Join(err, errors.New("or --script FILE (JSON with \"user\" and \"replies\") runs the scripted recognizer and LLM in place of the missing models"))
+			}
 			if err != nil {
 				return err
 			}
@@ -42,7 +49,7 @@ func printBench(w io.Writer, b bench.PipelineResult) {
 	fmt.Fprintf(w, "%s: %d turns, %d answered (%d speculated), compute x%g on the clock\n", b.Input, b.Turns, b.Answered, b.Speculated, b.ComputeScale)
 	fmt.Fprintf(w, "stages: vad %s, asr %s, turn %s, llm %s, tts %s", b.Stages["vad"], b.Stages["asr"], b.Stages["turn"], b.Stages["llm"], b.Stages["tts"])
 	if len(b.Swapped) > 0 {
-		fmt.Fprintf(w, " (stand-ins for %v: models not installed)", b.Swapped)
+		fmt.Fprintf(w, " (stand-ins for %s: models not installed)", listOf(b.Swapped))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "voice to voice: p50 %.0f ms, p95 %.0f ms; playback underruns after a reply's first audio: %d\npeak %s\nat the end %s\n", b.VoiceToVoice.P50, b.VoiceToVoice.P95, b.Underruns, b.Peak, b.MemoryEnd)
@@ -67,4 +74,13 @@ func printBench(w io.Writer, b bench.PipelineResult) {
 		c := b.Compute[name]
 		fmt.Fprintf(w, "  %-12s %10.1f %8.1f\n", name, c.P50, c.P95)
 	}
+}
+
+// listOf writes names as a sentence would: "turn", "turn and tts",
+// "vad, turn and tts".
+func listOf(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

@@ -74,7 +74,9 @@ func (p *eventPrinter) print(e pipeline.Event) {
 	case pipeline.EvTurnCommit:
 		p.log.Info("user", at, "turn", e.Turn, "text", e.Text)
 	case pipeline.EvLLMDone:
-		p.log.Info("assistant", at, "turn", e.Turn, "text", e.Text)
+		// Logged when the reply's text is complete, which is after its
+		// audio started: the key says so, lest it pass for the reply's start.
+		p.log.Info("assistant", slog.Duration("text_done_at", e.At), "turn", e.Turn, "text", e.Text)
 	case pipeline.EvBargeIn:
 		p.log.Info("barge-in", at, "turn", e.Turn, "heard", e.Text)
 	case pipeline.EvBargeInPending:
@@ -84,11 +86,13 @@ func (p *eventPrinter) print(e pipeline.Event) {
 	case pipeline.EvTurnMetrics:
 		// The parts as they fell on the path, which add up to the total:
 		// a speculated reply's own first-token and first-audio times
-		// overlap the endpointing wait.
+		// overlap the endpointing wait, so a part is what was left of its
+		// stage after the one before, and is named path_* so as not to
+		// pass for the stage's own figure (first_token_ms in the events).
 		m := e.Metrics
 		args := []any{"turn", e.Turn, "end_to_end_ms", m.EndToEndMS}
 		for _, part := range m.Path.Parts() { // nil Path: no parts
-			args = append(args, part.Name+"_ms", part.MS)
+			args = append(args, "path_"+part.Name+"_ms", part.MS)
 		}
 		p.log.Info("latency", append(args, "speculated", m.Speculated, "interrupted", m.Interrupted)...)
 	case pipeline.EvError:

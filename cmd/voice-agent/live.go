@@ -56,7 +56,7 @@ pull does), then starts; --offline or $` + envOffline + ` skips the downloads.`,
 				Warn:    func(msg string) { a.log.Warn(msg) },
 				Listening: func() {
 					listening = true
-					a.log.Info("listening", "capture", d.Capture, "playback", d.Playback)
+					a.log.Info("listening", "capture", orDefault(d.Capture), "playback", orDefault(d.Playback))
 				},
 			}.Run(ctx)
 			if listening {
@@ -173,4 +173,13 @@ func (a *app) devicesCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&backend, "backend", "", "audio backend: pulseaudio, alsa, null (default: automatic)")
 	return cmd
+}
+
+// orDefault names the device opened for name: no name is the system's
+// default device.
+func orDefault(name string) string {
+	if name == "" {
+		return "default"
+	}
+	return name
 }

@@ -36,7 +36,14 @@ func (a *app) replayCmd() *cobra.Command {
 real time by default, and writes what the assistant played, aligned with the
 input, plus every event as JSON lines. Latencies are in audio time and are the
 same on every run, unless --compute-scale charges the stages' measured compute
-to the replay clock (then each turn's metrics also give every stage's compute).`,
+to the replay clock (then each turn's metrics also give every stage's compute).
+
+Each turn's latency line gives end_to_end_ms (end of the user's speech to the
+reply's first audio) and the parts of it as they fell on the path (path_*_ms,
+adding up to it: what each stage still had to do after the one before);
+speculated=true: the reply was started at the user's pause, before the
+commit, and its first words were ready by the end of the turn. The
+assistant's line is logged when its text is complete (text_done_at).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.replay(cmd, args[0], o)
