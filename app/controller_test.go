@@ -201,7 +201,7 @@ func TestControllerMissingModels(t *testing.T) {
 	m := sm.get()
 	assert.Equal(t, "Can't start: a model is missing (see Models).", m.Err)
 	assert.True(t, m.StartBlocked)
-	names, bytes, _ := missingModels(m.Models)
+	names, bytes, _, _ := missingModels(m.Models)
 	assert.Equal(t, []string{"MOSS-TTS-Nano-100M-ONNX", "MOSS-Audio-Tokenizer-Nano-ONNX"}, names)
 	assert.Positive(t, bytes)
 	assert.Equal(t, Idle, m.Status)
@@ -305,8 +305,22 @@ func TestModelRowsOfferOnlyMissing(t *testing.T) {
 		"Language model (MNN-Pocket-0.3B): not used, test double: scripted",
 		"Speech synthesis (MOSS-TTS-Nano): missing, 683.9 MiB",
 	}, rowLines(rows))
-	names, _, _ := missingModels(rows)
+	names, _, _, _ := missingModels(rows)
 	assert.Equal(t, []string{"MOSS-TTS-Nano-100M-ONNX", "MOSS-Audio-Tokenizer-Nano-ONNX"}, names)
+}
+
+// A model whose files' sizes are known only once downloaded is offered at
+// the manifest's estimate, marked as one, and so is the total.
+func TestModelRowsEstimateTheSize(t *testing.T) {
+	testenv.Model(t, "silero_vad_v5.onnx")
+	t.Setenv(assets.EnvCache, t.TempDir())
+	s := demoStages()
+	s.VAD, s.ASR, s.TTS = wiring.VADSilero, wiring.ASRXASR, wiring.TTSMoss
+	rows, err := ModelRows(s)
+	require.NoError(t, err)
+	assert.Contains(t, rowLines(rows), "Speech recognition (X-ASR): missing, ~559 MiB")
+	names, bytes, approx, unknown := missingModels(rows)
+	assert.Equal(t, "Download the 3 missing models (~1.2 GiB)", downloadLabel(names, bytes, approx, unknown, false))
 }
 
 // The LLM's model is offered too, in a build with MNN; without the engine
@@ -317,7 +331,7 @@ func TestModelRowsOfferTheLLM(t *testing.T) {
 	s.LLM = wiring.LLMMNN
 	rows, err := ModelRows(s)
 	require.NoError(t, err)
-	names, _, _ := missingModels(rows)
+	names, _, _, _ := missingModels(rows)
 	_, closeStages, err := wiring.Build(s, clock.NewVirtual())
 	require.NoError(t, closeStages())
 	require.ErrorIs(t, err, wiring.ErrUnavailable)
@@ -347,7 +361,7 @@ func TestModelRowsOfferTheLibrary(t *testing.T) {
 	s.VAD = wiring.VADSilero
 	rows, err := ModelRows(s)
 	require.NoError(t, err)
-	names, bytes, _ := missingModels(rows)
+	names, bytes, _, _ := missingModels(rows)
 	assert.Equal(t, onnx.RuntimeModel(), names[0])
 	assert.Positive(t, bytes)
 	assert.Equal(t, "Model runtime (ONNX Runtime): missing, "+assets.FormatSize(rows[0].Bytes), rows[0].Line())

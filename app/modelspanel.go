@@ -26,7 +26,7 @@ func (u *UI) checkModels() {
 // download runs or has failed, and hides it once all is in place.
 func (u *UI) refreshModels() {
 	m := &u.model
-	names, bytes, unknown := missingModels(m.Models)
+	names, bytes, approx, unknown := missingModels(m.Models)
 	show(u.models, len(names) > 0 || m.Download != nil || m.DownloadErr != "")
 	if len(u.modelRows.Objects) != len(m.Models) {
 		u.modelRows.RemoveAll()
@@ -46,7 +46,7 @@ func (u *UI) refreshModels() {
 	show(u.downloadErr, m.DownloadErr != "")
 	canDownload := len(names) > 0 && m.Download == nil
 	if canDownload {
-		u.download.SetText(downloadLabel(names, bytes, unknown, m.DownloadErr != ""))
+		u.download.SetText(downloadLabel(names, bytes, approx, unknown, m.DownloadErr != ""))
 	}
 	show(u.download, canDownload)
 	if d := m.Download; d != nil {
@@ -73,7 +73,7 @@ var rowImportance = map[ModelState]widget.Importance{
 func (u *UI) DownloadMissing(start bool) {
 	var models []assets.Model
 	u.update(func(m *Model) {
-		names, _, _ := missingModels(m.Models)
+		names, _, _, _ := missingModels(m.Models)
 		var err error
 		if models, err = manifestModels(names); err != nil {
 			m.DownloadErr = shortError(err)

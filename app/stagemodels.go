@@ -31,9 +31,10 @@ type ModelRow struct {
 	// Note says more where the state alone does not (which test double).
 	Note string
 	// Models are the manifest models that supply a missing stage, Bytes
-	// their size where known.
+	// their size where known, estimated in part where SizeApprox.
 	Models      []string
 	Bytes       int64
+	SizeApprox  bool
 	SizeUnknown bool
 }
 
@@ -46,7 +47,7 @@ func (r ModelRow) Line() string {
 		// size would mislead.
 		line += ", size unknown"
 	case r.State == ModelMissing && r.Bytes > 0:
-		line += ", " + assets.FormatSize(r.Bytes)
+		line += ", " + assets.FormatEstimate(r.Bytes, r.SizeApprox)
 	case r.Note != "":
 		line += ", " + r.Note
 	}
@@ -95,10 +96,10 @@ func ModelRows(s wiring.Stages) ([]ModelRow, error) {
 					continue
 				}
 				row.Models = append(row.Models, mod.Name)
-				for _, f := range mod.Files {
-					row.Bytes += f.Size
-					row.SizeUnknown = row.SizeUnknown || f.Size == 0
-				}
+				n, approx, unknown := mod.DownloadSize()
+				row.Bytes += n
+				row.SizeApprox = row.SizeApprox || approx
+				row.SizeUnknown = row.SizeUnknown || unknown
 			}
 		}
 		rows = append(rows, row)
@@ -107,16 +108,18 @@ func ModelRows(s wiring.Stages) ([]ModelRow, error) {
 }
 
 // missingModels sums up the rows' missing models: their manifest names,
-// total size, and whether some size is known only once downloaded.
-func missingModels(rows []ModelRow) (names []string, bytes int64, unknown bool) {
+// total size, whether some of it is estimated, and whether some size is
+// known only once downloaded.
+func missingModels(rows []ModelRow) (names []string, bytes int64, approx, unknown bool) {
 	for _, r := range rows {
 		if r.State == ModelMissing {
 			names = append(names, r.Models...)
 			bytes += r.Bytes
+			approx = approx || r.SizeApprox
 			unknown = unknown || r.SizeUnknown
 		}
 	}
-	return names, bytes, unknown
+	return names, bytes, approx, unknown
 }
 
 // manifestModels returns the manifest entries of the named models.
@@ -166,12 +169,12 @@ func unavailable(err error) bool {
 // downloadLabel names what the download button gets: the model, or how
 // many when there are several (their stages are listed above it), and how
 // much.
-func downloadLabel(names []string, bytes int64, unknown bool, retry bool) string {
+func downloadLabel(names []string, bytes int64, approx, unknown, retry bool) string {
 	what := names[0]
 	if len(names) > 1 {
 		what = fmt.Sprintf("the %d missing models", len(names))
 	}
-	size := assets.FormatSize(bytes)
+	size := assets.FormatEstimate(bytes, approx)
 	if unknown {
 		size += " and more"
 	}

@@ -287,22 +287,24 @@ func TestUIDownloadButton(t *testing.T) {
 }
 
 // The download button stays short however many models are missing (they
-// are listed above it), says when part of the size is unknown, and offers
+// are listed above it), says when the size is an estimate or part of it
+// unknown, and offers
 // a failed download again.
 func TestDownloadLabel(t *testing.T) {
 	for _, tc := range []struct {
-		names   []string
-		bytes   int64
-		unknown bool
-		retry   bool
-		want    string
+		names           []string
+		bytes           int64
+		approx, unknown bool
+		retry           bool
+		want            string
 	}{
-		{[]string{"silero-vad-v5"}, 2327524, false, false, "Download silero-vad-v5 (2.2 MiB)"},
-		{[]string{"a", "b", "c"}, 3 << 20, false, false, "Download the 3 missing models (3.0 MiB)"},
-		{[]string{"a", "llm"}, 1 << 20, true, false, "Download the 2 missing models (1.0 MiB and more)"},
-		{[]string{"a", "llm"}, 1 << 20, true, true, "Try again: download the 2 missing models (1.0 MiB and more)"},
+		{[]string{"silero-vad-v5"}, 2327524, false, false, false, "Download silero-vad-v5 (2.2 MiB)"},
+		{[]string{"a", "b", "c"}, 3 << 20, false, false, false, "Download the 3 missing models (3.0 MiB)"},
+		{[]string{"xasr"}, 586000000, true, false, false, "Download xasr (~559 MiB)"},
+		{[]string{"a", "llm"}, 1 << 20, false, true, false, "Download the 2 missing models (1.0 MiB and more)"},
+		{[]string{"a", "llm"}, 1 << 20, false, true, true, "Try again: download the 2 missing models (1.0 MiB and more)"},
 	} {
-		assert.Equal(t, tc.want, downloadLabel(tc.names, tc.bytes, tc.unknown, tc.retry))
+		assert.Equal(t, tc.want, downloadLabel(tc.names, tc.bytes, tc.approx, tc.unknown, tc.retry))
 	}
 }
 

@@ -47,7 +47,26 @@ type Model struct {
 	// then lists those that every package has, with the sources of the
 	// rest beside config.json's.
 	Format string `json:"format,omitempty"`
-	Files  []File `json:"files"`
+	// ApproxSize, in bytes, is about how big the whole model is, for a
+	// model some of whose files could not be downloaded to pin their
+	// sizes: what is shown before a download instead of "size unknown".
+	// Only pinned sizes bound and check a download.
+	ApproxSize int64  `json:"approx_size,omitempty"`
+	Files      []File `json:"files"`
+}
+
+// DownloadSize is how big the model's files are: the sum of their pinned
+// sizes, else the model's approximate size (approx), else the sum of the
+// sizes pinned, short of the rest (unknown).
+func (m Model) DownloadSize() (n int64, approx, unknown bool) {
+	for _, f := range m.Files {
+		n += f.Size
+		unknown = unknown || f.Size == 0
+	}
+	if unknown && m.ApproxSize > 0 {
+		return m.ApproxSize, true, false
+	}
+	return n, false, unknown
 }
 
 // ForThisPlatform reports whether m is used on the platform this program
@@ -110,6 +129,9 @@ func (m Manifest) validate() error {
 		if err := mod.validateFormat(); err != nil {
 			return err
 		}
+		if err := mod.validateApproxSize(); err != nil {
+			return err
+		}
 		paths := map[string]bool{}
 		for _, f := range mod.Files {
 			if f.Path == "" || len(f.Sources) == 0 {
@@ -129,6 +151,30 @@ func (m Manifest) validate() error {
 				return fmt.Errorf("assets: manifest: model %s: file %s: sha256 %q is not 64 hex digits", mod.Name, f.Path, f.SHA256)
 			}
 		}
+	}
+	return nil
+}
+
+// validateApproxSize checks that an approximate size is one that is
+// shown: positive, on a model with a file of no pinned size (pinned sizes
+// win), and no less than those pinned, which it includes.
+func (m Model) validateApproxSize() error {
+	if m.ApproxSize == 0 {
+		return nil
+	}
+	var pinned int64
+	unpinned := false
+	for _, f := range m.Files {
+		pinned += max(f.Size, 0)
+		unpinned = unpinned || f.Size == 0
+	}
+	switch {
+	case m.ApproxSize < 0:
+		return fmt.Errorf("assets: manifest: model %s: approx_size %d is not positive", m.Name, m.ApproxSize)
+	case !unpinned:
+		return fmt.Errorf("assets: manifest: model %s: approx_size is never used: every file has a pinned size", m.Name)
+	case m.ApproxSize < pinned:
+		return fmt.Errorf("assets: manifest: model %s: approx_size %d is less than the %d bytes of the files with pinned sizes", m.Name, m.ApproxSize, pinned)
 	}
 	return nil
 }
@@ -181,4 +227,21 @@ func FormatSize(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// FormatEstimate writes a byte count that may be approximate: as
+// FormatSize when exact, else marked and to whole units below a GiB, as
+// finely as the estimates are known: ~559 MiB.
+func FormatEstimate(n int64, approx bool) string {
+	switch {
+	case !approx:
+		return FormatSize(n)
+	case n >= 1<<30:
+		return "~" + FormatSize(n)
+	case n >= 1<<20:
+		return fmt.Sprintf("~%.0f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("~%.0f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("~%d B", n)
 }

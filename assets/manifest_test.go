@@ -79,6 +79,11 @@ func TestManifestValidation(t *testing.T) {
 		{"backslash path", Model{Name: "a", Files: file(`..\x`)}, "is not a clean relative path"},
 		{"file twice", Model{Name: "a", Files: append(file("x"), file("x")...)}, "file x is listed twice"},
 		{"negative size", Model{Name: "a", Files: []File{{Path: "x", Size: -1, Sources: []string{"s"}}}}, "negative size -1"},
+		{"negative approx_size", Model{Name: "a", ApproxSize: -5, Files: file("x")}, "approx_size -5 is not positive"},
+		{"approx_size beside pinned sizes", Model{Name: "a", ApproxSize: 5, Files: []File{{Path: "x", Size: 3, Sources: []string{"s"}}}},
+			"approx_size is never used: every file has a pinned size"},
+		{"approx_size below the pinned sizes", Model{Name: "a", ApproxSize: 5, Files: []File{{Path: "x", Size: 9, Sources: []string{"s"}}, file("y")[0]}},
+			"approx_size 5 is less than the 9 bytes"},
 	} {
 		err := Manifest{Models: []Model{tc.m}}.validate()
 		if assert.Error(t, err, tc.name) {
@@ -87,4 +92,42 @@ func TestManifestValidation(t *testing.T) {
 	}
 	m := Manifest{Models: []Model{{Name: "a", Files: file("sub/x.onnx")}}}
 	assert.NoError(t, m.validate())
+	m = Manifest{Models: []Model{{Name: "a", ApproxSize: 20, Files: []File{{Path: "x", Size: 9, Sources: []string{"s"}}, file("y")[0]}}}}
+	assert.NoError(t, m.validate())
+}
+
+// A model's size before download: the pinned sizes when every file has
+// one, else its approximate size, else what is pinned, short of the rest.
+func TestDownloadSize(t *testing.T) {
+	pinned := File{Path: "x", Size: 9, Sources: []string{"s"}}
+	unpinned := File{Path: "y", Sources: []string{"s"}}
+	for _, tc := range []struct {
+		name            string
+		m               Model
+		n               int64
+		approx, unknown bool
+	}{
+		{"pinned", Model{Files: []File{pinned}}, 9, false, false},
+		{"approximate", Model{ApproxSize: 100, Files: []File{pinned, unpinned}}, 100, true, false},
+		{"unknown", Model{Files: []File{pinned, unpinned}}, 9, false, true},
+	} {
+		n, approx, unknown := tc.m.DownloadSize()
+		assert.Equal(t, []any{tc.n, tc.approx, tc.unknown}, []any{n, approx, unknown}, tc.name)
+	}
+	// The manifest's models whose files could not all be pinned have one.
+	m, err := LoadManifest()
+	require.NoError(t, err)
+	for _, name := range []string{"xasr-zh-en-streaming-160ms", "mnn-pocket-0.3b-int4"} {
+		mod, _ := m.Model(name)
+		_, approx, _ := mod.DownloadSize()
+		assert.True(t, approx, name)
+	}
+}
+
+func TestFormatEstimate(t *testing.T) {
+	assert.Equal(t, "558.9 MiB", FormatEstimate(586000000, false))
+	assert.Equal(t, "~559 MiB", FormatEstimate(586000000, true))
+	assert.Equal(t, "~1.2 GiB", FormatEstimate(1300000000, true))
+	assert.Equal(t, "~3 KiB", FormatEstimate(3000, true))
+	assert.Equal(t, "~12 B", FormatEstimate(12, true))
 }

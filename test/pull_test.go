@@ -78,7 +78,7 @@ func TestRunPullGetsTheMissingModelsThenListens(t *testing.T) {
 		require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 		require.NoError(t, cmd.Wait(), out.String())
 		if run == 0 {
-			assert.Contains(t, out.String(), "downloading 1 model (57.4 KiB and more) into "+cache+": xasr-zh-en-streaming-160ms")
+			assert.Contains(t, out.String(), "downloading 1 model (~559 MiB) into "+cache+": xasr-zh-en-streaming-160ms")
 			assert.Contains(t, out.String(), "pulled: xasr-zh-en-streaming-160ms")
 			assert.Equal(t, int32(4), requests.Load(), "the four files")
 		} else {

@@ -76,7 +76,7 @@ func newMNN(s Stages) (*mnn.Model, error) {
 		}
 	case err != nil && dir == "":
 		return nil, notFound(s, "LLM", "MNN-Pocket-0.3B", MNNDir, "run `voice-agent models pull "+MNNDir+"`, or pass --llm-model-dir DIR",
-			"put the MNN export in one of those places or pass --llm-model-dir DIR")
+			strings.ReplaceAll(mnn.Hint, "DIR", "one of those places")+", or pass --llm-model-dir DIR")
 	case err != nil:
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/internal/clock"
+	"github.com/voiceassistant/voice/llm/mnn"
 )
 
 // A model folder a failed pull left in the cache, empty or with partial
@@ -88,4 +89,31 @@ func TestTestsHaveTheirOwnCache(t *testing.T) {
 	_, found, err := DefaultStages().model("", XASRDir)
 	require.NoError(t, err, "the user's cache was read")
 	assert.False(t, found)
+}
+
+// The LLM's hint names where the export comes from, as the manifest has
+// it, and that those addresses are unverified; a build with MNN gives it
+// for a model found nowhere.
+func TestLLMHintNamesTheManifestSources(t *testing.T) {
+	man, err := assets.LoadManifest()
+	require.NoError(t, err)
+	mod, ok := man.Model(MNNDir)
+	require.True(t, ok)
+	for _, src := range mod.Files[0].Sources {
+		repo, _, _ := strings.Cut(strings.TrimPrefix(src, "https://"), "/resolve/")
+		assert.Contains(t, mnn.Hint, repo)
+	}
+	assert.Contains(t, mnn.Hint, "unverified")
+	if !mnn.Built {
+		return
+	}
+	t.Setenv(assets.EnvCache, t.TempDir())
+	s := DefaultStages()
+	s.VAD, s.Turn, s.ASR, s.TTS = VADEnergy, TurnNone, ASRScripted, TTSTone
+	s.Script = filepath.Join(t.TempDir(), "script.json")
+	require.NoError(t, os.WriteFile(s.Script, []byte(`{"replies":["hello"]}`), 0o644))
+	_, closeStages, err := Build(s, clock.NewVirtual())
+	require.NoError(t, closeStages())
+	require.ErrorIs(t, err, ErrUnavailable)
+	assert.Contains(t, strings.Join(Details(err), "\n"), "huggingface.co/taobao-mnn/MNN-Pocket-0.3B-MNN")
 }

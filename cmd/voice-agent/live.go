@@ -119,15 +119,14 @@ func (a *app) pullMissing(cmd *cobra.Command, mirror string) error {
 	}
 	var names []string
 	var size int64
-	unknown := false
+	approx, unknown := false, false
 	for _, m := range mods {
 		names = append(names, m.Name)
-		for _, f := range m.Files {
-			size += f.Size
-			unknown = unknown || f.Size == 0
-		}
+		n, a, u := m.DownloadSize()
+		size += n
+		approx, unknown = approx || a, unknown || u
 	}
-	total := assets.FormatSize(size)
+	total := assets.FormatEstimate(size, approx)
 	if unknown {
 		total += " and more"
 	}

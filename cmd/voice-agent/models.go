@@ -69,9 +69,11 @@ type modelRow struct {
 	Stage string `json:"stage"`
 	State string `json:"state"`
 	// Size is the model's bytes, 0 when some file's size is not known
-	// before it is downloaded.
-	Size int64  `json:"size_bytes"`
-	Path string `json:"path"`
+	// before it is downloaded, unless the manifest gives an estimate
+	// (SizeApprox).
+	Size       int64  `json:"size_bytes"`
+	SizeApprox bool   `json:"size_approximate,omitempty"`
+	Path       string `json:"path"`
 }
 
 func (a *app) modelsListCmd() *cobra.Command {
@@ -102,7 +104,7 @@ func (a *app) modelsListCmd() *cobra.Command {
 			for _, r := range rows {
 				size := "size unknown"
 				if r.Size > 0 {
-					size = assets.FormatSize(r.Size)
+					size = assets.FormatEstimate(r.Size, r.SizeApprox)
 				}
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", r.Model, r.Stage, size, r.State, r.Path)
 			}
@@ -140,6 +142,9 @@ func installedRow(p *assets.Puller, mod assets.Model) (modelRow, error) {
 	}
 	if !known {
 		r.Size = 0
+		if n, approx, _ := mod.DownloadSize(); approx {
+			r.Size, r.SizeApprox = n, true
+		}
 	}
 	return r, nil
 }

@@ -17,6 +17,15 @@ import (
 // ErrNotBuilt is returned by Open in binaries built without MNN.
 var ErrNotBuilt = errors.New(`the LLM needs a build with MNN (-tags mnn): scripts/setup builds MNN and the assistant with it (see docs/models.md, "Building with MNN")`)
 
+// Hint tells the user how to get the model; DIR stands for the model
+// directory. The addresses are the manifest's, which follow the MNN team's
+// publication pattern but could not be checked: it says so, lest a
+// missing page look like a network fault.
+const Hint = "run `voice-agent models pull mnn-pocket-0.3b-int4`, or download the MNN-Pocket-0.3B INT4 export " +
+	"(config.json, llm_config.json, llm.mnn, llm.mnn.weight and the tokenizer they name) " +
+	"from huggingface.co/taobao-mnn/MNN-Pocket-0.3B-MNN or modelscope.cn/models/MNN/MNN-Pocket-0.3B-MNN " +
+	"(unverified addresses, see assets/manifest.json) into DIR"
+
 // Config selects the model and tunes the engine.
 type Config struct {
 	// Dir holds the MNN export: config.json, llm_config.json, llm.mnn,
