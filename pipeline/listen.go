@@ -344,11 +344,9 @@ func (l *listener) final() (string, error) {
 // its speech over the reply is confirmed: prefix is that turn's sentence
 // if the history took it back, and the turn model judges the whole
 // sentence, not its last words.
-func (l *listener) continueWith(prefix string) *committed {
+func (l *listener) continueWith(prefix string) {
 	t := l.turn
-	c := t.continues
+	t.audio = append(slices.Clone(t.continues.audio), t.audio...)
 	t.continues, t.prefix = nil, prefix
-	t.audio = append(slices.Clone(c.audio), t.audio...)
 	t.keepAudio(nil, l.window())
-	return c
 }

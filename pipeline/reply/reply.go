@@ -116,7 +116,7 @@ type Reply struct {
 // metrics so far; m.LLMStart is when, which the listening path may still
 // be catching up to (compute.CatchUp).
 func Start(ctx context.Context, s *Session, turn int, conv []llm.Message, m event.TurnMetrics) *Reply {
-	r := newReply(ctx, s, turn, conv, m, Current)
+	r := newReply(s, turn, conv, m, Current)
 	r.run(ctx, conv)
 	return r
 }
@@ -125,16 +125,15 @@ func Start(ctx context.Context, s *Session, turn int, conv []llm.Message, m even
 // far, conv's last message), which holds its events and audio back until
 // Adopt.
 func Speculate(ctx context.Context, s *Session, turn int, conv []llm.Message, transcript string, at time.Duration) *Reply {
-	r := newReply(ctx, s, turn, conv, event.TurnMetrics{LLMStart: at}, Speculative)
+	r := newReply(s, turn, conv, event.TurnMetrics{LLMStart: at}, Speculative)
 	r.transcript = transcript
 	r.run(ctx, conv)
 	return r
 }
 
-func newReply(ctx context.Context, s *Session, turn int, conv []llm.Message, m event.TurnMetrics, st State) *Reply {
-	r := &Reply{s: s, turn: turn, metrics: m, state: st, lang: conversationLanguage(conv),
+func newReply(s *Session, turn int, conv []llm.Message, m event.TurnMetrics, st State) *Reply {
+	return &Reply{s: s, turn: turn, metrics: m, state: st, lang: conversationLanguage(conv),
 		machine: fsm.New("reply", Transitions, s.Report)}
-	return r
 }
 
 // move changes the reply's state, as Transitions allows.
