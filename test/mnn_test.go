@@ -73,19 +73,19 @@ var echoPath = []string{"--echo-gain", "0.5", "--echo-delay", "60ms"}
 // the engine stops, and the next turn is answered by the same engine in
 // full. --compute-scale puts the engine's measured compute on the replay
 // clock, slowed so that a whole reply of the tiny model's 4096 tokens
-// takes 30 s of it: the second reply then ends well inside the 60 s a
-// replay runs past its input, and the 3.4 s between the first turn and
-// the barge-in hold about 1,100 tokens of the first (decoding slows as
-// the reply grows: the first thousand come about twice as fast as the
-// average). A fixed scale does not fit every machine: at fifty times, one
-// decoding 13k tokens a second reached the barge-in with 900 tokens, one
-// decoding 3.4k ran out of replay at 3,700 of the second reply's.
+// takes 18 s of it, calibrated by a replay with compute free. The two
+// runs decode at different speeds on a shared machine (CI ran the second
+// twice as slow as the first), so the scale leaves room both ways: the
+// second reply has about 62 s of replay (to the 60 s a replay runs past
+// its input) for its 18, and the 3.4 s between the first turn and the
+// barge-in hold about 1,500 tokens of the first (the first thousand
+// decode about twice as fast as the average), well short of its 4096.
 func TestMNNReplayBargeInCancelsGeneration(t *testing.T) {
 	testenv.Model(t, "silero_vad_v5.onnx")
 	bin := buildFullAgent(t)
 	const maxTokens = 4096
 	args := append(mnnReplay(t, maxTokens), echoPath...)
-	scale := 30 / wholeReplySeconds(t, bin, maxTokens)
+	scale := 18 / wholeReplySeconds(t, bin, maxTokens)
 	out, stderr, err := run(t, bin, append(args, "--compute-scale", fmt.Sprintf("%.2f", scale))...)
 	require.NoError(t, err, stderr)
 	events := replayEvents(t, out)
@@ -106,9 +106,10 @@ func TestMNNReplayBargeInCancelsGeneration(t *testing.T) {
 	require.Len(t, done, 2)
 	require.NotNil(t, done[0].Stats)
 	require.NotNil(t, done[1].Stats)
+	t.Logf("scale %.2f: %d tokens before the barge-in, %d in the second reply", scale, done[0].Stats.GeneratedTokens, done[1].Stats.GeneratedTokens)
 	assert.Equal(t, 1, done[0].Turn)
 	assert.InDelta(t, bargeAt, done[0].AtMS, 10, "generation stops at the barge-in")
-	assert.Less(t, done[0].Stats.GeneratedTokens, maxTokens/2, "the barge-in came while the reply was being generated")
+	assert.Less(t, done[0].Stats.GeneratedTokens, maxTokens, "the barge-in came while the reply was being generated")
 	// The tiny model never ends a reply by itself: the second one runs to
 	// the bound, on an engine that was cancelled a turn earlier.
 	assert.Equal(t, maxTokens, done[1].Stats.GeneratedTokens)
