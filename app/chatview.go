@@ -47,7 +47,7 @@ func (u *UI) refreshConversation() {
 
 // nextStep is what the empty conversation suggests.
 func nextStep(m *Model) string {
-	if names, _, _, _ := missingModels(m.Models); len(names) > 0 {
+	if len(missingModels(m.Models).Rows) > 0 {
 		return "Download the missing models above, then press Start listening and speak."
 	}
 	return "Press Start listening and speak. In push-to-talk mode hold Space while you talk; Esc stops a reply."

@@ -3,6 +3,7 @@ package app
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -94,8 +95,11 @@ func (c *Controller) Start(src Source, s wiring.Stages) {
 // stages' models again; then, if start is set, it starts a session as
 // Start does. A failed download says why in the models panel.
 func (c *Controller) Download(src Source, s wiring.Stages, models []assets.Model, start bool) {
+	// Read here, on the UI thread, which sets it (the mirror may change
+	// in the settings while a session runs).
+	puller := c.Puller
 	c.launch(func(ctx context.Context) func(*Model) {
-		err := c.pull(ctx, models)
+		err := c.pull(ctx, puller, models)
 		// Decided now: the update runs later, when the job has ended and
 		// its context is done either way.
 		stopped := ctx.Err() != nil
@@ -106,7 +110,7 @@ func (c *Controller) Download(src Source, s wiring.Stages, models []assets.Model
 			case stopped:
 				// Stopped by the user: the offer stands, no error.
 			case err != nil:
-				m.DownloadErr = shortError(err)
+				m.DownloadErr = downloadFailure(err, puller.Mirror)
 			case rowsErr != nil:
 				m.Err = shortError(rowsErr)
 			}
@@ -209,7 +213,7 @@ func (c *Controller) run(ctx context.Context, src Source, s wiring.Stages) error
 }
 
 // pull downloads models one after the other, reporting overall progress.
-func (c *Controller) pull(ctx context.Context, models []assets.Model) error {
+func (c *Controller) pull(ctx context.Context, p assets.Puller, models []assets.Model) error {
 	var total int64
 	for _, mod := range models {
 		for _, f := range mod.Files {
@@ -218,7 +222,6 @@ func (c *Controller) pull(ctx context.Context, models []assets.Model) error {
 	}
 	done := map[string]int64{}
 	var sum int64
-	p := c.Puller
 	p.Progress = func(pr assets.Progress) {
 		key := pr.Model + "/" + pr.File
 		sum += pr.Done - done[key]
@@ -243,12 +246,15 @@ func (c *Controller) pull(ctx context.Context, models []assets.Model) error {
 		})
 	}
 	// Every model is tried: one that cannot be had does not keep the
-	// others from the user.
+	// others from the user. One whose sources cannot be connected to
+	// stops the download: the network (or the mirror) is out of reach,
+	// and the others' sources are no nearer.
 	var failed []string
 	var first error
 	for _, mod := range models {
 		if err := p.Pull(ctx, mod); err != nil {
-			if ctx.Err() != nil {
+			var unreachable *assets.UnreachableError
+			if ctx.Err() != nil || errors.As(err, &unreachable) {
 				return err
 			}
 			failed = append(failed, mod.Name)

@@ -201,9 +201,10 @@ func TestControllerMissingModels(t *testing.T) {
 	m := sm.get()
 	assert.Equal(t, "Can't start: a model is missing (see Models).", m.Err)
 	assert.True(t, m.StartBlocked)
-	names, bytes, _, _ := missingModels(m.Models)
-	assert.Equal(t, []string{"MOSS-TTS-Nano-100M-ONNX", "MOSS-Audio-Tokenizer-Nano-ONNX"}, names)
-	assert.Positive(t, bytes)
+	miss := missingModels(m.Models)
+	assert.Equal(t, []string{"MOSS-TTS-Nano-100M-ONNX", "MOSS-Audio-Tokenizer-Nano-ONNX"}, miss.Models)
+	assert.Positive(t, miss.Bytes)
+	assert.Equal(t, "Download MOSS-TTS-Nano (683.9 MiB)", miss.downloadLabel(false), "one model, as the line says")
 	assert.Equal(t, Idle, m.Status)
 }
 
@@ -305,8 +306,9 @@ func TestModelRowsOfferOnlyMissing(t *testing.T) {
 		"Language model (MNN-Pocket-0.3B): not used, test double: scripted",
 		"Speech synthesis (MOSS-TTS-Nano): missing, 683.9 MiB",
 	}, rowLines(rows))
-	names, _, _, _ := missingModels(rows)
-	assert.Equal(t, []string{"MOSS-TTS-Nano-100M-ONNX", "MOSS-Audio-Tokenizer-Nano-ONNX"}, names)
+	miss := missingModels(rows)
+	assert.Equal(t, []string{"MOSS-TTS-Nano"}, miss.Rows)
+	assert.Equal(t, []string{"MOSS-TTS-Nano-100M-ONNX", "MOSS-Audio-Tokenizer-Nano-ONNX"}, miss.Models)
 }
 
 // A model whose files' sizes are known only once downloaded is offered at
@@ -319,8 +321,9 @@ func TestModelRowsEstimateTheSize(t *testing.T) {
 	rows, err := ModelRows(s)
 	require.NoError(t, err)
 	assert.Contains(t, rowLines(rows), "Speech recognition (X-ASR): missing, ~559 MiB")
-	names, bytes, approx, unknown := missingModels(rows)
-	assert.Equal(t, "Download the 3 missing models (~1.2 GiB)", downloadLabel(names, bytes, approx, unknown, false))
+	// Two rows, three downloads: the button and the line agree on two.
+	assert.Equal(t, "Download the 2 missing models (~1.2 GiB)", missingModels(rows).downloadLabel(false))
+	assert.Equal(t, "Can't start: 2 models are missing (see Models).", cannotStart(wiring.ErrUnavailable, rows))
 }
 
 // The LLM's model is offered too, in a build with MNN; without the engine
@@ -331,7 +334,7 @@ func TestModelRowsOfferTheLLM(t *testing.T) {
 	s.LLM = wiring.LLMMNN
 	rows, err := ModelRows(s)
 	require.NoError(t, err)
-	names, _, _, _ := missingModels(rows)
+	names := missingModels(rows).Models
 	_, closeStages, err := wiring.Build(s, clock.NewVirtual())
 	require.NoError(t, closeStages())
 	require.ErrorIs(t, err, wiring.ErrUnavailable)
@@ -361,8 +364,8 @@ func TestModelRowsOfferTheLibrary(t *testing.T) {
 	s.VAD = wiring.VADSilero
 	rows, err := ModelRows(s)
 	require.NoError(t, err)
-	names, bytes, _, _ := missingModels(rows)
-	assert.Equal(t, onnx.RuntimeModel(), names[0])
-	assert.Positive(t, bytes)
+	miss := missingModels(rows)
+	assert.Equal(t, onnx.RuntimeModel(), miss.Models[0])
+	assert.Positive(t, miss.Bytes)
 	assert.Equal(t, "Model runtime (ONNX Runtime): missing, "+assets.FormatSize(rows[0].Bytes), rows[0].Line())
 }

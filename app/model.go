@@ -296,18 +296,35 @@ func (m *Model) lastPlayed() *pipeline.TurnMetrics {
 // Summary is the session's latency distribution.
 func (m *Model) Summary() pipeline.Summary { return pipeline.Summarize(m.Turns) }
 
-// SummaryText is the p50/p95 line of the latency panel.
+// SummaryText is the p50/p95 line of the latency panel. A turn is
+// counted from the user's words in the conversation, so the first is one
+// while its reply plays (its figures come when the reply is over).
 func (m *Model) SummaryText() string {
 	s := m.Summary()
-	turns := fmt.Sprintf("%d turns", s.Turns)
-	if s.Turns == 1 {
+	n := max(s.Turns, m.userTurns())
+	turns := fmt.Sprintf("%d turns", n)
+	if n == 1 {
 		turns = "1 turn"
 	}
-	if len(s.P50) == 0 {
-		return turns + ", no replies played yet"
+	switch {
+	case len(s.P50) > 0:
+		return fmt.Sprintf("%s (%d interrupted)  end-to-end p50 %.0f ms  p95 %.0f ms",
+			turns, s.Interrupted, s.P50["end_to_end"], s.P95["end_to_end"])
+	case n > s.Turns:
+		return turns + ", figures once a reply has played"
 	}
-	return fmt.Sprintf("%s (%d interrupted)  end-to-end p50 %.0f ms  p95 %.0f ms",
-		turns, s.Interrupted, s.P50["end_to_end"], s.P95["end_to_end"])
+	return turns + ", no replies played yet"
+}
+
+// userTurns is how many turns the user has taken in the conversation.
+func (m *Model) userTurns() int {
+	n := 0
+	for _, e := range m.Entries {
+		if e.Role == User {
+			n++
+		}
+	}
+	return n
 }
 
 // Transcript is the conversation as text, one entry a line, the way the

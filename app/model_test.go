@@ -163,22 +163,33 @@ func TestModelContinuedTurn(t *testing.T) {
 }
 
 func TestModelSummary(t *testing.T) {
+	asked := func(n int) []Entry {
+		var out []Entry
+		for i := range n {
+			out = append(out, Entry{Role: User, Turn: i + 1}, Entry{Role: Assistant, Turn: i + 1})
+		}
+		return out
+	}
+	played := func(ms float64) pipeline.TurnMetrics { return pipeline.TurnMetrics{PlaybackStart: 1, EndToEndMS: ms} }
 	tests := []struct {
-		name  string
-		turns []pipeline.TurnMetrics
-		want  string
+		name    string
+		entries []Entry
+		turns   []pipeline.TurnMetrics
+		want    string
 	}{
-		{"none", nil, "0 turns, no replies played yet"},
-		{"interrupted before playback", []pipeline.TurnMetrics{{Interrupted: true}}, "1 turn, no replies played yet"},
-		{"one turn played", []pipeline.TurnMetrics{{PlaybackStart: 1, EndToEndMS: 900}}, "1 turn (0 interrupted)  end-to-end p50 900 ms  p95 900 ms"},
-		{"p50 and p95", []pipeline.TurnMetrics{
-			{PlaybackStart: 1, EndToEndMS: 900}, {PlaybackStart: 1, EndToEndMS: 1000},
-			{PlaybackStart: 1, EndToEndMS: 2000, Interrupted: true},
+		{"none", nil, nil, "0 turns, no replies played yet"},
+		// The first reply plays: its figures are not in yet, the turn is.
+		{"first reply playing", asked(1), nil, "1 turn, figures once a reply has played"},
+		{"interrupted before playback", asked(1), []pipeline.TurnMetrics{{Interrupted: true}}, "1 turn, no replies played yet"},
+		{"one turn played", asked(1), []pipeline.TurnMetrics{played(900)}, "1 turn (0 interrupted)  end-to-end p50 900 ms  p95 900 ms"},
+		{"second reply playing", asked(2), []pipeline.TurnMetrics{played(900)}, "2 turns (0 interrupted)  end-to-end p50 900 ms  p95 900 ms"},
+		{"p50 and p95", asked(3), []pipeline.TurnMetrics{
+			played(900), played(1000), {PlaybackStart: 1, EndToEndMS: 2000, Interrupted: true},
 		}, "3 turns (1 interrupted)  end-to-end p50 1000 ms  p95 2000 ms"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m := Model{Turns: tc.turns}
+			m := Model{Entries: tc.entries, Turns: tc.turns}
 			assert.Equal(t, tc.want, m.SummaryText())
 		})
 	}

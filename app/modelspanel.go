@@ -1,6 +1,11 @@
 package app
 
 import (
+	"cmp"
+	"errors"
+	"fmt"
+	"strings"
+
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/widget"
 
@@ -26,8 +31,8 @@ func (u *UI) checkModels() {
 // download runs or has failed, and hides it once all is in place.
 func (u *UI) refreshModels() {
 	m := &u.model
-	names, bytes, approx, unknown := missingModels(m.Models)
-	show(u.models, len(names) > 0 || m.Download != nil || m.DownloadErr != "")
+	miss := missingModels(m.Models)
+	show(u.models, len(miss.Rows) > 0 || m.Download != nil || m.DownloadErr != "")
 	if len(u.modelRows.Objects) != len(m.Models) {
 		u.modelRows.RemoveAll()
 		for range m.Models {
@@ -44,9 +49,9 @@ func (u *UI) refreshModels() {
 	}
 	u.downloadErr.SetText(m.DownloadErr + "\n" + downloadHint)
 	show(u.downloadErr, m.DownloadErr != "")
-	canDownload := len(names) > 0 && m.Download == nil
+	canDownload := len(miss.Rows) > 0 && m.Download == nil
 	if canDownload {
-		u.download.SetText(downloadLabel(names, bytes, approx, unknown, m.DownloadErr != ""))
+		u.download.SetText(miss.downloadLabel(m.DownloadErr != ""))
 	}
 	show(u.download, canDownload)
 	if d := m.Download; d != nil {
@@ -58,7 +63,25 @@ func (u *UI) refreshModels() {
 }
 
 // downloadHint is the way on when a download fails.
-const downloadHint = "Check the network connection and try again, or copy the model files by hand (docs/models.md says where they go)."
+const downloadHint = "Check the network connection and try again, set a download mirror in Settings, " +
+	"or copy the model files by hand (docs/models.md says where they go)."
+
+// downloadFailure is the models panel's line for a failed download. Sources
+// that cannot be connected to are the network (or the mirror) out of
+// reach: said first and whole, as `voice-agent models pull` says it,
+// rather than after the models' names and file paths, where the window's
+// cut of a long line fell on the host's name.
+func downloadFailure(err error, mirror string) string {
+	var unreachable *assets.UnreachableError
+	if !errors.As(err, &unreachable) {
+		return shortError(err)
+	}
+	what := "The network"
+	if mirror != "" {
+		what = "The mirror " + mirror
+	}
+	return fmt.Sprintf("%s cannot be reached (%s).", what, strings.Join(unreachable.Hosts, "; "))
+}
 
 var rowImportance = map[ModelState]widget.Importance{
 	ModelInstalled: widget.SuccessImportance,
@@ -73,9 +96,8 @@ var rowImportance = map[ModelState]widget.Importance{
 func (u *UI) DownloadMissing(start bool) {
 	var models []assets.Model
 	u.update(func(m *Model) {
-		names, _, _, _ := missingModels(m.Models)
 		var err error
-		if models, err = manifestModels(names); err != nil {
+		if models, err = manifestModels(missingModels(m.Models).Models); err != nil {
 			m.DownloadErr = shortError(err)
 			return
 		}
@@ -88,8 +110,13 @@ func (u *UI) DownloadMissing(start bool) {
 	switch {
 	case len(models) > 0:
 		src, stages := u.session()
+		u.ctl.Puller.Mirror = u.mirror()
 		u.ctl.Download(src, stages, models, start)
 	case start:
 		u.Start() // nothing to download
 	}
 }
+
+// mirror serves the downloads: the command line's --mirror, else the
+// settings'.
+func (u *UI) mirror() string { return cmp.Or(u.opts.Puller.Mirror, u.settings.Mirror) }

@@ -6,6 +6,7 @@ import (
 
 	"fyne.io/fyne/v2"
 
+	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/audio/device"
 	"github.com/voiceassistant/voice/pipeline"
 	"github.com/voiceassistant/voice/wiring"
@@ -22,6 +23,9 @@ type Settings struct {
 	Speculate    bool
 	SystemPrompt string
 	PushToTalk   bool
+	// Mirror, when set, serves the model downloads in place of their
+	// sources' hosts, as `voice-agent models pull --mirror` does.
+	Mirror string
 }
 
 // storedSetting is one setting as the preferences keep it.
@@ -52,6 +56,7 @@ var storedSettings = []storedSetting{
 	{"capture_device", "", func(s *Settings) any { return &s.CaptureDevice }},
 	{"playback_device", "", func(s *Settings) any { return &s.PlaybackDevice }},
 	{"model_dir", "", func(s *Settings) any { return &s.ModelDir }},
+	{"model_mirror", "", func(s *Settings) any { return &s.Mirror }},
 	{"push_to_talk", "", func(s *Settings) any { return &s.PushToTalk }},
 	{"stages.barge_in.mode", oldModeKey, func(s *Settings) any { return &s.BargeIn.Mode }},
 	{"stages.barge_in.min_speech", "barge_in_min_speech_ms", func(s *Settings) any { return &s.BargeIn.MinSpeech }},
@@ -133,7 +138,7 @@ func LoadSettings(p fyne.Preferences) Settings {
 		e.load(p, &s)
 	}
 	if s.Validate() != nil {
-		s.BargeIn = d.BargeIn
+		s.BargeIn, s.Mirror = d.BargeIn, d.Mirror
 	}
 	// Settings were saved all at once, the mode never empty: with the
 	// mode under its old key, they all are, and are moved here, once.
@@ -149,7 +154,13 @@ func LoadSettings(p fyne.Preferences) Settings {
 func (s Settings) Validate() error {
 	st := wiring.DefaultStages()
 	s.Apply(&st, &device.Config{})
-	return st.Validate()
+	if err := st.Validate(); err != nil {
+		return err
+	}
+	if s.Mirror != "" {
+		return assets.CheckMirror(s.Mirror)
+	}
+	return nil
 }
 
 // Save writes the settings.

@@ -114,11 +114,40 @@ func stored(p fyne.Preferences) map[string]string {
 	return s
 }
 
+// The download mirror is refused in the form as `models pull --mirror`
+// refuses it, and a stored one that no longer parses is dropped.
+func TestSettingsMirror(t *testing.T) {
+	test.NewTempApp(t)
+	for _, tc := range []struct{ mirror, err string }{
+		{"", ""},
+		{" http://mirror.local:8080 ", ""},
+		{"https://hf-mirror.com/prefix", ""},
+		{"mirror.local", `mirror "mirror.local": not a URL with a host`},
+		{"ftp://mirror.local", `mirror "ftp://mirror.local": scheme "ftp" is not supported for download (http or https)`},
+	} {
+		t.Run(tc.mirror, func(t *testing.T) {
+			f := newSettingsForm(DefaultSettings())
+			f.mirror.SetText(tc.mirror)
+			s, err := f.settings(DefaultSettings())
+			if tc.err != "" {
+				assert.EqualError(t, err, tc.err)
+				assert.EqualError(t, f.mirror.Validate(), tc.err, "the field says so as it is typed")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, strings.TrimSpace(tc.mirror), s.Mirror)
+		})
+	}
+	p := test.NewTempApp(t).Preferences()
+	p.SetString("model_mirror", "ftp://mirror.local")
+	assert.Empty(t, LoadSettings(p).Mirror)
+}
+
 // A stage setting is kept under its key in the config file, in the form
 // the file writes it, and comes back as it was saved, in Chinese too.
 func TestSettingsRoundTrip(t *testing.T) {
 	for _, s := range []Settings{
-		{CaptureDevice: "USB mic", PlaybackDevice: "Speakers", ModelDir: "/models", PushToTalk: true,
+		{CaptureDevice: "USB mic", PlaybackDevice: "Speakers", ModelDir: "/models", PushToTalk: true, Mirror: "http://mirror.local:8080",
 			BargeIn: pipeline.BargeIn{Mode: pipeline.InterruptDuck, MinSpeech: 1500 * time.Millisecond, MinWords: 3,
 				Backchannels: []string{"yeah", "uh-huh", "right"}, ResumeAfter: 2 * time.Second},
 			Speculate: true, SystemPrompt: "Be terse.\nAnswer in English."},

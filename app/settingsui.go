@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/driver/mobile"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/audio/device"
 	"github.com/voiceassistant/voice/pipeline"
 )
@@ -22,6 +23,7 @@ import (
 type settingsForm struct {
 	capture, playback *widget.SelectEntry
 	modelDir          *widget.Entry
+	mirror            *widget.Entry
 	bargeIn           *widget.RadioGroup
 	minSpeech         *widget.Entry
 	minWords          *widget.Entry
@@ -47,6 +49,7 @@ func newSettingsForm(s Settings) *settingsForm {
 		capture:      widget.NewSelectEntry(nil),
 		playback:     widget.NewSelectEntry(nil),
 		modelDir:     widget.NewEntry(),
+		mirror:       widget.NewEntry(),
 		minSpeech:    widget.NewEntry(),
 		minWords:     widget.NewEntry(),
 		resumeAfter:  widget.NewEntry(),
@@ -72,6 +75,14 @@ func newSettingsForm(s Settings) *settingsForm {
 	f.playback.PlaceHolder = "system default"
 	f.modelDir.SetText(s.ModelDir)
 	f.modelDir.PlaceHolder = "model cache"
+	f.mirror.SetText(s.Mirror)
+	f.mirror.PlaceHolder = "the models' own sources"
+	f.mirror.Validator = func(v string) error {
+		if v = strings.TrimSpace(v); v != "" {
+			return assets.CheckMirror(v)
+		}
+		return nil
+	}
 	f.aec.SetChecked(s.AEC)
 	f.speculate.SetChecked(s.Speculate)
 	f.minSpeech.SetText(s.BargeIn.MinSpeech.String())
@@ -158,6 +169,7 @@ func (f *settingsForm) settings(base Settings) (Settings, error) {
 	s := base
 	s.CaptureDevice, s.PlaybackDevice = f.capture.Text, f.playback.Text
 	s.ModelDir = f.modelDir.Text
+	s.Mirror = strings.TrimSpace(f.mirror.Text)
 	s.BargeIn = b
 	s.AEC = f.aec.Checked
 	s.Speculate = f.speculate.Checked
@@ -181,6 +193,7 @@ func (u *UI) showSettings() {
 		widget.NewFormItem("Input device", f.capture),
 		widget.NewFormItem("Output device", f.playback),
 		widget.NewFormItem("Model directory", container.NewBorder(nil, nil, nil, browse, f.modelDir)),
+		withHint(widget.NewFormItem("Download mirror", f.mirror), "a base URL (http://mirror.local:8080) in place of each source's host"),
 		widget.NewFormItem("When I speak over it", f.bargeIn),
 		withHint(widget.NewFormItem("Stop after speaking", f.minSpeech), "even before any word is recognized; 0s stops at once"),
 		withHint(widget.NewFormItem("Stop after words", f.minWords), "words that are not backchannels; 0: time alone decides"),

@@ -107,19 +107,33 @@ func ModelRows(s wiring.Stages) ([]ModelRow, error) {
 	return rows, nil
 }
 
-// missingModels sums up the rows' missing models: their manifest names,
-// total size, whether some of it is estimated, and whether some size is
-// known only once downloaded.
-func missingModels(rows []ModelRow) (names []string, bytes int64, approx, unknown bool) {
+// missing is what the models panel offers: the rows whose model is
+// missing, counted as the window counts models (a row each: MOSS-TTS-Nano
+// is one model, though two downloads), and the manifest models that
+// supply them.
+type missing struct {
+	// Rows name the missing models as the rows do: "X-ASR".
+	Rows []string
+	// Models are their manifest names, what is downloaded.
+	Models []string
+	// Bytes is their size, estimated in part where Approx; some size is
+	// known only once downloaded where Unknown.
+	Bytes           int64
+	Approx, Unknown bool
+}
+
+func missingModels(rows []ModelRow) missing {
+	var m missing
 	for _, r := range rows {
 		if r.State == ModelMissing {
-			names = append(names, r.Models...)
-			bytes += r.Bytes
-			approx = approx || r.SizeApprox
-			unknown = unknown || r.SizeUnknown
+			m.Rows = append(m.Rows, r.Name)
+			m.Models = append(m.Models, r.Models...)
+			m.Bytes += r.Bytes
+			m.Approx = m.Approx || r.SizeApprox
+			m.Unknown = m.Unknown || r.SizeUnknown
 		}
 	}
-	return names, bytes, approx, unknown
+	return m
 }
 
 // manifestModels returns the manifest entries of the named models.
@@ -142,12 +156,7 @@ func manifestModels(names []string) ([]assets.Model, error) {
 // the line points there, unless what is wrong is not a missing model (an
 // engine not in this build), which it names.
 func cannotStart(err error, rows []ModelRow) string {
-	var missing int
-	for _, r := range rows {
-		if r.State == ModelMissing {
-			missing++
-		}
-	}
+	missing := len(missingModels(rows).Rows)
 	lines := wiring.Unavailable(err)
 	switch {
 	case missing == 1:
@@ -169,13 +178,13 @@ func unavailable(err error) bool {
 // downloadLabel names what the download button gets: the model, or how
 // many when there are several (their stages are listed above it), and how
 // much.
-func downloadLabel(names []string, bytes int64, approx, unknown, retry bool) string {
-	what := names[0]
-	if len(names) > 1 {
-		what = fmt.Sprintf("the %d missing models", len(names))
+func (m missing) downloadLabel(retry bool) string {
+	what := m.Rows[0]
+	if len(m.Rows) > 1 {
+		what = fmt.Sprintf("the %d missing models", len(m.Rows))
 	}
-	size := assets.FormatEstimate(bytes, approx)
-	if unknown {
+	size := assets.FormatEstimate(m.Bytes, m.Approx)
+	if m.Unknown {
 		size += " and more"
 	}
 	verb := "Download"

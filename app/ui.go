@@ -220,7 +220,8 @@ func (u *UI) build() fyne.CanvasObject {
 	u.download.Importance = widget.HighImportance
 	u.progress = widget.NewProgressBar()
 	u.progressLabel = widget.NewLabel("")
-	u.progressLabel.Truncation = fyne.TextTruncateEllipsis
+	// Wrapped, not cut: a retry's reason ends the line.
+	u.progressLabel.Wrapping = fyne.TextWrapWord
 	u.downloadErr = widget.NewLabel("")
 	u.downloadErr.Wrapping = fyne.TextWrapWord
 	u.downloadErr.Importance = widget.DangerImportance

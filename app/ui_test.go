@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -122,7 +123,7 @@ func TestUIModelsPanel(t *testing.T) {
 	assert.Equal(t, widget.DangerImportance, u.modelRows.Objects[0].(*widget.Label).Importance)
 	assert.Equal(t, "Speech synthesis (MOSS-TTS-Nano): not used, test double: tone", u.modelRows.Objects[1].(*widget.Label).Text)
 	assert.True(t, u.download.Visible())
-	assert.Equal(t, "Download silero-vad-v5 (2.2 MiB)", u.download.Text)
+	assert.Equal(t, "Download Silero VAD v5 (2.2 MiB)", u.download.Text)
 	assert.False(t, u.progress.Visible())
 
 	u.update(func(m *Model) {
@@ -138,7 +139,7 @@ func TestUIModelsPanel(t *testing.T) {
 	u.update(func(m *Model) { m.Download, m.DownloadErr = nil, "downloading silero-vad-v5: connection refused" })
 	assert.True(t, u.downloadErr.Visible(), "a failed download says why")
 	assert.Equal(t, "downloading silero-vad-v5: connection refused\n"+downloadHint, u.downloadErr.Text)
-	assert.Equal(t, "Try again: download silero-vad-v5 (2.2 MiB)", u.download.Text)
+	assert.Equal(t, "Try again: download Silero VAD v5 (2.2 MiB)", u.download.Text)
 	assert.Contains(t, u.Dump(), "download failed: downloading silero-vad-v5: connection refused")
 
 	u.update(func(m *Model) {
@@ -156,7 +157,7 @@ func TestUIModelsPanelAtLaunch(t *testing.T) {
 	u := newTestUI(t, Options{Stages: s})
 	require.True(t, u.models.Visible())
 	assert.Contains(t, u.Dump(), "Speech synthesis (MOSS-TTS-Nano): missing")
-	assert.Contains(t, u.Dump(), "offer: Download the 2 missing models")
+	assert.Contains(t, u.Dump(), "offer: Download MOSS-TTS-Nano (", "one model, though two downloads")
 	assert.Contains(t, u.Dump(), "hint: Download the missing models above, then press Start listening")
 	assert.False(t, u.errText.Visible(), "nothing has failed yet")
 
@@ -248,8 +249,8 @@ func TestUISettingsSaved(t *testing.T) {
 }
 
 // The download button fetches the missing models through the asset
-// manager (here from a mirror serving the real Silero file), then starts
-// the session.
+// manager (here from a mirror serving the real Silero file, named by the
+// command line or in the settings), then starts the session.
 func TestUIDownloadButton(t *testing.T) {
 	data, err := os.ReadFile(testenv.Model(t, "silero_vad_v5.onnx"))
 	require.NoError(t, err)
@@ -257,12 +258,28 @@ func TestUIDownloadButton(t *testing.T) {
 		http.ServeContent(w, r, "model", time.Time{}, bytes.NewReader(data))
 	}))
 	defer srv.Close()
-	cache := t.TempDir()
-	u := newTestUI(t, Options{
-		Source: Replay{Input: demoInput(t)},
-		Stages: demoStages(),
-		Puller: assets.Puller{Dir: cache, Mirror: srv.URL},
-	})
+	for _, fromSettings := range []bool{false, true} {
+		t.Run(fmt.Sprintf("mirror in settings %v", fromSettings), func(t *testing.T) {
+			cache := t.TempDir()
+			opts := Options{Source: Replay{Input: demoInput(t)}, Stages: demoStages(), Puller: assets.Puller{Dir: cache, Mirror: srv.URL}}
+			if fromSettings {
+				opts.Puller.Mirror = ""
+			}
+			u := newTestUI(t, opts)
+			if fromSettings {
+				s := u.settings
+				s.Mirror = srv.URL
+				u.saveSettings(s)
+			}
+			downloadSilero(t, u, cache)
+		})
+	}
+}
+
+// downloadSilero downloads Silero through u's download button, into cache,
+// and checks the session ran once it was in.
+func downloadSilero(t *testing.T, u *UI, cache string) {
+	t.Helper()
 	u.update(func(m *Model) {
 		m.Models = sileroMissing
 		m.StartBlocked = true // as after a start that failed for want of it
@@ -286,25 +303,43 @@ func TestUIDownloadButton(t *testing.T) {
 	assert.Len(t, u.bubbles, 4, "the session ran once the model was in")
 }
 
+// A mirror (or network) that cannot be connected to is said first and
+// whole, not cut after the models' names and paths, and the way on names
+// the settings' mirror.
+func TestUIDownloadUnreachable(t *testing.T) {
+	u := newTestUI(t, Options{
+		Source: Replay{Input: demoInput(t)},
+		Stages: demoStages(),
+		Puller: assets.Puller{Dir: t.TempDir(), Mirror: "http://127.0.0.1:9"},
+	})
+	u.update(func(m *Model) {
+		m.Models = append([]ModelRow{{Stage: "Speech synthesis", Name: "MOSS-TTS-Nano", State: ModelMissing,
+			Models: []string{"MOSS-TTS-Nano-100M-ONNX", "MOSS-Audio-Tokenizer-Nano-ONNX"}}}, sileroMissing...)
+	})
+	test.Tap(u.download)
+	u.ctl.Wait()
+	assert.Equal(t, "The mirror http://127.0.0.1:9 cannot be reached (127.0.0.1:9: connection refused).\n"+downloadHint, u.downloadErr.Text)
+	assert.Contains(t, downloadHint, "set a download mirror in Settings")
+}
+
 // The download button stays short however many models are missing (they
-// are listed above it), says when the size is an estimate or part of it
-// unknown, and offers
-// a failed download again.
+// are listed above it), counts them as the rows do (MOSS-TTS-Nano is one
+// model of two downloads), says when the size is an estimate or part of
+// it unknown, and offers a failed download again.
 func TestDownloadLabel(t *testing.T) {
 	for _, tc := range []struct {
-		names           []string
-		bytes           int64
-		approx, unknown bool
-		retry           bool
-		want            string
+		miss  missing
+		retry bool
+		want  string
 	}{
-		{[]string{"silero-vad-v5"}, 2327524, false, false, false, "Download silero-vad-v5 (2.2 MiB)"},
-		{[]string{"a", "b", "c"}, 3 << 20, false, false, false, "Download the 3 missing models (3.0 MiB)"},
-		{[]string{"xasr"}, 586000000, true, false, false, "Download xasr (~559 MiB)"},
-		{[]string{"a", "llm"}, 1 << 20, false, true, false, "Download the 2 missing models (1.0 MiB and more)"},
-		{[]string{"a", "llm"}, 1 << 20, false, true, true, "Try again: download the 2 missing models (1.0 MiB and more)"},
+		{missing{Rows: []string{"Silero VAD v5"}, Bytes: 2327524}, false, "Download Silero VAD v5 (2.2 MiB)"},
+		{missing{Rows: []string{"MOSS-TTS-Nano"}, Models: []string{"tts", "codec"}, Bytes: 3 << 20}, false, "Download MOSS-TTS-Nano (3.0 MiB)"},
+		{missing{Rows: []string{"a", "b", "c"}, Bytes: 3 << 20}, false, "Download the 3 missing models (3.0 MiB)"},
+		{missing{Rows: []string{"X-ASR"}, Bytes: 586000000, Approx: true}, false, "Download X-ASR (~559 MiB)"},
+		{missing{Rows: []string{"a", "llm"}, Bytes: 1 << 20, Unknown: true}, false, "Download the 2 missing models (1.0 MiB and more)"},
+		{missing{Rows: []string{"a", "llm"}, Bytes: 1 << 20, Unknown: true}, true, "Try again: download the 2 missing models (1.0 MiB and more)"},
 	} {
-		assert.Equal(t, tc.want, downloadLabel(tc.names, tc.bytes, tc.approx, tc.unknown, tc.retry))
+		assert.Equal(t, tc.want, tc.miss.downloadLabel(tc.retry))
 	}
 }
 

@@ -87,7 +87,7 @@ func (p *Puller) Pull(ctx context.Context, m Model) error {
 	// A mirror that cannot serve is said once, not at every file's
 	// every attempt.
 	if p.Mirror != "" {
-		if _, err := p.mirrorURL(); err != nil {
+		if err := CheckMirror(p.Mirror); err != nil {
 			return fmt.Errorf("assets: %w", err)
 		}
 	}

@@ -69,7 +69,7 @@ func (p *Puller) sourceURL(src string) (string, error) {
 	if p.Mirror == "" {
 		return src, nil
 	}
-	mu, err := p.mirrorURL()
+	mu, err := parseMirror(p.Mirror)
 	if err != nil {
 		return "", err
 	}
@@ -81,14 +81,21 @@ func (p *Puller) sourceURL(src string) (string, error) {
 	return u.String(), nil
 }
 
-// mirrorURL is the mirror, if it is an http or https URL with a host.
-func (p *Puller) mirrorURL() (*url.URL, error) {
-	mu, err := url.Parse(p.Mirror)
+// CheckMirror says why mirror cannot be a Puller's Mirror, or nil: where
+// it is set (a flag, the app's settings), before any download.
+func CheckMirror(mirror string) error {
+	_, err := parseMirror(mirror)
+	return err
+}
+
+// parseMirror is the mirror, if it is an http or https URL with a host.
+func parseMirror(mirror string) (*url.URL, error) {
+	mu, err := url.Parse(mirror)
 	if err != nil || mu.Host == "" {
-		return nil, fmt.Errorf("mirror %q: not a URL with a host", p.Mirror)
+		return nil, fmt.Errorf("mirror %q: not a URL with a host", mirror)
 	}
 	if mu.Scheme != "http" && mu.Scheme != "https" {
-		return nil, fmt.Errorf("mirror %q: scheme %q is not supported for download (http or https)", p.Mirror, mu.Scheme)
+		return nil, fmt.Errorf("mirror %q: scheme %q is not supported for download (http or https)", mirror, mu.Scheme)
 	}
 	return mu, nil
 }

@@ -127,6 +127,9 @@ func run(ctx context.Context, o options) error {
 	if err := checkDisplay(); err != nil {
 		return err
 	}
+	if err := checkPreferences(); err != nil {
+		return err
+	}
 	a := fyneapp.NewWithID(appID)
 	u := app.New(a, opts)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -147,6 +150,20 @@ func run(ctx context.Context, o options) error {
 	// Release the models and the device before exiting.
 	u.Close()
 	return dumpErr
+}
+
+// checkPreferences sets aside saved settings fyne could not read, and
+// says so.
+func checkPreferences() error {
+	path, err := preferencesPath(appID)
+	if err != nil {
+		return nil // fyne finds no place for them either, and keeps none
+	}
+	msg, err := setAsideUnreadablePreferences(path)
+	if msg != "" {
+		fmt.Fprintln(os.Stderr, "voice-assistant: "+msg)
+	}
+	return err
 }
 
 // checkDisplay says how to go on where fyne would find no display: on
