@@ -269,7 +269,10 @@ func (m *Model) LastTurn() []Stage {
 // whether the reply was speculated.
 func (m *Model) LastTurnText() string {
 	t := m.lastPlayed()
-	if t == nil {
+	switch {
+	case t == nil && m.userTurns() > 0:
+		return "Last turn: figures once its reply has played"
+	case t == nil:
 		return "Last turn: none yet"
 	}
 	var parts []string
@@ -311,7 +314,7 @@ func (m *Model) SummaryText() string {
 		return fmt.Sprintf("%s (%d interrupted)  end-to-end p50 %.0f ms  p95 %.0f ms",
 			turns, s.Interrupted, s.P50["end_to_end"], s.P95["end_to_end"])
 	case n > s.Turns:
-		return turns + ", figures once a reply has played"
+		return turns // the first reply plays: the last turn's line says when figures come
 	}
 	return turns + ", no replies played yet"
 }

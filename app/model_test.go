@@ -179,7 +179,7 @@ func TestModelSummary(t *testing.T) {
 	}{
 		{"none", nil, nil, "0 turns, no replies played yet"},
 		// The first reply plays: its figures are not in yet, the turn is.
-		{"first reply playing", asked(1), nil, "1 turn, figures once a reply has played"},
+		{"first reply playing", asked(1), nil, "1 turn"},
 		{"interrupted before playback", asked(1), []pipeline.TurnMetrics{{Interrupted: true}}, "1 turn, no replies played yet"},
 		{"one turn played", asked(1), []pipeline.TurnMetrics{played(900)}, "1 turn (0 interrupted)  end-to-end p50 900 ms  p95 900 ms"},
 		{"second reply playing", asked(2), []pipeline.TurnMetrics{played(900)}, "2 turns (0 interrupted)  end-to-end p50 900 ms  p95 900 ms"},

@@ -63,6 +63,9 @@ func TestUIScriptedConversation(t *testing.T) {
 	assert.Empty(t, u.partial.Text)
 	assert.Equal(t, []string{"[You · 0:00] what is the weather like today", "[Assistant · 0:00 · …] It is sunny"}, lineTexts(u), "the reply streams")
 	assert.Equal(t, "Assistant: speaking", u.assistantVoice.Text)
+	// The first reply plays: its turn counts, its figures are to come.
+	assert.Equal(t, "Session: 1 turn", u.summary.Text)
+	assert.Equal(t, "Last turn: figures once its reply has played", u.latencyText.Text)
 
 	u.feed(demoEvents[13:21]...)
 	assert.Equal(t, "Interrupted", u.status.Text)
