@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/voiceassistant/voice/assets"
 )
 
 // docs/ARCHITECTURE.md is a map of the code for whoever changes it, so the
@@ -354,4 +356,24 @@ func typeName(e ast.Expr) string {
 			return ""
 		}
 	}
+}
+
+// TestModelsDocSizes checks that docs/models.md gives the synthesizer's
+// download sizes as `voice-agent models list` does (it said ~760 MB where
+// the list said 717 MB).
+func TestModelsDocSizes(t *testing.T) {
+	doc, err := os.ReadFile("../docs/models.md")
+	require.NoError(t, err)
+	manifest, err := assets.LoadManifest()
+	require.NoError(t, err)
+	var total int64
+	for _, name := range []string{"MOSS-TTS-Nano-100M-ONNX", "MOSS-Audio-Tokenizer-Nano-ONNX"} {
+		m, ok := manifest.Model(name)
+		require.True(t, ok, name)
+		size, approx, unknown := m.DownloadSize()
+		require.False(t, approx || unknown, "%s has a pinned size", name)
+		total += size
+		assert.Contains(t, string(doc), strings.TrimSuffix(assets.FormatSize(size), " MiB"), "docs/models.md gives %s's size as models list does", name)
+	}
+	assert.Contains(t, string(doc), assets.FormatSize(total), "docs/models.md gives the two sets' total")
 }
