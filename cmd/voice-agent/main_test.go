@@ -266,7 +266,7 @@ func TestWrongUsageSaysWhatToType(t *testing.T) {
 		want string
 	}{
 		{[]string{"vad"}, "usage: voice-agent vad IN.wav [flags]"},
-		{[]string{"models", "path"}, "usage: voice-agent models path NAME [flags]"},
+		{[]string{"models", "path", "a", "b"}, "usage: voice-agent models path [NAME] [flags]"},
 		{[]string{"vad", "--modle", "x", "a.wav"}, "`voice-agent vad --help` lists its flags"},
 		{[]string{"models", "list", "--llm-threads", "2"}, "`voice-agent models list --help` lists its flags"},
 		{[]string{"frobnicate"}, "`voice-agent --help` lists the commands"},

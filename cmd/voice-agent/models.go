@@ -232,14 +232,19 @@ func modelsVerifyCmd() *cobra.Command {
 
 func modelsPathCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:     "path NAME",
-		Example: `  voice-agent models path silero-vad-v5`,
-		Short:   "Print where a model is loaded from: the cache, or third_party/ where scripts/setup installs it",
-		Args:    cobra.ExactArgs(1),
+		Use: "path [NAME]",
+		Example: `  voice-agent models path                  # the model cache
+  voice-agent models path silero-vad-v5    # one model's folder`,
+		Short: "Print the model cache, or where a model is loaded from: the cache, or third_party/ where scripts/setup installs it",
+		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, mods, err := selectModels("", args)
 			if err != nil {
 				return err
+			}
+			if len(args) == 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), p.Dir)
+				return nil
 			}
 			dir, _, err := p.Installed(mods[0])
 			if err != nil {

@@ -114,3 +114,24 @@ func TestModelsPullStopsAtItsTimeout(t *testing.T) {
 	assert.Contains(t, err.Error(), "run it again to resume")
 	assert.Less(t, time.Since(start), 5*time.Second)
 }
+
+// `models path` alone prints the model cache, which the glasses' guide
+// provisions; with a name, that model's folder in it.
+func TestModelsPath(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv(assets.EnvCache, cache)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, cache},
+		{[]string{"smart-turn-v3.2-cpu"}, filepath.Join(cache, "smart-turn-v3.2-cpu")},
+	} {
+		root := newApp().root()
+		var out bytes.Buffer
+		root.SetOut(&out)
+		root.SetArgs(append([]string{"models", "path"}, tc.args...))
+		require.NoError(t, root.ExecuteContext(context.Background()), "models path %v", tc.args)
+		assert.Equal(t, tc.want+"\n", out.String(), "models path %v", tc.args)
+	}
+}
