@@ -3,7 +3,6 @@ package test
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,45 +42,34 @@ func needArm64(t *testing.T) {
 	}
 }
 
-// qemu runs an arm64 program under user-mode emulation in dir.
-//
-// ONNX Runtime's arm64 library reads /proc/cpuinfo as it loads (its
-// bundled pytorch/cpuinfo), and qemu-user 7.2 (Debian 12) shows the
-// program the host's: on an AMD EPYC host (family 26) the arm64 parser
-// crashes inside dlopen, before anything of ours runs (a bare dlopen of
-// libonnxruntime.so.1 does the same). Where it can (root, with
-// util-linux's unshare), the program sees an arm64 cpuinfo instead, in a
-// mount namespace of its own, as it would on the device.
+// qemu runs an arm64 program under user-mode emulation in dir, through
+// scripts/qemu-arm64 as docs/arm64.md does: ONNX Runtime's arm64 library
+// parses /proc/cpuinfo as it loads (its bundled pytorch/cpuinfo), qemu-user
+// 7.2 (Debian 12) shows the program the host's, and on the x86-64 hosts
+// tried the parser crashes inside dlopen, before anything of ours runs. The
+// script shows it an arm64 cpuinfo in a mount namespace of its own, as the
+// device would.
 func qemu(t *testing.T, dir string, args ...string) *exec.Cmd {
-	name := "qemu-aarch64"
-	if cpuinfo := arm64CPUInfo(t); cpuinfo != "" {
-		name, args = "unshare", append([]string{"--mount", "--", "sh", "-c",
-			`mount --bind "$0" /proc/cpuinfo && exec qemu-aarch64 "$@"`, cpuinfo}, args...)
-	}
-	cmd := exec.CommandContext(t.Context(), name, args...)
+	script, err := filepath.Abs("../scripts/qemu-arm64")
+	require.NoError(t, err)
+	cmd := exec.CommandContext(t.Context(), script, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
 	return cmd
 }
 
-// arm64CPUInfo writes a two-core Neoverse N1's /proc/cpuinfo and returns
-// its path, or "" where a mount namespace cannot show it in place of the
-// host's.
-func arm64CPUInfo(t *testing.T) string {
-	if os.Geteuid() != 0 {
-		return ""
+// buildArm64 lays out the device directory with the documented command and
+// returns it.
+func buildArm64(t *testing.T) string {
+	t.Helper()
+	dist := t.TempDir()
+	build := exec.CommandContext(t.Context(), "../scripts/build-arm64", "-o", dist)
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, string(out))
+	for _, lib := range []string{"libMNN.so", "libwebrtc_audio_processing.so.1"} {
+		assert.FileExists(t, filepath.Join(dist, "lib", lib), "shipped beside the agent")
 	}
-	if err := exec.CommandContext(t.Context(), "unshare", "--mount", "--", "true").Run(); err != nil {
-		return ""
-	}
-	var b strings.Builder
-	for cpu := range 2 {
-		fmt.Fprintf(&b, "processor\t: %d\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp\n"+
-			"CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n\n", cpu)
-	}
-	path := filepath.Join(t.TempDir(), "cpuinfo")
-	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
-	return path
+	return dist
 }
 
 // TestArm64ReplayMatchesNative builds the device directory with the
@@ -93,13 +81,7 @@ func TestArm64ReplayMatchesNative(t *testing.T) {
 	needArm64(t)
 	testenv.Model(t, "silero_vad_v5.onnx")
 	native := buildFullAgent(t)
-	dist := t.TempDir()
-	build := exec.CommandContext(t.Context(), "../scripts/build-arm64", "-o", dist)
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, string(out))
-	for _, lib := range []string{"libMNN.so", "libwebrtc_audio_processing.so.1"} {
-		assert.FileExists(t, filepath.Join(dist, "lib", lib), "shipped beside the agent")
-	}
+	dist := buildArm64(t)
 
 	// The model at fp32: MNN's fp16 kernels corrupt the heap under qemu,
 	// now and then alone and in most runs beside the echo canceller
@@ -234,4 +216,58 @@ func TestArm64StageTests(t *testing.T) {
 			assert.Contains(t, string(out), "PASS")
 		})
 	}
+}
+
+// TestArm64RunsFromAnywhereForAnyUser runs the device directory as the
+// glasses' service would: copied to a place of its own and run by a user
+// other than its builder (nobody), here under qemu through
+// scripts/qemu-arm64 as docs/arm64.md says. The agent finds libMNN and the
+// echo canceller in lib/ ($ORIGIN/lib) and ONNX Runtime and Silero in
+// third_party/ beside itself, and runs Silero on the demo with its derived
+// weights in a cache that user may write.
+func TestArm64RunsFromAnywhereForAnyUser(t *testing.T) {
+	needArm64(t)
+	if os.Geteuid() != 0 {
+		t.Skip("runs the agent as nobody, which needs root (runuser)")
+	}
+	if err := exec.CommandContext(t.Context(), "runuser", "-u", "nobody", "--",
+		"unshare", "--user", "--map-current-user", "--keep-caps", "--mount", "--", "true").Run(); err != nil {
+		t.Skipf("another user cannot make a mount namespace here (%v), so ONNX Runtime would see the host's /proc/cpuinfo under qemu", err)
+	}
+	dist := buildArm64(t)
+
+	// A folder everyone may enter (t.TempDir's parent is the test user's
+	// alone), with a cache only the service's user writes to.
+	dir, err := os.MkdirTemp("", "arm64-relocated-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o755))
+	agentDir, cache := filepath.Join(dir, "voice-agent"), filepath.Join(dir, "cache")
+	out, err := exec.Command("cp", "-a", dist, agentDir).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	out, err = exec.Command("cp", "testdata/demo.wav", dir).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.NoError(t, os.Mkdir(cache, 0o755))
+	out, err = exec.Command("chown", "nobody", cache).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	script, err := filepath.Abs("../scripts/qemu-arm64")
+	require.NoError(t, err)
+	asNobody := func(args ...string) string {
+		t.Helper()
+		cmd := exec.CommandContext(t.Context(), "runuser", append([]string{"-u", "nobody", "--", script, filepath.Join(agentDir, "voice-agent")}, args...)...)
+		cmd.Dir = "/"
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/nonexistent", "XDG_CACHE_HOME=" + cache, "XDG_CONFIG_HOME=" + cache}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		require.NoError(t, err, "voice-agent %v as nobody: %s", args, stderr.String())
+		assert.NotContains(t, stderr.String(), "no mount namespace", "voice-agent %v", args)
+		return string(out)
+	}
+	version := asNobody("version")
+	assert.Contains(t, version, "MNN: ", "libMNN found in lib/")
+	assert.Contains(t, version, "ONNX Runtime: 1.30.0", "ONNX Runtime loaded from third_party/")
+	vad := asNobody("vad", filepath.Join(dir, "demo.wav"))
+	assert.Len(t, strings.Fields(vad), 6, "Silero hears the demo's two questions (start, end, length each):\n%s", vad)
 }
