@@ -50,12 +50,18 @@ func needArm64(t *testing.T) {
 // script shows it an arm64 cpuinfo in a mount namespace of its own, as the
 // device would.
 func qemu(t *testing.T, dir string, args ...string) *exec.Cmd {
-	script, err := filepath.Abs("../scripts/qemu-arm64")
-	require.NoError(t, err)
-	cmd := exec.CommandContext(t.Context(), script, args...)
+	cmd := exec.CommandContext(t.Context(), qemuScript(t), args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
 	return cmd
+}
+
+// qemuScript is scripts/qemu-arm64's absolute path, for a command run from
+// another folder.
+func qemuScript(t *testing.T) string {
+	script, err := filepath.Abs("../scripts/qemu-arm64")
+	require.NoError(t, err)
+	return script
 }
 
 // buildArm64 lays out the device directory with the documented command and
@@ -236,12 +242,9 @@ func TestArm64RunsFromAnywhereForAnyUser(t *testing.T) {
 	}
 	dist := buildArm64(t)
 
-	// A folder everyone may enter (t.TempDir's parent is the test user's
-	// alone), with a cache only the service's user writes to.
-	dir, err := os.MkdirTemp("", "arm64-relocated-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	require.NoError(t, os.Chmod(dir, 0o755))
+	// A folder everyone may enter, with a cache only the service's user
+	// writes to.
+	dir := publicTempDir(t, "arm64-relocated-")
 	agentDir, cache := filepath.Join(dir, "voice-agent"), filepath.Join(dir, "cache")
 	out, err := exec.Command("cp", "-a", dist, agentDir).CombinedOutput()
 	require.NoError(t, err, "%s", out)
@@ -251,8 +254,7 @@ func TestArm64RunsFromAnywhereForAnyUser(t *testing.T) {
 	out, err = exec.Command("chown", "nobody", cache).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 
-	script, err := filepath.Abs("../scripts/qemu-arm64")
-	require.NoError(t, err)
+	script := qemuScript(t)
 	asNobody := func(args ...string) string {
 		t.Helper()
 		cmd := exec.CommandContext(t.Context(), "runuser", append([]string{"-u", "nobody", "--", script, filepath.Join(agentDir, "voice-agent")}, args...)...)

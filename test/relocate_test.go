@@ -33,12 +33,8 @@ func TestBuiltBinariesRunFromAnywhereForAnyUser(t *testing.T) {
 		}
 	}
 
-	// A copy of bin/ in a folder of its own that everyone may enter
-	// (t.TempDir's parent is the test user's alone).
-	dir, err := os.MkdirTemp("", "relocated-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	require.NoError(t, os.Chmod(dir, 0o755))
+	// A copy of bin/ in a folder of its own that everyone may enter.
+	dir := publicTempDir(t, "relocated-")
 	cp, err := exec.Command("cp", "-a", filepath.Dir(agent)+"/.", dir).CombinedOutput()
 	require.NoError(t, err, "%s", cp)
 	copied := filepath.Join(dir, "voice-agent")
@@ -60,4 +56,15 @@ func TestBuiltBinariesRunFromAnywhereForAnyUser(t *testing.T) {
 		testenv.Missing(t, "runuser not installed (util-linux)")
 	}
 	run(runuser, "-u", "nobody", "--", copied, "version")
+}
+
+// publicTempDir makes a folder every user may enter, for a run as another
+// user (t.TempDir's parent is the test user's alone), removed at the end.
+func publicTempDir(t *testing.T, prefix string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", prefix)
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o755))
+	return dir
 }
