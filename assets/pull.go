@@ -136,7 +136,7 @@ func (p *Puller) pullFile(ctx context.Context, m Model, f File) (err error) {
 		// A file the lock holds to its first download is only as good as
 		// that download: one not of its kind (a page a mirror sent, which
 		// an earlier agent locked) is forgotten and fetched again.
-		if f.SHA256 != "" || checkFormat(m, f, path) == nil {
+		if f.SHA256 != "" || checkFormat(m, f, dir, path) == nil {
 			return nil
 		}
 		if err := p.forget(ctx, m, f, path); err != nil {
@@ -192,7 +192,7 @@ func (p *Puller) install(ctx context.Context, m Model, f File, part, path string
 	// With no sha256 to check, the first download is what the lock file
 	// will hold the file to: it must at least be a file of its kind.
 	if sum == "" {
-		if err := checkFormat(m, f, part); err != nil {
+		if err := checkFormat(m, f, Path(p.Dir, m), part); err != nil {
 			removePart(part)
 			return fmt.Errorf("assets: model %s file %s: %w; the partial file was removed and its checksum not recorded, pull again or check the mirror/source", m.Name, f.Path, err)
 		}
