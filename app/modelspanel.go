@@ -78,7 +78,7 @@ func downloadFailure(err error, mirror string) string {
 	}
 	what := "The network"
 	if mirror != "" {
-		what = "The mirror " + mirror
+		what = "The mirror " + assets.Redacted(mirror)
 	}
 	return fmt.Sprintf("%s cannot be reached (%s).", what, strings.Join(unreachable.Hosts, "; "))
 }

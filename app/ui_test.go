@@ -307,13 +307,13 @@ func downloadSilero(t *testing.T, u *UI, cache string) {
 }
 
 // A mirror (or network) that cannot be connected to is said first and
-// whole, not cut after the models' names and paths, and the way on names
-// the settings' mirror.
+// whole, not cut after the models' names and paths, without the mirror's
+// password, and the way on names the settings' mirror.
 func TestUIDownloadUnreachable(t *testing.T) {
 	u := newTestUI(t, Options{
 		Source: Replay{Input: demoInput(t)},
 		Stages: demoStages(),
-		Puller: assets.Puller{Dir: t.TempDir(), Mirror: "http://127.0.0.1:9"},
+		Puller: assets.Puller{Dir: t.TempDir(), Mirror: "http://user:secret@127.0.0.1:9"},
 	})
 	u.update(func(m *Model) {
 		m.Models = append([]ModelRow{{Stage: "Speech synthesis", Name: "MOSS-TTS-Nano", State: ModelMissing,
@@ -321,7 +321,7 @@ func TestUIDownloadUnreachable(t *testing.T) {
 	})
 	test.Tap(u.download)
 	u.ctl.Wait()
-	assert.Equal(t, "The mirror http://127.0.0.1:9 cannot be reached (127.0.0.1:9: connection refused).\n"+downloadHint, u.downloadErr.Text)
+	assert.Equal(t, "The mirror http://user:xxxxx@127.0.0.1:9 cannot be reached (127.0.0.1:9: connection refused).\n"+downloadHint, u.downloadErr.Text)
 	assert.Contains(t, downloadHint, "set a download mirror in Settings")
 }
 

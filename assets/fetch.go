@@ -1,12 +1,16 @@
 package assets
 
 import (
+	"cmp"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,7 +23,7 @@ const maxUnknownSize = 8 << 30
 // fetch makes one request for u, appending to part from its size, which
 // it holds to size (or maxUnknownSize where size is 0).
 func (p *Puller) fetch(ctx context.Context, m Model, f File, u, part string, size int64) error {
-	t := &transfer{p: p, m: m, f: f, u: u, part: part, size: size, limit: size}
+	t := &transfer{p: p, m: m, f: f, u: u, shown: Redacted(u), part: part, size: size, limit: size}
 	if t.limit <= 0 {
 		t.limit = maxUnknownSize
 	}
@@ -55,13 +59,15 @@ type transfer struct {
 	m       Model
 	f       File
 	u, part string
+	// shown is u as messages give it, without its password.
+	shown string
 	// limit is size, or maxUnknownSize where size is 0.
 	size, limit int64
 	out         *os.File
-	// off is where the response's bytes go in out; valid, the validator
+	// off is where the response's bytes go in out; meta, what is known
 	// of what out holds before off.
-	off   int64
-	valid string
+	off  int64
+	meta partMeta
 }
 
 // open opens part to append to. A partial file is resumed only on the
@@ -78,8 +84,8 @@ func (t *transfer) open() error {
 		out.Close()
 		return permanentError{err}
 	}
-	t.valid = readValidator(t.part)
-	if off > t.limit || (off > 0 && t.valid == "") {
+	t.meta = readMeta(t.part)
+	if off > t.limit || (off > 0 && t.meta.Validator == "") {
 		if err := out.Truncate(0); err != nil {
 			out.Close()
 			return permanentError{err}
@@ -92,16 +98,21 @@ func (t *transfer) open() error {
 
 // request asks for u from off on, if the source is still what part holds.
 func (t *transfer) request(ctx context.Context, stall time.Duration) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.u, nil)
+	var handshakeFailed atomic.Bool
+	trace := &httptrace.ClientTrace{TLSHandshakeDone: func(_ tls.ConnectionState, err error) {
+		handshakeFailed.Store(err != nil)
+	}}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodGet, t.u, nil)
 	if err != nil {
-		return nil, permanentError{err}
+		// Not err: its URL would show the password.
+		return nil, permanentError{fmt.Errorf("%s: no request can be made for it", t.shown)}
 	}
 	if silentHost(req.URL.Host) {
-		return nil, permanentError{fmt.Errorf("%s: %s sent no response to an earlier request of this pull", t.u, req.URL.Host)}
+		return nil, permanentError{fmt.Errorf("%s: %s sent no response to an earlier request of this pull", t.shown, req.URL.Host)}
 	}
 	if t.off > 0 {
 		req.Header.Set("Range", "bytes="+strconv.FormatInt(t.off, 10)+"-")
-		req.Header.Set("If-Range", t.valid)
+		req.Header.Set("If-Range", t.meta.Validator)
 	}
 	resp, err := t.p.client().Do(req)
 	if err != nil {
@@ -109,9 +120,12 @@ func (t *transfer) request(ctx context.Context, stall time.Duration) (*http.Resp
 			// A server that takes the connection and never answers is
 			// not asked again: each attempt would cost the whole wait.
 			silentHosts.Store(req.URL.Host, time.Now())
-			return nil, permanentError{fmt.Errorf("%s: the server took the connection but sent no response in %v", t.u, stall)}
+			return nil, permanentError{fmt.Errorf("%s: the server took the connection but sent no response in %v", t.shown, stall)}
 		}
-		return nil, fmt.Errorf("%s: %w", t.u, err)
+		if why := t.p.notTLS(err, handshakeFailed.Load()); why != "" {
+			return nil, permanentError{fmt.Errorf("%s: %s", t.shown, why)}
+		}
+		return nil, fmt.Errorf("%s: %w", t.shown, err)
 	}
 	return resp, nil
 }
@@ -120,22 +134,27 @@ func (t *transfer) request(ctx context.Context, stall time.Duration) (*http.Resp
 // cannot (permanentError where asking again would not help); a response
 // that makes part's bytes useless empties part.
 func (t *transfer) accept(resp *http.Response) error {
-	u, m, f, off := t.u, t.m, t.f, t.off
+	u, m, f, off := t.shown, t.m, t.f, t.off
 	switch {
 	case resp.StatusCode == http.StatusPartialContent && off > 0:
-		start, ok := contentRangeStart(resp.Header.Get("Content-Range"))
+		start, total, ok := contentRange(resp.Header.Get("Content-Range"))
 		if !ok || start != off {
 			t.out.Truncate(0)
 			return fmt.Errorf("%s: range response starts at %q, wanted %d; restarting", u, resp.Header.Get("Content-Range"), off)
 		}
 		// A server that honours Range but not If-Range still tells
-		// by its validator that the file changed.
-		if v := validator(resp.Header); v != "" && v != t.valid {
+		// by its validator that the file changed; one that keeps the
+		// validator of a file whose content changed, by its length.
+		if v := validator(resp.Header); v != "" && v != t.meta.Validator {
 			t.out.Truncate(0)
-			return fmt.Errorf("%s: the file changed (validator %s, was %s); restarting", u, v, t.valid)
+			return fmt.Errorf("%s: the file changed (validator %s, was %s); restarting", u, v, t.meta.Validator)
+		}
+		if was := cmp.Or(t.size, t.meta.Total); total >= 0 && was > 0 && total != was {
+			t.out.Truncate(0)
+			return fmt.Errorf("%s: the file changed (%d bytes, was %d, under the same validator %s); restarting", u, total, was, t.meta.Validator)
 		}
 	case resp.StatusCode == http.StatusOK:
-		if err := t.restart(validator(resp.Header)); err != nil {
+		if err := t.restart(partMeta{Validator: validator(resp.Header), Total: max(resp.ContentLength, 0)}); err != nil {
 			return permanentError{err}
 		}
 	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable:
@@ -155,10 +174,10 @@ func (t *transfer) accept(resp *http.Response) error {
 	return nil
 }
 
-// restart makes part take a whole file from zero, whose validator is
-// valid: the server ignored Range, or the file changed since part began
+// restart makes part take a whole file from zero, of which meta is
+// known: the server ignored Range, or the file changed since part began
 // (If-Range).
-func (t *transfer) restart(valid string) error {
+func (t *transfer) restart(meta partMeta) error {
 	if t.off > 0 {
 		if err := t.out.Truncate(0); err != nil {
 			return err
@@ -169,14 +188,14 @@ func (t *transfer) restart(valid string) error {
 		}
 		t.off = off
 	}
-	return writeValidator(t.part, valid)
+	return writeMeta(t.part, meta)
 }
 
 // receive appends resp's body to part, reporting progress, until the
 // body ends, it holds more than the file can, or the source sends less
 // than stallBytes in a stall (the timer's, which cancels ctx).
 func (t *transfer) receive(ctx context.Context, resp *http.Response, timer *time.Timer, stall time.Duration) error {
-	u := t.u
+	u := t.shown
 	// sent is where this response says the file ends; the progress total
 	// is the manifest's size when known.
 	sent := int64(-1)

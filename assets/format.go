@@ -6,7 +6,6 @@ package assets
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -23,22 +22,27 @@ import (
 // ONNX file sets.
 const modelIRVersion protowire.Number = 1
 
-// checkFormat checks that the file at p, downloaded as f of m, reads as
-// what its name says it is: an ONNX model, or for an MNN LLM export a
-// config (JSON) that names the package's files, a graph (a flatbuffer), a
-// tokenizer (MNN's text format), and weights that are not a web page.
-// MNN checks none of its files: a page a mirror sent for llm.mnn.weight
-// crashed the engine at the first prefill, at every start.
-func checkFormat(m Model, f File, p string) error {
+// checkFormat checks that the file at p, downloaded as f of m into the
+// model's folder dir, reads as what its name says it is: an ONNX model, or
+// for an MNN LLM export a config (JSON) that names the package's files, a
+// graph (a flatbuffer whose tables can be followed), a tokenizer (MNN's
+// text format), and weights that are not a web page and hold all the
+// graph beside them reads. MNN checks none of its files: a page a mirror
+// sent for llm.mnn.weight, or the file cut short, crashed the engine at
+// the first prefill, at every start.
+func checkFormat(m Model, f File, dir, p string) error {
 	switch {
 	case path.Ext(f.Path) == ".onnx":
 		return checkONNX(p)
 	case m.Format == FormatMNNLLM && path.Ext(f.Path) == ".mnn":
-		return checkFlatbuffer(p)
+		return checkMNNGraph(p)
 	case m.Format == FormatMNNLLM && path.Base(f.Path) == "tokenizer.txt":
 		return checkMNNTokenizer(p)
 	case m.Format == FormatMNNLLM && path.Ext(f.Path) != ".json":
-		return checkNotAPage(p)
+		if err := checkNotAPage(p); err != nil {
+			return err
+		}
+		return checkMNNWeights(dir, f, p)
 	case m.Format == FormatMNNLLM && path.Ext(f.Path) == ".json":
 		cfg, err := readJSON(p)
 		if err != nil || f.Path != mnnConfig {
@@ -78,39 +82,6 @@ func checkONNX(p string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("not an ONNX model: %w", err)
-	}
-	return nil
-}
-
-// checkFlatbuffer checks that the file at p starts as a flatbuffer does
-// (MNN's graphs are one: schema/default/MNN.fbs, root type Net): the
-// offset to its root table, and from the table to its vtable, land in the
-// file, and the vtable's sizes are whole and in it.
-func checkFlatbuffer(p string) error {
-	b, err := head(p, 1<<16)
-	if err != nil {
-		return err
-	}
-	size, err := fileSize(p)
-	if err != nil {
-		return err
-	}
-	le := binary.LittleEndian
-	bad := errors.New("not an MNN graph (its flatbuffer header points outside it)")
-	if len(b) < 8 {
-		return bad
-	}
-	root := int64(le.Uint32(b))
-	if root < 4 || root+4 > size || root+4 > int64(len(b)) {
-		return bad
-	}
-	vtable := root - int64(int32(le.Uint32(b[root:])))
-	if vtable < 0 || vtable+4 > int64(len(b)) {
-		return bad
-	}
-	vsize, tsize := int64(le.Uint16(b[vtable:])), int64(le.Uint16(b[vtable+2:]))
-	if vsize < 4 || vsize%2 != 0 || vtable+vsize > size || tsize < 4 || root+tsize > size {
-		return bad
 	}
 	return nil
 }

@@ -114,7 +114,7 @@ func (p *Puller) updateLock(ctx context.Context, change func(map[string]lockEntr
 // replaceLock is updateLock once tmp is created; it closes tmp.
 func (p *Puller) replaceLock(ctx context.Context, tmp *os.File, change func(map[string]lockEntry) bool) (replaced bool, err error) {
 	defer tmp.Close() // on the paths that do not close it first
-	unlock, err := lockDir(ctx, p.Dir)
+	unlock, err := lockDir(ctx, p.Dir, nil)
 	if err != nil {
 		return false, fmt.Errorf("assets: lock file: %w", err)
 	}

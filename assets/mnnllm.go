@@ -160,17 +160,41 @@ func mnnFiles(cfg map[string]any, llmConfig string) ([]string, error) {
 // file, as the exporter writes them for tied embeddings; else it reads
 // embedding_file (diskembedding.cpp:75-88, 139-144).
 func embeddingsInWeights(tie any) bool {
-	var offset any
+	t, ok := parseTie(tie)
+	return ok && t.weightOffset != 0
+}
+
+// tiedEmbeddingsEnd is where the embeddings that tie places in the
+// weights file end: their rows run from weight_offset to alpha_offset,
+// their scales from there for alpha_size bytes (diskembedding.cpp:92-135);
+// 0 when they are not in the weights file.
+func tiedEmbeddingsEnd(tie any) int64 {
+	t, ok := parseTie(tie)
+	if !ok || t.weightOffset == 0 {
+		return 0
+	}
+	return max(t.weightOffset, t.alphaOffset+t.alphaSize)
+}
+
+// tieInfo is what tie_embeddings says of where the embeddings are.
+type tieInfo struct{ weightOffset, alphaOffset, alphaSize int64 }
+
+// parseTie reads tie_embeddings in either of its forms
+// (llmconfig.hpp:481-513): false when it has neither.
+func parseTie(tie any) (tieInfo, bool) {
+	num := func(v any) int64 {
+		n, _ := v.(float64)
+		return int64(n)
+	}
 	switch t := tie.(type) {
 	case map[string]any:
-		offset = t["weight_offset"]
+		return tieInfo{num(t["weight_offset"]), num(t["alpha_offset"]), num(t["alpha_size"])}, true
 	case []any:
 		if len(t) >= 5 {
-			offset = t[0]
+			return tieInfo{num(t[0]), num(t[1]), num(t[2])}, true
 		}
 	}
-	n, ok := offset.(float64)
-	return ok && n != 0
+	return tieInfo{}, false
 }
 
 // configFile is the file the config's key names, or def if it names none.

@@ -5,6 +5,7 @@ package assets
 // builds.
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -379,7 +380,7 @@ func TestMNNFilesAreCheckedAsTheirKind(t *testing.T) {
 	} {
 		p := filepath.Join(t.TempDir(), tc.file)
 		require.NoError(t, os.WriteFile(p, tc.data, 0o644))
-		err := checkFormat(mnnModel, File{Path: tc.file}, p)
+		err := checkFormat(mnnModel, File{Path: tc.file}, filepath.Dir(p), p)
 		if tc.want == "" {
 			assert.NoError(t, err, tc.file)
 			continue
@@ -389,39 +390,80 @@ func TestMNNFilesAreCheckedAsTheirKind(t *testing.T) {
 	}
 }
 
-// A page locked by an earlier pull is no longer trusted: verify names it,
-// and a pull fetches the file again.
-func TestLockedPageIsPulledAgain(t *testing.T) {
+// A page, or weights cut short, locked by an earlier pull (an older agent
+// checked neither) are no longer trusted: verify names the file, and a
+// pull fetches it again.
+func TestLockedBadWeightsArePulledAgain(t *testing.T) {
 	pkg := tinyPackage(t)
-	srv, _ := servePackage(t, "/m/", pkg)
+	for _, tc := range []struct {
+		name, want string
+		data       []byte
+	}{
+		{"a page", "not weights but a page", []byte("<html><body>rate limited</body></html>")},
+		{"cut short", "cut short: 33181 bytes received, but the graph llm.mnn reads 66362 bytes of it; pull it again", pkg["llm.mnn.weight"][:33181]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, _ := servePackage(t, "/m/", pkg)
+			m := Model{Name: "m", Format: FormatMNNLLM, Files: []File{{Path: "config.json", Sources: []string{srv.URL + "/m/config.json"}}}}
+			p := testPuller(t, srv)
+			require.NoError(t, p.Pull(testCtx(t), m))
+
+			weights := filepath.Join(Path(p.Dir, m), "llm.mnn.weight")
+			require.NoError(t, os.WriteFile(weights, tc.data, 0o644))
+			sum := sha256.Sum256(tc.data)
+			require.NoError(t, p.updateLock(testCtx(t), func(entries map[string]lockEntry) bool {
+				entries["m/llm.mnn.weight"] = lockEntry{SHA256: hex.EncodeToString(sum[:]), Size: int64(len(tc.data))}
+				return true
+			}))
+			files, err := p.Verify(m)
+			require.NoError(t, err)
+			for _, f := range files {
+				if f.File.Path == "llm.mnn.weight" {
+					assert.False(t, f.Verified)
+					assert.Contains(t, f.Problem, tc.want)
+				}
+			}
+
+			require.NoError(t, p.Pull(testCtx(t), m))
+			got, err := os.ReadFile(weights)
+			require.NoError(t, err)
+			assert.True(t, bytes.Equal(pkg["llm.mnn.weight"], got), "fetched again: %d bytes", len(got))
+			files, err = p.Verify(m)
+			require.NoError(t, err)
+			for _, f := range files {
+				assert.True(t, f.Verified, "%s: %s", f.File.Path, f.Problem)
+			}
+		})
+	}
+}
+
+// Weights cut short at a Content-Length that matches them (a proxy, or a
+// source that holds the file cut short) are neither installed nor locked:
+// the pull names the file, the bytes its graph reads and those received.
+func TestPullRefusesCutShortWeights(t *testing.T) {
+	pkg := tinyPackage(t)
+	pkg["llm.mnn.weight"] = pkg["llm.mnn.weight"][:33181]
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		data, ok := pkg[path.Base(r.URL.Path)]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Length", fmt.Sprint(len(data)))
+		_, _ = w.Write(data)
+	}))
+	t.Cleanup(srv.Close)
 	m := Model{Name: "m", Format: FormatMNNLLM, Files: []File{{Path: "config.json", Sources: []string{srv.URL + "/m/config.json"}}}}
 	p := testPuller(t, srv)
-	require.NoError(t, p.Pull(testCtx(t), m))
+	err := p.Pull(testCtx(t), m)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "model m file llm.mnn.weight: cut short: 33181 bytes received, but the graph llm.mnn reads 66362 bytes of it")
 
 	weights := filepath.Join(Path(p.Dir, m), "llm.mnn.weight")
-	page := []byte("<html><body>rate limited</body></html>")
-	require.NoError(t, os.WriteFile(weights, page, 0o644))
-	sum := sha256.Sum256(page)
-	require.NoError(t, p.updateLock(testCtx(t), func(entries map[string]lockEntry) bool {
-		entries["m/llm.mnn.weight"] = lockEntry{SHA256: hex.EncodeToString(sum[:]), Size: int64(len(page))}
-		return true
-	}))
-	files, err := p.Verify(m)
+	assert.NoFileExists(t, weights)
+	assert.NoFileExists(t, weights+".part")
+	entries, err := p.readLock()
 	require.NoError(t, err)
-	for _, f := range files {
-		if f.File.Path == "llm.mnn.weight" {
-			assert.False(t, f.Verified)
-			assert.Contains(t, f.Problem, "pull it again")
-		}
-	}
-
-	require.NoError(t, p.Pull(testCtx(t), m))
-	got, err := os.ReadFile(weights)
-	require.NoError(t, err)
-	assert.Equal(t, pkg["llm.mnn.weight"], got, "fetched again")
-	files, err = p.Verify(m)
-	require.NoError(t, err)
-	for _, f := range files {
-		assert.True(t, f.Verified, "%s: %s", f.File.Path, f.Problem)
-	}
+	assert.NotContains(t, entries, "m/llm.mnn.weight", "locked")
+	assert.Contains(t, entries, "m/llm.mnn", "the graph, which is whole, is locked")
 }

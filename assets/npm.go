@@ -98,7 +98,7 @@ func (p *Puller) fetchNPM(ctx context.Context, m Model, f File, s npmSource, u, 
 	defer removePart(tgz)
 	if err := extractMember(tgz, s.member, part); err != nil {
 		os.Remove(part)
-		return permanentError{fmt.Errorf("%s: %w", u, err)}
+		return permanentError{fmt.Errorf("%s: %w", Redacted(u), err)}
 	}
 	return nil
 }

@@ -43,6 +43,11 @@ type Puller struct {
 	// Retrying, if set, is told of each failed attempt that will be tried
 	// again after wait, so a user watching knows the pull is not stuck.
 	Retrying func(model, file string, attempt int, err error, wait time.Duration)
+	// Waiting, if set, is told each time a pull of model waits for
+	// another pull (this process's or another's) to let go of the model's
+	// folder dir: it holds it for a whole file's download, and the wait
+	// is silent otherwise.
+	Waiting func(model, dir string)
 }
 
 func (p *Puller) retries() int {
@@ -111,7 +116,11 @@ func (p *Puller) Pull(ctx context.Context, m Model) error {
 func (p *Puller) pullFile(ctx context.Context, m Model, f File) (err error) {
 	dir := Path(p.Dir, m)
 	path := filepath.Join(dir, filepath.FromSlash(f.Path))
-	unlock, err := lockModelDir(ctx, dir, filepath.Dir(path))
+	unlock, err := lockModelDir(ctx, dir, filepath.Dir(path), func() {
+		if p.Waiting != nil {
+			p.Waiting(m.Name, dir)
+		}
+	})
 	if err != nil {
 		return fmt.Errorf("assets: model %s file %s: %w", m.Name, f.Path, err)
 	}
@@ -136,7 +145,7 @@ func (p *Puller) pullFile(ctx context.Context, m Model, f File) (err error) {
 		// A file the lock holds to its first download is only as good as
 		// that download: one not of its kind (a page a mirror sent, which
 		// an earlier agent locked) is forgotten and fetched again.
-		if f.SHA256 != "" || checkFormat(m, f, path) == nil {
+		if f.SHA256 != "" || checkFormat(m, f, dir, path) == nil {
 			return nil
 		}
 		if err := p.forget(ctx, m, f, path); err != nil {
@@ -192,7 +201,7 @@ func (p *Puller) install(ctx context.Context, m Model, f File, part, path string
 	// With no sha256 to check, the first download is what the lock file
 	// will hold the file to: it must at least be a file of its kind.
 	if sum == "" {
-		if err := checkFormat(m, f, part); err != nil {
+		if err := checkFormat(m, f, Path(p.Dir, m), part); err != nil {
 			removePart(part)
 			return fmt.Errorf("assets: model %s file %s: %w; the partial file was removed and its checksum not recorded, pull again or check the mirror/source", m.Name, f.Path, err)
 		}
@@ -210,11 +219,11 @@ func (p *Puller) install(ctx context.Context, m Model, f File, part, path string
 }
 
 // lockModelDir makes sub, a folder in or at a model's folder dir, and
-// takes dir's lock. A failed pull removes the folders it leaves empty
+// takes dir's lock (calling waiting before a wait for it). A failed pull removes the folders it leaves empty
 // (removeEmptyDirs) while it holds the lock, so a lock taken on a folder
 // that was removed meanwhile is let go, and the folder made and locked
 // again.
-func lockModelDir(ctx context.Context, dir, sub string) (unlock func(), err error) {
+func lockModelDir(ctx context.Context, dir, sub string, waiting func()) (unlock func(), err error) {
 	for {
 		if err := os.MkdirAll(sub, 0o777); err != nil { // less the umask
 			return nil, err
@@ -226,7 +235,7 @@ func lockModelDir(ctx context.Context, dir, sub string) (unlock func(), err erro
 		if err != nil {
 			return nil, err
 		}
-		unlock, err := lockDir(ctx, dir)
+		unlock, err := lockDir(ctx, dir, waiting)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

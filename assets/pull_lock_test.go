@@ -220,16 +220,16 @@ func TestPullHelperProcess(t *testing.T) {
 // that is gone.
 func TestLockModelDirAfterTheFolderWentAway(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "m")
-	unlock, err := lockModelDir(testCtx(t), dir, dir)
+	unlock, err := lockModelDir(testCtx(t), dir, dir, nil)
 	require.NoError(t, err)
 	got := make(chan error, 1)
 	go func() {
-		unlock, err := lockModelDir(testCtx(t), dir, dir)
+		unlock, err := lockModelDir(testCtx(t), dir, dir, nil)
 		if err == nil {
 			// Held: no one else gets the folder's lock now.
 			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 			defer cancel()
-			_, err = lockDir(ctx, dir)
+			_, err = lockDir(ctx, dir, nil)
 			if err == nil {
 				err = errors.New("locked twice")
 			} else if errors.Is(err, context.DeadlineExceeded) {

@@ -41,6 +41,8 @@ func TestPullResume(t *testing.T) {
 	a := testContent(200_000)
 	b := bytes.Clone(a)
 	b[50_000] ^= 0xff // before the cut: a splice would keep a's byte there
+	longer := append(bytes.Clone(b), testContent(100_000)...)
+	shorter := b[:150_000]
 	modTime := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, tc := range []struct {
 		name        string
@@ -58,6 +60,13 @@ func TestPullResume(t *testing.T) {
 			b, []string{"", "bytes=100000-"}, []string{"", `"a"`}},
 		{"changed upstream, If-Range ignored: the new ETag tells", version{a, `"a"`, time.Time{}}, version{b, `"b"`, time.Time{}}, true,
 			b, []string{"", "bytes=100000-", ""}, []string{"", `"a"`, ""}},
+		// A server that keeps the ETag of a file whose content changed
+		// tells by the total its range response gives: the file is
+		// fetched again, not spliced.
+		{"the same ETag, a longer file", version{a, `"a"`, time.Time{}}, version{longer, `"a"`, time.Time{}}, false,
+			longer, []string{"", "bytes=100000-", ""}, []string{"", `"a"`, ""}},
+		{"the same ETag, a shorter file", version{a, `"a"`, time.Time{}}, version{shorter, `"a"`, time.Time{}}, false,
+			shorter, []string{"", "bytes=100000-", ""}, []string{"", `"a"`, ""}},
 		{"no validator: start over", version{a, "", time.Time{}}, version{b, "", time.Time{}}, false,
 			b, []string{"", ""}, []string{"", ""}},
 		{"weak ETag only: start over", version{a, `W/"a"`, time.Time{}}, version{b, `W/"b"`, time.Time{}}, false,
@@ -196,4 +205,26 @@ func TestPullServerIgnoresRange(t *testing.T) {
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "model.bin.part"), []byte("garbage from elsewhere"), 0o644)
 	pullAndCheck(t, p, m, data)
+}
+
+func TestContentRange(t *testing.T) {
+	for _, tc := range []struct {
+		h            string
+		start, total int64
+		ok           bool
+	}{
+		{"bytes 100-199/200", 100, 200, true},
+		{"bytes 100-199/*", 100, -1, true},
+		{"bytes 100-199", 0, 0, false},
+		{"bytes x-199/200", 0, 0, false},
+		{"bytes 100-199/x", 0, 0, false},
+		{"items 1-2/3", 0, 0, false},
+		{"", 0, 0, false},
+	} {
+		start, total, ok := contentRange(tc.h)
+		assert.Equal(t, tc.ok, ok, tc.h)
+		if tc.ok {
+			assert.Equal(t, [2]int64{tc.start, tc.total}, [2]int64{start, total}, tc.h)
+		}
+	}
 }

@@ -2,8 +2,10 @@ package assets
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -73,7 +75,10 @@ func (p *Puller) sourceURL(src string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	u.Scheme, u.Host = mu.Scheme, mu.Host
+	// The mirror's credentials, if any, go with each request (net/http
+	// sends a URL's userinfo as Basic auth); a source's own would go to
+	// a host they were not meant for.
+	u.Scheme, u.Host, u.User = mu.Scheme, mu.Host, mu.User
 	if prefix := strings.TrimSuffix(mu.Path, "/"); prefix != "" {
 		u.Path = prefix + u.Path
 		u.RawPath = ""
@@ -92,12 +97,61 @@ func CheckMirror(mirror string) error {
 func parseMirror(mirror string) (*url.URL, error) {
 	mu, err := url.Parse(mirror)
 	if err != nil || mu.Host == "" {
-		return nil, fmt.Errorf("mirror %q: not a URL with a host", mirror)
+		return nil, fmt.Errorf("mirror %q: not a URL with a host", Redacted(mirror))
 	}
 	if mu.Scheme != "http" && mu.Scheme != "https" {
-		return nil, fmt.Errorf("mirror %q: scheme %q is not supported for download (http or https)", mirror, mu.Scheme)
+		return nil, fmt.Errorf("mirror %q: scheme %q is not supported for download (http or https)", Redacted(mirror), mu.Scheme)
 	}
 	return mu, nil
+}
+
+// Redacted is s, a URL, as a message or a log may show it: with its
+// password, if it has one, masked. A mirror's credentials
+// (http://user:secret@host/) are sent, never shown; journald keeps what
+// a service prints.
+func Redacted(s string) string {
+	u, err := url.Parse(s)
+	if err == nil && u.Opaque == "" {
+		if _, ok := u.User.Password(); ok {
+			return u.Redacted()
+		}
+		return s
+	}
+	// Not a URL the parser can take apart ("user:secret@host", a bad
+	// escape in the password): all before its last @ may be secret.
+	at := strings.LastIndex(s, "@")
+	if at < 0 {
+		return s
+	}
+	if scheme, _, ok := strings.Cut(s[:at], "://"); ok {
+		return scheme + "://xxxxx" + s[at:]
+	}
+	return "xxxxx" + s[at:]
+}
+
+// notTLS says why err, a request's, means that its server does not speak
+// TLS, which each try would find again (four of them over 30 s said only
+// "EOF"): it answered the TLS handshake in plain text, as an http server
+// does; or, the URL being a mirror's, it closed the connection at the
+// handshake, as some plain servers do (from another source that is as
+// likely a network that drops the connection, which a retry may pass).
+// inHandshake says that the TLS handshake failed. "" if neither.
+func (p *Puller) notTLS(err error, inHandshake bool) string {
+	why := "answered the TLS handshake in plain text"
+	var plain tls.RecordHeaderError
+	switch {
+	case errors.Is(err, http.ErrSchemeMismatch) || errors.As(err, &plain):
+	case inHandshake && p.Mirror != "" && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)):
+		why = "closed the connection at the TLS handshake"
+	default:
+		return ""
+	}
+	msg := "the server does not speak TLS (https): it " + why
+	if mu, err := parseMirror(p.Mirror); err == nil && mu.Scheme == "https" {
+		mu.Scheme = "http"
+		msg += "; if the mirror serves plain HTTP, give it as " + mu.Redacted()
+	}
+	return msg
 }
 
 // UnreachableError is the error of a pull that could connect to none of a

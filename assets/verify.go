@@ -91,7 +91,7 @@ func (p *Puller) Verify(m Model) ([]FileStatus, error) {
 		// Held to its first download only: the checksum says the file is
 		// what arrived, not that it is a file of its kind.
 		if st.Verified && fromLock {
-			if err := checkFormat(m, f, path); err != nil {
+			if err := checkFormat(m, f, Path(p.Dir, m), path); err != nil {
 				st.Verified, st.Problem = false, err.Error()+"; pull it again"
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -293,6 +294,7 @@ func (a *app) pullModels(cmd *cobra.Command, p *assets.Puller, mods []assets.Mod
 	p.Retrying = func(model, file string, attempt int, err error, wait time.Duration) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "%s/%s: attempt %d failed (%v); trying again in %v\n", model, file, attempt, err, wait)
 	}
+	p.Waiting = waitingPrinter(cmd.ErrOrStderr())
 	var pulled []string
 	defer func() {
 		if len(pulled) > 0 {
@@ -323,11 +325,24 @@ func (a *app) pullModels(cmd *cobra.Command, p *assets.Puller, mods []assets.Mod
 func offlineError(p *assets.Puller, u *assets.UnreachableError, missing []string) error {
 	what := "the network"
 	if p.Mirror != "" {
-		what = "the mirror " + p.Mirror
+		what = "the mirror " + assets.Redacted(p.Mirror)
 	}
 	return fmt.Errorf("%s cannot be reached (%s): set %s=1 to run with what is installed, "+
 		"pass --mirror URL for a mirror this machine can reach, or copy the model files by hand into %s/NAME/ (missing: %s)",
 		what, strings.Join(u.Hosts, "; "), envOffline, p.Dir, strings.Join(missing, ", "))
+}
+
+// waitingPrinter says on w, once for each model, that its pull waits
+// for another (a second `models pull` of the same model waited without
+// a word for as long as the first took).
+func waitingPrinter(w io.Writer) func(model, dir string) {
+	said := map[string]bool{}
+	return func(model, dir string) {
+		if !said[model] {
+			said[model] = true
+			fmt.Fprintf(w, "%s: waiting for another pull of it (into %s) to finish; Ctrl-C stops waiting\n", model, dir)
+		}
+	}
 }
 
 // modelNames is the models' names.

@@ -37,7 +37,8 @@ func pullAgent(t *testing.T, args ...string) (cache, stderr string, err error) {
 // before a run, is not retried with back-off: it ends at once with one
 // line saying so, and the three ways on: offline with what is installed,
 // a mirror, or the files copied by hand into the cache, which it names.
-// No empty model folder is left behind.
+// No empty model folder is left behind, and no mirror's password is shown
+// (journald keeps what a service prints).
 func TestPullWithoutTheNetworkSaysSoInOneLine(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -46,9 +47,10 @@ func TestPullWithoutTheNetworkSaysSoInOneLine(t *testing.T) {
 	t.Setenv(envOffline, "")
 	run := []string{"run", "--pull", "--backend", "null", "--aec=false", "--ns=false", "--vad", "energy", "--asr", "xasr",
 		"--turn", "none", "--llm", "scripted", "--tts", "tone", "--script", filepath.Join("..", "..", "test", "testdata", "demo.json")}
-	for _, mirror := range []struct{ url, why string }{
-		{"http://" + refused, refused + ": connection refused"},
-		{"http://no-such-host.invalid/", "no-such-host.invalid: "},
+	for _, mirror := range []struct{ url, shown, why string }{
+		{"http://" + refused, "http://" + refused, refused + ": connection refused"},
+		{"http://no-such-host.invalid/", "http://no-such-host.invalid/", "no-such-host.invalid: "},
+		{"http://user:secret@" + refused + "/", "http://user:xxxxx@" + refused + "/", refused + ": connection refused"},
 	} {
 		for _, args := range [][]string{{"models", "pull", "smart-turn-v3.2-cpu", "xasr-zh-en-streaming-160ms"}, run} {
 			t.Run(args[0]+" via "+mirror.url, func(t *testing.T) {
@@ -59,13 +61,14 @@ func TestPullWithoutTheNetworkSaysSoInOneLine(t *testing.T) {
 				msg := err.Error()
 				assert.NotContains(t, msg, "\n", "one line")
 				for _, want := range []string{
-					"the mirror " + mirror.url + " cannot be reached (" + mirror.why,
+					"the mirror " + mirror.shown + " cannot be reached (" + mirror.why,
 					"set VOICE_OFFLINE=1 to run with what is installed", "pass --mirror URL",
 					"copy the model files by hand into " + cache + "/NAME/", "xasr-zh-en-streaming-160ms",
 				} {
 					assert.Contains(t, msg, want)
 				}
 				assert.NotContains(t, stderr, "attempt", "no retries")
+				assert.NotContains(t, msg+stderr, "secret")
 				assert.Less(t, took, 5*time.Second)
 				left, err := os.ReadDir(cache)
 				require.NoError(t, err)
@@ -113,6 +116,18 @@ func TestModelsPullStopsAtItsTimeout(t *testing.T) {
 	assert.Contains(t, err.Error(), "stopped after --timeout 300ms")
 	assert.Contains(t, err.Error(), "run it again to resume")
 	assert.Less(t, time.Since(start), 5*time.Second)
+}
+
+// A pull that waits for another pull of the same model says so, once for
+// each model however often it waits, and how to stop waiting.
+func TestPullSaysOnceThatItWaits(t *testing.T) {
+	var out bytes.Buffer
+	say := waitingPrinter(&out)
+	say("silero-vad-v5", "/cache/silero-vad-v5")
+	say("silero-vad-v5", "/cache/silero-vad-v5")
+	say("smart-turn-v3.2-cpu", "/cache/smart-turn-v3.2-cpu")
+	assert.Equal(t, "silero-vad-v5: waiting for another pull of it (into /cache/silero-vad-v5) to finish; Ctrl-C stops waiting\n"+
+		"smart-turn-v3.2-cpu: waiting for another pull of it (into /cache/smart-turn-v3.2-cpu) to finish; Ctrl-C stops waiting\n", out.String())
 }
 
 // `models path` alone prints the model cache, which the glasses' guide
