@@ -415,6 +415,12 @@ func TestLockedBadWeightsArePulledAgain(t *testing.T) {
 				entries["m/llm.mnn.weight"] = lockEntry{SHA256: hex.EncodeToString(sum[:]), Size: int64(len(tc.data))}
 				return true
 			}))
+			// The agent's check at load says so too, before the engine
+			// meets the file.
+			err := CheckCached(p.Dir, m)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "llm.mnn.weight is "+strings.TrimSuffix(tc.want, "; pull it again"))
+
 			files, err := p.Verify(m)
 			require.NoError(t, err)
 			for _, f := range files {

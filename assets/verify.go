@@ -176,6 +176,14 @@ func CheckCached(dir string, m Model) error {
 		path := pathOf(f)
 		fi, err := os.Stat(path)
 		var problem string
+		// A file held only to its first download is only as good as that
+		// download: one an older agent locked without checking its kind
+		// (a page, weights cut short) would crash the engine at every
+		// start.
+		var notItsKind error
+		if err == nil && f.SHA256 == "" {
+			notItsKind = checkFormat(m, f, Path(dir, m), path)
+		}
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			problem = "is missing"
@@ -183,6 +191,8 @@ func CheckCached(dir string, m Model) error {
 			problem = err.Error()
 		case size > 0 && fi.Size() != size:
 			problem = fmt.Sprintf("has %d bytes, expected %d (interrupted or damaged)", fi.Size(), size)
+		case notItsKind != nil:
+			problem = "is " + notItsKind.Error()
 		case sum == "" || (locked && e.SHA256 == sum && e.Verified == stampOf(fi)):
 			continue
 		default:
