@@ -31,10 +31,10 @@ const SealFile = "seal"
 // one that can write the cache can write the seal too. It runs in the
 // CPU's own instruction on amd64 and arm64 (6 GB/s a core here against
 // sha256's 0.85), and a file's 1 MiB chunks are summed on every core.
-// Measured with BenchmarkVerify (x86-64 VM, 2 cores shared with other
-// builds, page cache warm): a GiB copy in 260-520 ms on one core, 190-240
-// ms on two; MNN's pool, 1 GiB sparse holding 184 MiB, in 37-50 ms, its
-// holes not read (SEEK_DATA). That is about a fifth of the fp32 X-ASR
+// Measured with BenchmarkVerify (x86-64 VM, 2 cores under a load of 7-10
+// from other builds, so the spread; page cache warm): a GiB copy in
+// 190-520 ms, 190-350 on two cores; MNN's pool, 1 GiB sparse holding 184
+// MiB, in 37-73 ms, its holes not read (SEEK_DATA). That is about a fifth of the fp32 X-ASR
 // set's 1.4 s load from its 1.2 GB copy, 30-50 ms for an int4 set's copy
 // or pool, and it reads the pages the engine maps next. So every load checks its files whole before the engine maps
 // them: checked in the background after the load, damaged weights would
