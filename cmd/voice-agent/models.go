@@ -263,8 +263,10 @@ func modelsPruneCmd() *cobra.Command {
 		Example: `  voice-agent models prune`,
 		Short:   "Remove the derived weights (mapped copies) of models that are gone or changed",
 		Long: `The agent derives files from each model at its first load (MNN's mapped weights, ONNX Runtime's
-optimized copies), under $XDG_CACHE_HOME/voice-agent/derived. A new derivation removes those of
-models whose files are gone; prune also finds the models changed since, by their checksums.`,
+optimized copies), under $XDG_CACHE_HOME/voice-agent/derived, a folder per model and setting that
+shapes them (MNN's threads). A new derivation removes those of models whose files are gone and
+keeps the three settings of each model used last; prune also finds the models changed since, by
+their checksums, and keeps only the setting used last.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			pruned, err := derived.Prune(true)

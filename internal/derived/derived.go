@@ -12,7 +12,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"log/slog"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -37,37 +37,31 @@ func Root() (string, error) {
 // the files sources, creating it, and holds it until release is called:
 // a second process loading the same model waits rather than writing the
 // same files at the same time.
+//
+// sources[0] is the file the engine is given: its name is the caller's,
+// not the model's, so a symlink or a copy of it under another name shares
+// its derived files. The engine finds the others by their names (an ONNX
+// graph's external data, the files an MNN config names), so their names
+// are part of what the files are derived from; a caller that names its
+// derived files after sources[0] says so in version.
 func Acquire(engine, version string, sources ...string) (dir string, release func(), err error) {
 	root, err := Root()
 	if err != nil {
 		return "", nil, err
 	}
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", engine, version, machine())
-	sums := make([]string, len(sources))
-	for i, src := range sources {
-		sum, err := contentSum(root, src)
-		if err != nil {
-			return "", nil, fmt.Errorf("derived files of %s: %w", src, err)
-		}
-		sums[i] = sum
-		fmt.Fprintf(h, "%s\x00%s\x00", filepath.Base(src), sum)
+	m, err := identify(root, sources)
+	if err != nil {
+		return "", nil, err
 	}
-	dir = filepath.Join(root, engine, hex.EncodeToString(h.Sum(nil))[:32])
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		// A new model, or a new engine: what the old ones left whose
-		// model is gone goes (a pool is a 1 GiB sparse file, an fp32
-		// X-ASR copy 1.2 GB). Checking costs a stat a source.
-		if pruned, err := Prune(false); err == nil && len(pruned) > 0 {
-			slog.Info("derived files: removed those of models that are gone", "folders", len(pruned), "bytes", bytesOf(pruned))
-		}
-	}
+	key := sha256.Sum256([]byte(engine + "\x00" + version + "\x00" + machine() + "\x00" + m.id))
+	dir = filepath.Join(root, engine, hex.EncodeToString(key[:])[:32])
+	_, statErr := os.Stat(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", nil, fmt.Errorf("derived files: %w (set XDG_CACHE_HOME to a writable folder)", err)
 	}
 	unlock, err := lock(filepath.Join(dir, ".lock"), Stopping())
 	if err != nil {
-		return "", nil, fmt.Errorf("derived files: %w (set XDG_CACHE_HOME to a writable folder)", err)
+		return "", nil, fmt.Errorf("derived files: %w", err)
 	}
 	held.Add(1)
 	var once sync.Once
@@ -77,10 +71,49 @@ func Acquire(engine, version string, sources ...string) (dir string, release fun
 			unlock()
 		})
 	}
-	// Prune reads what the folder is of; a record that cannot be written
-	// costs only that.
-	_ = recordSources(dir, sources, sums)
+	// Prune reads what the folder is of, and when it was used; a record
+	// that cannot be written costs only that.
+	_ = recordSources(dir, m)
+	if errors.Is(statErr, os.ErrNotExist) {
+		pruneBeside(root, dir)
+	}
 	return dir, release, nil
+}
+
+// model is what a derivation is of: the files, resolved, with their sums,
+// and id, the digest of their sums and the names the engine finds them by.
+type model struct {
+	paths, sums []string
+	id          string
+}
+
+// identify sums the files sources (resolved: a symlink removed later does
+// not make its model look gone).
+func identify(root string, sources []string) (model, error) {
+	var m model
+	h := sha256.New()
+	for i, src := range sources {
+		path, err := filepath.Abs(src)
+		if err == nil {
+			path, err = filepath.EvalSymlinks(path)
+		}
+		var sum string
+		if err == nil {
+			sum, err = contentSum(root, path)
+		}
+		if err != nil {
+			return model{}, fmt.Errorf("derived files of %s: %w", src, err)
+		}
+		name := ""
+		if i > 0 {
+			name = filepath.Base(src)
+		}
+		fmt.Fprintf(h, "%d\x00%s\x00%s\x00", i, name, sum)
+		m.paths = append(m.paths, path)
+		m.sums = append(m.sums, sum)
+	}
+	m.id = hex.EncodeToString(h.Sum(nil))
+	return m, nil
 }
 
 // stopWaiting closes when a wait for another process's lock should end.
@@ -109,37 +142,52 @@ var held atomic.Int32
 // only once whole, and made again otherwise.
 func Holding() bool { return held.Load() > 0 }
 
+// errHeld is a lock's error when another process holds it.
+var errHeld = errors.New("held by another process")
+
+// heldError is errHeld for a wait that was stopped, naming the lock. Its
+// way out is none: the load goes on without the derived files.
+type heldError string
+
+func (e heldError) Error() string        { return "stopped waiting for the process that holds " + string(e) }
+func (e heldError) Is(target error) bool { return target == errHeld }
+
+// errSymlink is the error for a symlink where the agent keeps a file of
+// its own (planted: nothing of the agent's makes one).
+var errSymlink = errors.New("a symlink, not a file the agent made")
+
 // lockPoll is how often a wait for another process's lock looks again.
 const lockPoll = 100 * time.Millisecond
 
-// contentSum is the sha256 of the file at path. Hashing a model of a few
-// hundred MB takes a second on a small device, so the sum is kept, beside
-// the file's size, modification time and inode, and read back while they
-// are unchanged.
+// contentSum is the sha256 of the file at path, an absolute path without
+// symlinks. Hashing a model of a few hundred MB takes a second on a small
+// device, so the sum is kept, beside the file's size, modification time
+// and identity, and read back while they are unchanged.
 func contentSum(root, path string) (string, error) {
-	abs, err := filepath.Abs(path)
+	info, err := os.Stat(path)
 	if err != nil {
 		return "", err
 	}
-	info, err := os.Stat(abs)
-	if err != nil {
-		return "", err
-	}
-	identity := fmt.Sprintf("%d %d %d", info.Size(), info.ModTime().UnixNano(), inode(info))
-	name := sha256.Sum256([]byte(abs))
+	id := fmt.Sprintf("%d %d %s", info.Size(), info.ModTime().UnixNano(), identity(info))
+	name := sha256.Sum256([]byte(path))
 	memo := filepath.Join(root, "sums", hex.EncodeToString(name[:16]))
 	if kept, err := os.ReadFile(memo); err == nil {
-		if id, sum, ok := strings.Cut(strings.TrimSpace(string(kept)), " sha256 "); ok && id == identity {
+		if was, sum, ok := strings.Cut(strings.TrimSpace(string(kept)), " sha256 "); ok && was == id {
 			return sum, nil
 		}
 	}
-	sum, _, err := modelstore.HashFile(abs)
+	sum, _, err := modelstore.HashFile(path)
 	if err != nil {
 		return "", err
 	}
-	// A memo that cannot be written costs the next load a hash, nothing else.
+	// A memo that cannot be written costs the next load a hash, nothing
+	// else. Renamed into place: a symlink planted as the memo is replaced,
+	// not written through.
 	if os.MkdirAll(filepath.Dir(memo), 0o755) == nil {
-		_ = os.WriteFile(memo, []byte(identity+" sha256 "+sum+"\n"), 0o644)
+		_ = WriteFile(memo, func(w io.Writer) error {
+			_, err := fmt.Fprintf(w, "%s sha256 %s\n", id, sum)
+			return err
+		})
 	}
 	return sum, nil
 }

@@ -2,6 +2,8 @@ package derived
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -14,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func model(t *testing.T, content string) string {
+func weightsFile(t *testing.T, content string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "llm.mnn.weight")
 	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
@@ -34,7 +36,7 @@ func acquire(t *testing.T, engine, version string, sources ...string) string {
 // derived files, a changed model or engine never meets stale ones.
 func TestDirFollowsContentAndVersion(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	a := model(t, "weights A")
+	a := weightsFile(t, "weights A")
 	dir := acquire(t, "mnn", "3.6.1", a)
 	assert.DirExists(t, dir)
 	root, err := Root()
@@ -42,10 +44,10 @@ func TestDirFollowsContentAndVersion(t *testing.T) {
 	assert.Equal(t, filepath.Join(root, "mnn"), filepath.Dir(dir))
 
 	assert.Equal(t, dir, acquire(t, "mnn", "3.6.1", a), "the same model and engine")
-	assert.Equal(t, dir, acquire(t, "mnn", "3.6.1", model(t, "weights A")), "the same content elsewhere")
+	assert.Equal(t, dir, acquire(t, "mnn", "3.6.1", weightsFile(t, "weights A")), "the same content elsewhere")
 	assert.NotEqual(t, dir, acquire(t, "mnn", "3.7.0", a), "another engine version")
 	assert.NotEqual(t, dir, acquire(t, "ort", "3.6.1", a), "another engine")
-	assert.NotEqual(t, dir, acquire(t, "mnn", "3.6.1", model(t, "weights B")), "other weights")
+	assert.NotEqual(t, dir, acquire(t, "mnn", "3.6.1", weightsFile(t, "weights B")), "other weights")
 
 	// Rewritten in place with the same size: the kept sum is not trusted,
 	// since the modification time changed.
@@ -53,6 +55,80 @@ func TestDirFollowsContentAndVersion(t *testing.T) {
 	later := time.Now().Add(time.Minute)
 	require.NoError(t, os.Chtimes(a, later, later))
 	assert.NotEqual(t, dir, acquire(t, "mnn", "3.6.1", a), "a model changed in place")
+}
+
+// A file's own name does not make another copy (a symlink to the model
+// under another name shares its folder); the names of the files the
+// engine finds by name (external data) do.
+func TestDirFollowsTheNamesTheEngineFindsFilesBy(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	graph := weightsFile(t, "graph")
+	dir := acquire(t, "onnxruntime", "1", graph)
+	link := filepath.Join(t.TempDir(), "smart-turn-v3.onnx")
+	require.NoError(t, os.Symlink(graph, link))
+	assert.Equal(t, dir, acquire(t, "onnxruntime", "1", link), "a symlink under another name")
+
+	data := t.TempDir()
+	a, b := filepath.Join(data, "a.data"), filepath.Join(data, "b.data")
+	require.NoError(t, os.WriteFile(a, []byte("weights"), 0o644))
+	require.NoError(t, os.WriteFile(b, []byte("weights"), 0o644))
+	assert.NotEqual(t, acquire(t, "onnxruntime", "1", graph, a), acquire(t, "onnxruntime", "1", graph, b),
+		"the same data under another name is another model")
+}
+
+// Symlinks planted in the derived files' folders are not followed: the
+// memo of a model's sum is written by rename, and a symlink as a folder's
+// lock is refused with the way out (bug: their targets were overwritten
+// or created).
+func TestPlantedSymlinksAreNotFollowed(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	root, err := Root()
+	require.NoError(t, err)
+	outside := t.TempDir()
+	victim := filepath.Join(outside, "victim")
+	require.NoError(t, os.WriteFile(victim, []byte("keep"), 0o600))
+	path := weightsFile(t, "weights")
+	resolved, err := filepath.EvalSymlinks(path)
+	require.NoError(t, err)
+	name := sha256.Sum256([]byte(resolved))
+	memo := filepath.Join(root, "sums", hex.EncodeToString(name[:16]))
+	require.NoError(t, os.MkdirAll(filepath.Dir(memo), 0o755))
+	require.NoError(t, os.Symlink(victim, memo))
+
+	dir := acquire(t, "mnn", "1", path)
+	info, err := os.Lstat(memo)
+	require.NoError(t, err)
+	assert.True(t, info.Mode().IsRegular(), "the memo replaced the symlink")
+
+	nologin := filepath.Join(outside, "nologin")
+	for _, target := range []string{victim, nologin} {
+		lock := filepath.Join(dir, ".lock")
+		require.NoError(t, os.Remove(lock))
+		require.NoError(t, os.Symlink(target, lock))
+		_, _, err := Acquire("mnn", "1", path)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), lock+": a symlink, not a file the agent made; remove it")
+		assert.NotContains(t, err.Error(), "XDG_CACHE_HOME")
+	}
+	kept, err := os.ReadFile(victim)
+	require.NoError(t, err)
+	assert.Equal(t, "keep", string(kept))
+	info, err = os.Stat(victim)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+	assert.NoFileExists(t, nologin, "not created through the link")
+}
+
+// A cache where no folder can be made says to set XDG_CACHE_HOME.
+func TestUnwritableCacheSaysWhatToSet(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	root, err := Root()
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(root, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "mnn"), nil, 0o644))
+	_, _, err = Acquire("mnn", "1", weightsFile(t, "weights"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "(set XDG_CACHE_HOME to a writable folder)")
 }
 
 func TestMissingSourceIsNamed(t *testing.T) {
@@ -66,7 +142,7 @@ func TestMissingSourceIsNamed(t *testing.T) {
 // A second process loading the same model waits for the first.
 func TestAcquireWaitsForTheHolder(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	a := model(t, "weights")
+	a := weightsFile(t, "weights")
 	_, release, err := Acquire("mnn", "1", a)
 	require.NoError(t, err)
 	got := make(chan struct{})
@@ -95,9 +171,9 @@ func TestAcquireWaitsForTheHolder(t *testing.T) {
 func TestHoldingFollowsAcquireAndRelease(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	require.False(t, Holding())
-	_, releaseA, err := Acquire("mnn", "1", model(t, "weights A"))
+	_, releaseA, err := Acquire("mnn", "1", weightsFile(t, "weights A"))
 	require.NoError(t, err)
-	_, releaseB, err := Acquire("onnxruntime", "1", model(t, "weights B"))
+	_, releaseB, err := Acquire("onnxruntime", "1", weightsFile(t, "weights B"))
 	require.NoError(t, err)
 	assert.True(t, Holding())
 	releaseA()
@@ -111,7 +187,7 @@ func TestHoldingFollowsAcquireAndRelease(t *testing.T) {
 // interrupted (bug: a silent wait, forever if the holder was stopped).
 func TestWaitForALockEndsOnInterrupt(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	a := model(t, "weights")
+	a := weightsFile(t, "weights")
 	_, release, err := Acquire("mnn", "1", a)
 	require.NoError(t, err)
 	defer release()
@@ -135,6 +211,7 @@ func TestWaitForALockEndsOnInterrupt(t *testing.T) {
 	case err := <-got:
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "stopped waiting for the process that holds")
+		assert.NotContains(t, err.Error(), "XDG_CACHE_HOME", "the cache is writable: the way out is not to set it")
 	case <-time.After(5 * time.Second):
 		t.Fatal("still waiting after the interrupt")
 	}

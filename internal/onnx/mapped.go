@@ -74,7 +74,7 @@ func mappedCopy(path, graphKey string, configure func(*ort.SessionOptions) error
 		if strings.TrimSpace(string(verdict)) != verdictMapped {
 			return path, nil
 		}
-		err := derived.Verify(dir)
+		err := derived.Verify(dir, mappedModel, mappedWeights)
 		if err == nil {
 			return copyPath, nil
 		}

@@ -47,7 +47,7 @@ func openPool(sources []string, layout string) (pool, error) {
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*"+poolSuffix))
 	if len(files) > 0 {
-		err := derived.Verify(dir)
+		err := derived.Verify(dir, baseNames(files)...)
 		if err == nil {
 			return pool{dir: dir, release: release}, nil
 		}
@@ -118,9 +118,15 @@ func (p pool) seal() error {
 	if err != nil || len(files) == 0 {
 		return fmt.Errorf("MNN wrote no weights into %s (%v)", p.dir, err)
 	}
-	names := make([]string, len(files))
-	for i, f := range files {
-		names[i] = filepath.Base(f)
+	return derived.Seal(p.dir, baseNames(files)...)
+}
+
+// baseNames are the names of the files at paths: those the pool's seal
+// records and the engine maps.
+func baseNames(paths []string) []string {
+	names := make([]string, len(paths))
+	for i, p := range paths {
+		names[i] = filepath.Base(p)
 	}
-	return derived.Seal(p.dir, names...)
+	return names
 }

@@ -1,6 +1,7 @@
 package moss
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -145,7 +146,9 @@ func (r graphRewrite) load(path string, derive func(model string) (string, error
 	if err != nil {
 		return "", err
 	}
-	dir, release, err := derived.Acquire(r.engine, r.version+" "+ort.GetVersion(), sources...)
+	// The rewritten graph has the original's name: a name of its own in
+	// the folder's key.
+	dir, release, err := derived.Acquire(r.engine, r.version+" "+ort.GetVersion()+" "+filepath.Base(path), sources...)
 	if err != nil {
 		return "", err
 	}
@@ -155,8 +158,16 @@ func (r graphRewrite) load(path string, derive func(model string) (string, error
 	if err == nil && strings.TrimSpace(string(verdict)) != r.kept {
 		return "", nil
 	}
-	if err == nil && derived.Verify(dir) == nil {
-		return model, nil
+	if err == nil {
+		err := derived.Verify(dir, derivedFiles(dir, path)...)
+		if err == nil {
+			return model, nil
+		}
+		level := slog.LevelWarn
+		if errors.Is(err, derived.ErrUnsealed) {
+			level = slog.LevelInfo // a derivation that did not finish
+		}
+		slog.Log(context.Background(), level, "moss: the derived graph is not as it was made; making it again", "model", path, "dir", dir, "why", err)
 	}
 	said, err := derive(model)
 	if err != nil {
@@ -172,19 +183,22 @@ func (r graphRewrite) load(path string, derive func(model string) (string, error
 		slog.Info("moss: "+r.leaving+" (said once: later loads do the same)", "model", path, "why", said)
 		return "", nil
 	}
-	data, err := filepath.Glob(filepath.Join(dir, "*.data"))
-	if err != nil {
-		return "", err
-	}
-	sealed := []string{filepath.Base(path)}
-	for _, d := range data {
-		sealed = append(sealed, filepath.Base(d))
-	}
-	if err := derived.Seal(dir, sealed...); err != nil {
+	if err := derived.Seal(dir, derivedFiles(dir, path)...); err != nil {
 		return "", err
 	}
 	slog.Info("moss: "+r.keeping, "model", path, "derived", model)
 	return model, nil
+}
+
+// derivedFiles are the names of the files in dir that a rewrite of the
+// graph at path is loaded from: the graph, and the external data beside it.
+func derivedFiles(dir, path string) []string {
+	names := []string{filepath.Base(path)}
+	data, _ := filepath.Glob(filepath.Join(dir, "*.data")) // its only error is a bad pattern
+	for _, d := range data {
+		names = append(names, filepath.Base(d))
+	}
+	return names
 }
 
 // ringSteps are the entries a frame adds to each cache, which one frame
