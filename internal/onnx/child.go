@@ -56,7 +56,7 @@ func init() {
 		return
 	}
 	_ = os.Unsetenv(envCopy)
-	if parent != strconv.Itoa(os.Getppid()) {
+	if parent != strconv.Itoa(os.Getppid()) || !fromPipe(os.Stdin) {
 		return
 	}
 	if err := serveCopy(); err != nil {
@@ -64,6 +64,13 @@ func init() {
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// fromPipe tells whether f is a pipe, as the request comes (a terminal
+// would have the child wait for one).
+func fromPipe(f *os.File) bool {
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeNamedPipe != 0
 }
 
 // serveCopy makes and checks the copy the parent asks for on stdin, and

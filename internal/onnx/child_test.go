@@ -167,9 +167,10 @@ func TestCopyStopWinsOverExit(t *testing.T) {
 
 // VOICE_ORT_COPY left in the environment (exported in a shell, copied
 // into a service's) is not taken for a parent's request: the binary runs
-// as it would without it.
+// as it would without it, even where the value is its parent's pid, its
+// stdin then not the pipe a request comes on.
 func TestStrayCopyVariable(t *testing.T) {
-	for _, value := range []string{"1", "", "not a pid", strconv.Itoa(os.Getpid() + 1)} {
+	for _, value := range []string{"1", "", "not a pid", strconv.Itoa(os.Getpid() + 1), strconv.Itoa(os.Getpid())} {
 		child := exec.Command(os.Args[0], "-test.run=^TestCopyStopWinsOverExit$")
 		child.Env = append(os.Environ(), "VOICE_ORT_COPY="+value)
 		out, err := child.CombinedOutput()
