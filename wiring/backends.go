@@ -156,7 +156,8 @@ func openTurnDetector(s Stages, fix string) (*smartturn.Model, error) {
 	return smartturn.New(path, s.onnx(s.TurnThreads))
 }
 
-// onnx is the session options of a model run on threads threads.
+// onnx is the session options of a model run on threads threads; the
+// budget bounds the first load's optimized copies too.
 func (s Stages) onnx(threads int) onnx.Options {
-	return onnx.Options{Library: s.ONNXRuntime, IntraThreads: threads, Profile: s.ONNXProfile}
+	return onnx.Options{Library: s.ONNXRuntime, IntraThreads: threads, Profile: s.ONNXProfile, MemoryBudget: s.MemoryBudget}
 }

@@ -58,10 +58,20 @@ type StageMemory struct {
 // do not prepack (perModelMiB); without one, the prepacked weights are on
 // the heap too (perModelHeapMiB). ONNX Runtime 1.30 packs a weight read by
 // many nodes once (the unrolled local frame graph's 17 steps), so the
-// model's size is the measure either way. A start that makes the copies
-// (the first after a model or the runtime changes) holds each original
-// on the heap while its copy is made and checked, one model at a time:
-// the estimate is for every start after it.
+// model's size is the measure either way.
+//
+// A start that makes the copies (the first after a model or the runtime
+// changes) makes each in a child process, one model at a time, which
+// holds the original with its prepacked weights on the heap: about twice
+// an fp32 model (the full-size X-ASR's 563 MiB encoder took 1,193 MiB),
+// beside what the agent holds by then. The estimate here cannot tell
+// which copies are still to be made: the synthesizer loads graphs it
+// derives at its first load, each with a copy of its own, and some of a
+// stage's files are never loaded (the prefill graph under
+// --tts-low-memory, Silero's refused copy aside). So each copy's making
+// is checked against the budget as its model loads, on what the agent
+// then holds (onnx.Options.MemoryBudget), and a start it would take over
+// is refused there, in one line that says what the copy takes.
 const (
 	runtimeMiB = 20 // ONNX Runtime's environment and first session
 	processMiB = 30 // the Go runtime, libraries' data, audio buffers

@@ -1,8 +1,12 @@
 package onnx
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
+	"time"
 )
 
 // SetMinPrepacked lowers the prepacked data a copy must hold, so that the
@@ -15,10 +19,67 @@ func SetMinPrepacked(n int64) (restore func()) {
 
 // KeepSavedLayout has copies keep the layout ONNX Runtime saved them in,
 // their blobs where it wrote them; it returns the setting to restore.
+// The copies are made in this process, where the setting holds.
 func KeepSavedLayout() (restore func()) {
 	layOut = func(string) (int64, error) { return minPrepacked, nil }
-	return func() { layOut = relayout }
+	here := MakeCopiesHere()
+	return func() { layOut = relayout; here() }
 }
+
+// MakeCopiesHere has copies made in this process, as where it cannot
+// start itself; it returns the setting to restore.
+func MakeCopiesHere() (restore func()) {
+	selfExecutable = func() (string, error) { return "", errors.New("a test makes copies in its own process") }
+	return func() { selfExecutable = os.Executable }
+}
+
+// SetCopyTimeout bounds the child that makes a copy; it returns the
+// setting to restore.
+func SetCopyTimeout(d time.Duration) (restore func()) {
+	was := copyTimeout
+	copyTimeout = d
+	return func() { copyTimeout = was }
+}
+
+// EnvChildFault names, for a test's child process, the fault it makes
+// before it makes the copy: ChildFaults' keys. EnvChildStarted names a
+// file the "hang" fault creates once the child is at work.
+const (
+	EnvChildFault   = "ONNX_TEST_CHILD_FAULT"
+	EnvChildStarted = "ONNX_TEST_CHILD_STARTED"
+)
+
+// ChildFaults are the faults a test's child can make: killed as the OOM
+// killer does, crashed (a C library's abort), an error reported, or
+// never done.
+var ChildFaults = map[string]func(){
+	"kill":  func() { _ = syscall.Kill(os.Getpid(), syscall.SIGKILL) },
+	"abort": func() { _ = syscall.Kill(os.Getpid(), syscall.SIGABRT) },
+	"fail": func() {
+		fmt.Fprintln(os.Stderr, "onnx: a test's error, as a full disk gives")
+		os.Exit(1)
+	},
+	"hang": func() {
+		_ = os.WriteFile(os.Getenv(EnvChildStarted), nil, 0o644)
+		time.Sleep(time.Hour)
+	},
+}
+
+// The fault is set while the package's variables are initialized, before
+// the package's init serves the parent's request.
+var _ = func() bool {
+	if fault, ok := ChildFaults[os.Getenv(EnvChildFault)]; ok {
+		beforeCopy = fault
+	}
+	return true
+}()
+
+// WaitChild is waitChild, for a child whose exit and the stop have both
+// come.
+var WaitChild = waitChild
+
+// ErrStopped is the error of a load interrupted while its copy was made.
+var ErrStopped = errStopped
 
 // PrepackedOffsets are where the copy in dir has its prepacked blobs.
 func PrepackedOffsets(dir string) ([]int64, error) {

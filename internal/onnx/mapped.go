@@ -53,7 +53,7 @@ const (
 // The copy is made once per model content, ONNX Runtime version, CPU and
 // options that shape the graph (internal/derived), at its first load,
 // which takes longer for it.
-func mappedCopy(path, graphKey string, configure func(*ort.SessionOptions) error, inputs, outputs []string) (string, error) {
+func mappedCopy(path string, opts Options, inputs, outputs []string) (string, error) {
 	sources, err := ModelSources(path)
 	if err != nil {
 		return "", err
@@ -61,8 +61,8 @@ func mappedCopy(path, graphKey string, configure func(*ort.SessionOptions) error
 	// The options that shape the optimized graph (graphKey) name the copy
 	// too: a copy made under others is another graph.
 	version := ort.GetVersion()
-	if graphKey != "" {
-		version += " " + graphKey
+	if key := opts.graphKey(); key != "" {
+		version += " " + key
 	}
 	dir, release, err := derived.Acquire("onnxruntime", version, sources...)
 	if err != nil {
@@ -70,10 +70,17 @@ func mappedCopy(path, graphKey string, configure func(*ort.SessionOptions) error
 	}
 	defer release()
 	copyPath := filepath.Join(dir, mappedModel)
-	if verdict, err := os.ReadFile(filepath.Join(dir, mappedVerdict)); err == nil {
-		if strings.TrimSpace(string(verdict)) != verdictMapped {
-			return path, nil
-		}
+	switch verdict, err := os.ReadFile(filepath.Join(dir, mappedVerdict)); {
+	case err != nil:
+	case refused(string(verdict)):
+		return path, nil
+	case strings.TrimSpace(string(verdict)) != verdictMapped:
+		// Damaged (a crash before it was written back, a full disk,
+		// another program): taken for a refusal, it would keep the copy
+		// off for good, unsaid.
+		slog.Warn("onnx: the verdict on the optimized copy is damaged; making the copy again", "model", path, "verdict", filepath.Join(dir, mappedVerdict), "read", truncate(string(verdict), 64))
+		forgetCopy(copyPath)
+	default:
 		err := derived.Verify(dir, mappedModel, mappedWeights)
 		if err == nil {
 			return copyPath, nil
@@ -90,7 +97,15 @@ func mappedCopy(path, graphKey string, configure func(*ort.SessionOptions) error
 	if err := roomForCopy(dir, sources); err != nil {
 		return "", err
 	}
-	verdict, err := makeCopy(path, dir, configure, inputs, outputs)
+	need := copyMemory(path, sources, inputs)
+	if err := roomInBudget(need, opts.MemoryBudget); err != nil {
+		return "", err
+	}
+	// What the first start costs, said where it is paid.
+	slog.Info("onnx: making the model's optimized copy, in a child process: once for this model and runtime, and later loads map it",
+		"model", path, "anonymous_mib_while_made", need>>20)
+	opts.MemoryBudget, opts.Profile = 0, ""
+	verdict, err := makeCopy(path, dir, opts, inputs, outputs)
 	if err != nil {
 		return "", err
 	}
@@ -113,12 +128,34 @@ func mappedCopy(path, graphKey string, configure func(*ort.SessionOptions) error
 	return copyPath, nil
 }
 
-// verdictMapped is the verdict of a copy that is loaded; copyFailed
-// starts that of one that failed its check.
+// A copy's verdict is verdictMapped, for a copy that is loaded, or a
+// refusal: one of the phrases below, then its reason. Any other content
+// is damage. copyFailed starts the refusals of copies that failed.
 const (
 	verdictMapped = "mapped"
+	noPrepacked   = "no prepacked weights saved"
+	noProbeInput  = "no probe input for the model, so its copy cannot be checked: "
+	noProbeRun    = "the model does not run on a probe input, so its copy cannot be checked: "
 	copyFailed    = "the optimized copy "
+	copyNoLoad    = copyFailed + "does not load: "
+	copyNoRun     = copyFailed + "does not run: "
+	copyDiffers   = copyFailed + "does not reproduce the original: "
+	copyNotMade   = copyFailed + "could not be made: "
 )
+
+// refused tells whether verdict is a refusal, as makeCopy writes it.
+func refused(verdict string) bool {
+	return slices.ContainsFunc([]string{noPrepacked, noProbeInput, noProbeRun, copyNoLoad, copyNoRun, copyDiffers, copyNotMade},
+		func(phrase string) bool { return strings.HasPrefix(verdict, phrase) })
+}
+
+// truncate is s cut to n bytes at most, for a log line.
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
 
 // makeCopy has ONNX Runtime save the optimized copy, lays it out for
 // mapping and checks it against the original, in a folder of its own
@@ -130,7 +167,7 @@ const (
 // ONNX Runtime writes its copy's files in place, so a copy made again in
 // dir itself would rewrite the pages another agent has mapped (a SIGBUS
 // there); renamed into place, the new files are new inodes.
-func makeCopy(path, dir string, configure func(*ort.SessionOptions) error, inputs, outputs []string) (string, error) {
+func makeCopy(path, dir string, opts Options, inputs, outputs []string) (string, error) {
 	forgetCopy(filepath.Join(dir, mappedModel))
 	stale, _ := filepath.Glob(filepath.Join(dir, makingPrefix+"*")) // what an interrupted attempt left
 	for _, s := range stale {
@@ -141,7 +178,7 @@ func makeCopy(path, dir string, configure func(*ort.SessionOptions) error, input
 		return "", err
 	}
 	defer os.RemoveAll(making)
-	verdict, err := checkedCopy(path, making, configure, inputs, outputs)
+	verdict, err := copyWhere(path, making, opts, inputs, outputs)
 	if err != nil || verdict != verdictMapped {
 		return verdict, err
 	}
@@ -176,13 +213,8 @@ var freeBytes = derived.FreeBytes
 const makingPrefix = ".making-"
 
 // checkedCopy makes the copy in dir and checks it: makeCopy's verdict.
-func checkedCopy(path, dir string, configure func(*ort.SessionOptions) error, inputs, outputs []string) (string, error) {
-	original, err := session(path, func(so *ort.SessionOptions) error {
-		if err := configure(so); err != nil {
-			return err
-		}
-		return saveOptions(so, dir)
-	}, inputs, outputs)
+func checkedCopy(path, dir string, opts Options, inputs, outputs []string) (string, error) {
+	original, err := session(path, opts, dir, inputs, outputs)
 	if err != nil {
 		return "", err
 	}
@@ -193,30 +225,30 @@ func checkedCopy(path, dir string, configure func(*ort.SessionOptions) error, in
 	}
 	if prepacked < minPrepacked {
 		// The copy would only duplicate the model on disk.
-		return "no prepacked weights saved", nil
+		return noPrepacked, nil
 	}
 	probeInputs, err := probeDeclared(path, inputs)
 	defer DestroyValues(probeInputs)
 	if err != nil {
-		return "no probe input for the model, so its copy cannot be checked: " + err.Error(), nil
+		return noProbeInput + err.Error(), nil
 	}
 	want, err := probe(original, probeInputs, outputs)
 	if err != nil {
-		return "the model does not run on a probe input, so its copy cannot be checked: " + err.Error(), nil
+		return noProbeRun + err.Error(), nil
 	}
-	copied, err := session(filepath.Join(dir, mappedModel), configure, inputs, outputs)
+	copied, err := session(filepath.Join(dir, mappedModel), opts, "", inputs, outputs)
 	if err != nil {
 		// ONNX Runtime writes some graphs it cannot read back (Silero's
 		// subgraphs, in 1.24: "initializer name is not unique").
-		return copyFailed + "does not load: " + err.Error(), nil
+		return copyNoLoad + err.Error(), nil
 	}
 	defer copied.Destroy()
 	got, err := probe(copied, probeInputs, outputs)
 	if err != nil {
-		return copyFailed + "does not run: " + err.Error(), nil
+		return copyNoRun + err.Error(), nil
 	}
 	if err := sameOutputs(want, got); err != nil {
-		return copyFailed + "does not reproduce the original: " + err.Error(), nil
+		return copyDiffers + err.Error(), nil
 	}
 	return verdictMapped, nil
 }
@@ -242,16 +274,19 @@ func probeDeclared(path string, inputs []string) ([]ort.Value, error) {
 	return ProbeInputs(infos)
 }
 
-// session loads the model at path with the options configure sets, for
-// a probe: a failed run's reason goes into the verdict.
-func session(path string, configure func(*ort.SessionOptions) error, inputs, outputs []string) (*ort.DynamicAdvancedSession, error) {
-	so, err := ort.NewSessionOptions()
+// session loads the model at path with opts, for a probe (a failed
+// run's reason goes into the verdict), and has it save its optimized
+// copy into saveTo unless that is "".
+func session(path string, opts Options, saveTo string, inputs, outputs []string) (*ort.DynamicAdvancedSession, error) {
+	so, err := sessionOptions(opts)
 	if err != nil {
 		return nil, err
 	}
 	defer so.Destroy()
-	if err := configure(so); err != nil {
-		return nil, err
+	if saveTo != "" {
+		if err := saveOptions(so, saveTo); err != nil {
+			return nil, err
+		}
 	}
 	return ort.NewDynamicAdvancedSession(path, inputs, outputs, so)
 }

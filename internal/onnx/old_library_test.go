@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -56,6 +57,27 @@ func TestNotALibraryIsExplained(t *testing.T) {
 	got, err := child.Output()
 	require.NoError(t, err)
 	assert.Contains(t, string(got), "not a usable ONNX Runtime library")
+}
+
+// glibc's dlopen says "No such file or directory" of a library built for
+// another architecture: the message names both.
+func TestOtherArchitectureLibraryIsExplained(t *testing.T) {
+	if os.Getenv("ONNX_TEST_INIT_CHILD") != "" {
+		return
+	}
+	other := map[string]string{"amd64": "linux-arm64", "arm64": "linux-x64"}[runtime.GOARCH]
+	lib := filepath.Join("..", "..", "third_party", "onnxruntime", other, libraryFile)
+	if _, err := os.Stat(lib); err != nil {
+		t.Skipf("no library for another architecture: %v", err)
+	}
+	child := exec.Command(os.Args[0], "-test.run=^TestInitChild$")
+	child.Env = append(os.Environ(), "ONNX_TEST_INIT_CHILD=1", EnvLibrary+"="+lib)
+	got, err := child.Output()
+	require.NoError(t, err)
+	for _, want := range []string{lib, "is a library for", machineName(nativeMachine[runtime.GOARCH]), "the " + platform() + " library"} {
+		assert.Contains(t, string(got), want)
+	}
+	assert.Contains(t, string(got), map[string]string{"amd64": "arm64 (aarch64)", "arm64": "x86-64"}[runtime.GOARCH])
 }
 
 // TestInitChild only does something in a child process started by a test.

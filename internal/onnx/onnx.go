@@ -6,6 +6,7 @@
 package onnx
 
 import (
+	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
@@ -152,10 +153,48 @@ func explainInit(path string, err error) error {
 		// onnxruntime_go has unloaded again by now.
 		return fmt.Errorf("onnx: %s is too old: ONNX Runtime API version %d (ONNX Runtime 1.24 or newer) is required; run scripts/setup or point %s at a newer library",
 			path, APIVersion, EnvLibrary)
-	case strings.Contains(msg, "Error loading ONNX shared library"), strings.Contains(msg, "OrtGetApiBase"):
+	case strings.Contains(msg, "Error loading ONNX shared library"):
+		return fmt.Errorf("onnx: %s is not a usable ONNX Runtime library: %s (loading it said: %v)", path, whyNotLoaded(path), err)
+	case strings.Contains(msg, "OrtGetApiBase"):
 		return fmt.Errorf("onnx: %s is not a usable ONNX Runtime library: %v", path, err)
 	}
 	return fmt.Errorf("onnx: initializing %s: %w", path, err)
+}
+
+// whyNotLoaded says why the dynamic loader refused the library at path,
+// where its own word misleads: glibc's dlopen says "No such file or
+// directory" of a file that is there, built for another architecture.
+func whyNotLoaded(path string) string {
+	lib, err := elf.Open(path)
+	if err != nil {
+		return fmt.Sprintf("it is not an ELF shared library (%v); point --onnxruntime or $%s at the %s library, or run `voice-agent models pull %s`",
+			err, EnvLibrary, platform(), RuntimeModel())
+	}
+	defer lib.Close()
+	if native := nativeMachine[runtime.GOARCH]; lib.Machine != native {
+		return fmt.Sprintf("it is a library for %s, and this agent runs on %s: point --onnxruntime or $%s at the %s library, or run `voice-agent models pull %s`",
+			machineName(lib.Machine), machineName(native), EnvLibrary, platform(), RuntimeModel())
+	}
+	return fmt.Sprintf("it, or a library it needs, cannot be loaded (`ldd %s` lists what is missing)", path)
+}
+
+// nativeMachine is the ELF machine of the architectures the agent is
+// built for.
+var nativeMachine = map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}
+
+// machineName names an ELF machine as its users do.
+func machineName(m elf.Machine) string {
+	switch m {
+	case elf.EM_X86_64:
+		return "x86-64"
+	case elf.EM_AARCH64:
+		return "arm64 (aarch64)"
+	case elf.EM_386:
+		return "32-bit x86"
+	case elf.EM_ARM:
+		return "32-bit ARM"
+	}
+	return m.String()
 }
 
 // Version is the loaded library's version string ("" before Init).

@@ -53,6 +53,10 @@ type Options struct {
 	// each session writes PROFILE-<model>_<time>.json when destroyed
 	// (ReadProfile sums it by operator).
 	Profile string
+	// MemoryBudget, in MiB, refuses the load of a model whose optimized
+	// copy is still to be made where the making would take the process
+	// and its child over it (0: no budget).
+	MemoryBudget int
 }
 
 // Session is an ONNX model checked against the tensors its caller uses.
@@ -204,8 +208,20 @@ func Open(path string, inputs, outputs []Tensor, opts Options, hint string) (*Se
 	if err := checkBoth(path, inputs, outputs, ins, outs); err != nil {
 		return nil, err
 	}
-	derive := opts // the copy is made and checked without a profile
-	derive.Profile = ""
+	load := path
+	if MappedWeights() {
+		// A copy that cannot be made (a read-only or full cache) costs
+		// memory, not the stage; but nothing is loaded after a stop, or
+		// over the budget.
+		load, err = mappedCopy(path, opts, names(inputs), names(outputs))
+		if errors.Is(err, errStopped) || errors.Is(err, errOverBudget) {
+			return nil, fmt.Errorf("model %s: %w", path, err)
+		}
+		if err != nil {
+			slog.Warn("onnx: loading the model as it is: no optimized copy with mapped weights", "model", path, "err", err)
+			load = path
+		}
+	}
 	if opts.Profile != "" {
 		opts.Profile = profilePrefix(opts.Profile, path)
 	}
@@ -214,15 +230,6 @@ func Open(path string, inputs, outputs []Tensor, opts Options, hint string) (*Se
 		return nil, err
 	}
 	defer so.Destroy()
-	load := path
-	if MappedWeights() {
-		// A copy that cannot be made (a read-only or full cache) costs
-		// memory, not the stage.
-		if load, err = mappedCopy(path, derive.graphKey(), func(so *ort.SessionOptions) error { return configure(so, derive) }, names(inputs), names(outputs)); err != nil {
-			slog.Warn("onnx: loading the model as it is: no optimized copy with mapped weights", "model", path, "err", err)
-			load = path
-		}
-	}
 	s, err := ort.NewDynamicAdvancedSession(load, names(inputs), names(outputs), so)
 	if err != nil && load != path {
 		slog.Warn("onnx: the optimized copy did not load; loading the model as it is, and making the copy again at the next load", "model", path, "copy", load, "err", err)

@@ -1,0 +1,227 @@
+package onnx_test
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/voiceassistant/voice/internal/derived"
+	"github.com/voiceassistant/voice/internal/onnx"
+	"github.com/voiceassistant/voice/internal/testenv"
+)
+
+// tinyModel is a float model whose MatMuls get an optimized copy (with
+// onnx.SetMinPrepacked(1)).
+var tinyModel = filepath.Join("..", "..", "tts", "moss", "testdata", "tiny-codec", "moss_audio_tokenizer_decode_step.onnx")
+
+// openTiny opens tinyModel with opts, its log in the buffer it returns.
+func openTiny(t *testing.T, opts onnx.Options) (*onnx.Session, string, error) {
+	t.Helper()
+	ins, outs, err := onnx.Declaration(tinyModel)
+	require.NoError(t, err)
+	tensors := func(infos []ort.InputOutputInfo) []onnx.Tensor {
+		ts := make([]onnx.Tensor, len(infos))
+		for i, info := range infos {
+			ts[i] = onnx.Tensor{Name: info.Name, Type: info.DataType}
+		}
+		return ts
+	}
+	var log bytes.Buffer
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(slog.New(slog.NewTextHandler(&log, nil)))
+	s, err := onnx.Open(tinyModel, tensors(ins), tensors(outs), opts, "")
+	if err == nil {
+		t.Cleanup(func() { s.Destroy() })
+	}
+	return s, log.String(), err
+}
+
+// verdicts are the verdict files of the copies in the test's cache.
+func verdicts(t *testing.T) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(os.Getenv("XDG_CACHE_HOME"), "voice-agent", "derived", "onnxruntime", "*", "verdict"))
+	require.NoError(t, err)
+	out := map[string]string{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		out[f] = string(data)
+	}
+	return out
+}
+
+// The copy is made in a child process, so what happens to the child
+// happens to it alone: killed (the OOM killer), the model loads as it is,
+// said in one line, and the next load tries again; crashed or stuck, the
+// model loads as it is and the copy is refused, said once; an error the
+// child reports is as one made here. Made in the test's own process, the
+// kill and the abort would end the test binary.
+func TestCopyInChild(t *testing.T) {
+	testenv.ONNXRuntime(t)
+	defer onnx.SetMinPrepacked(1)()
+	for _, tc := range []struct {
+		fault   string
+		said    string
+		verdict string // "" where none is kept, and the next load tries again
+	}{
+		{"kill", "was killed (out of memory?): the next start tries again", ""},
+		{"abort", "ONNX Runtime crashed (exit status 2: SIGABRT: abort", "the optimized copy could not be made: ONNX Runtime crashed"},
+		{"fail", "a test's error, as a full disk gives", ""},
+		{"hang", "could not be made: in 500ms", "the optimized copy could not be made: in 500ms"},
+	} {
+		t.Run(tc.fault, func(t *testing.T) {
+			t.Setenv("XDG_CACHE_HOME", t.TempDir())
+			t.Setenv(onnx.EnvChildStarted, filepath.Join(t.TempDir(), "started"))
+			if tc.fault == "hang" {
+				defer onnx.SetCopyTimeout(500 * time.Millisecond)()
+			}
+			t.Setenv(onnx.EnvChildFault, tc.fault)
+			s, log, err := openTiny(t, onnx.Options{})
+			require.NoError(t, err)
+			assert.Empty(t, s.Mapped, "a copy mapped")
+			assert.Contains(t, log, tc.said)
+			kept := verdicts(t)
+			if tc.verdict == "" {
+				assert.Empty(t, kept)
+			} else {
+				require.Len(t, kept, 1)
+				for _, v := range kept {
+					assert.Contains(t, v, tc.verdict)
+				}
+			}
+
+			t.Setenv(onnx.EnvChildFault, "")
+			s, log, err = openTiny(t, onnx.Options{})
+			require.NoError(t, err)
+			if tc.verdict == "" {
+				assert.NotEmpty(t, s.Mapped, "not made at the next load: %s", log)
+			} else {
+				assert.Empty(t, s.Mapped, "made again after a refusal")
+				assert.NotContains(t, log, "could not be made", "the refusal said again")
+			}
+		})
+	}
+
+	t.Run("cannot start", func(t *testing.T) {
+		t.Setenv("XDG_CACHE_HOME", t.TempDir())
+		defer onnx.MakeCopiesHere()()
+		s, _, err := openTiny(t, onnx.Options{})
+		require.NoError(t, err)
+		assert.NotEmpty(t, s.Mapped, "made here where no child starts")
+	})
+}
+
+// A stop (Ctrl-C) ends the child and the load: nothing is loaded after
+// it, nothing is kept, and the stop is what is said.
+func TestCopyInChildStops(t *testing.T) {
+	testenv.ONNXRuntime(t)
+	defer onnx.SetMinPrepacked(1)()
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	started := filepath.Join(t.TempDir(), "started")
+	t.Setenv(onnx.EnvChildStarted, started)
+	t.Setenv(onnx.EnvChildFault, "hang")
+	stop := make(chan struct{})
+	derived.StopWaitingOn(stop)
+	defer derived.StopWaitingOn(nil)
+	go func() {
+		for {
+			if _, err := os.Stat(started); err == nil {
+				close(stop)
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	_, _, err := openTiny(t, onnx.Options{})
+	require.ErrorIs(t, err, onnx.ErrStopped)
+	assert.Contains(t, err.Error(), tinyModel)
+	assert.Empty(t, verdicts(t))
+
+	// Stopped before: no child starts.
+	require.NoError(t, os.Remove(started))
+	_, _, err = openTiny(t, onnx.Options{})
+	require.ErrorIs(t, err, onnx.ErrStopped)
+	assert.NoFileExists(t, started)
+}
+
+// The stop wins over the child's exit where both have come: which of the
+// two a select takes is chance (item 12 of issue 70, for MNN's check).
+func TestCopyStopWinsOverExit(t *testing.T) {
+	stop := make(chan struct{})
+	close(stop)
+	for range 100 {
+		waited := make(chan error, 1)
+		waited <- nil
+		require.ErrorIs(t, onnx.WaitChild(waited, stop, func() {}), onnx.ErrStopped)
+	}
+}
+
+// VOICE_ORT_COPY left in the environment (exported in a shell, copied
+// into a service's) is not taken for a parent's request: the binary runs
+// as it would without it, even where the value is its parent's pid, its
+// stdin then not the pipe a request comes on.
+func TestStrayCopyVariable(t *testing.T) {
+	for _, value := range []string{"1", "", "not a pid", strconv.Itoa(os.Getpid() + 1), strconv.Itoa(os.Getpid())} {
+		child := exec.Command(os.Args[0], "-test.run=^TestCopyStopWinsOverExit$")
+		child.Env = append(os.Environ(), "VOICE_ORT_COPY="+value)
+		out, err := child.CombinedOutput()
+		require.NoError(t, err, "VOICE_ORT_COPY=%q: %s", value, out)
+		assert.Contains(t, string(out), "PASS", value)
+	}
+}
+
+// A copy whose making would take the process over its memory budget is
+// not made, and the load is refused, saying what the first start costs
+// and the ways out.
+func TestCopyOverBudget(t *testing.T) {
+	testenv.ONNXRuntime(t)
+	defer onnx.SetMinPrepacked(1)()
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	_, _, err := openTiny(t, onnx.Options{MemoryBudget: 1})
+	require.Error(t, err)
+	for _, want := range []string{tinyModel, "makes an optimized copy", "over the memory budget of 1 MiB", "--memory-budget 0", "VOICE_ORT_MAPPED_WEIGHTS=0"} {
+		assert.Contains(t, err.Error(), want)
+	}
+	assert.Empty(t, verdicts(t))
+
+	s, log, err := openTiny(t, onnx.Options{MemoryBudget: 1 << 20})
+	require.NoError(t, err)
+	assert.NotEmpty(t, s.Mapped)
+	assert.Contains(t, log, "anonymous_mib_while_made=", "the first load's cost unsaid")
+}
+
+// A verdict damaged since it was written (emptied, zeroed, cut short,
+// overwritten) is not taken for a refusal, which would keep the copy off
+// for good: the copy is made again, said once.
+func TestDamagedVerdictRemakesCopy(t *testing.T) {
+	testenv.ONNXRuntime(t)
+	defer onnx.SetMinPrepacked(1)()
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	first, _, err := openTiny(t, onnx.Options{})
+	require.NoError(t, err)
+	require.NotEmpty(t, first.Mapped)
+	verdict := filepath.Join(filepath.Dir(first.Mapped), "verdict")
+	for name, damage := range map[string]string{"empty": "", "zeroed": "\x00\x00\x00\x00\x00\x00\x00", "cut short": "map", "overwritten": "<html>"} {
+		require.NoError(t, os.WriteFile(verdict, []byte(damage), 0o644))
+		s, log, err := openTiny(t, onnx.Options{})
+		require.NoError(t, err, name)
+		assert.Equal(t, first.Mapped, s.Mapped, "%s: the copy is not mapped", name)
+		assert.Contains(t, log, "the verdict on the optimized copy is damaged", name)
+		kept, err := os.ReadFile(verdict)
+		require.NoError(t, err)
+		assert.Equal(t, "mapped\n", string(kept), name)
+
+		_, log, err = openTiny(t, onnx.Options{})
+		require.NoError(t, err, name)
+		assert.NotContains(t, log, "damaged", "%s: said again", name)
+	}
+}
