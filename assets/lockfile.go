@@ -10,10 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // LockFileName is the name, inside the cache directory, of the file that
@@ -156,4 +158,20 @@ func createTemp(dir, prefix, suffix string) (*os.File, error) {
 		}
 	}
 	return nil, fmt.Errorf("%s: no unused name for a new file %s*%s", dir, prefix, suffix)
+}
+
+// ForgetLocked drops m's entries from the lock file in the cache dir: its
+// files are then held to no first download, and the next pull fetches
+// them again instead of refusing what the source now sends. It is for a
+// download the lock held that proved bad only when loaded (an MNN export
+// whose files crash the engine): a locked sum is only as good as the
+// first download it was taken from.
+func ForgetLocked(ctx context.Context, dir string, m Model) error {
+	p := &Puller{Dir: dir}
+	prefix := lockKey(m, File{}) // every file of m's: "MODEL/"
+	return p.updateLock(ctx, func(entries map[string]lockEntry) bool {
+		before := len(entries)
+		maps.DeleteFunc(entries, func(key string, _ lockEntry) bool { return strings.HasPrefix(key, prefix) })
+		return len(entries) != before
+	})
 }

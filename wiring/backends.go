@@ -1,11 +1,15 @@
 package wiring
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/voiceassistant/voice/asr/xasr"
+	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/audio/frontend"
 	"github.com/voiceassistant/voice/internal/onnx"
@@ -77,11 +81,44 @@ func newMNN(s Stages) (*mnn.Model, error) {
 	case err != nil && dir == "":
 		return nil, notFound(s, "LLM", "MNN-Pocket-0.3B", MNNDir, "run `voice-agent models pull "+MNNDir+"`, or pass --llm-model-dir DIR",
 			strings.ReplaceAll(mnn.Hint, "DIR", "one of those places")+", or pass --llm-model-dir DIR")
+	case errors.Is(err, mnn.ErrCorrupt):
+		return nil, corruptExport(dir, err)
 	case err != nil:
 		return nil, err
 	}
 	return m, nil
 }
+
+// corruptExport says how to get the export in dir whole again, whose
+// files crash the engine (err). One a pull put in the cache leaves the
+// lock file, which held its files to that download and would refuse
+// another: a cut-short weight file, locked at its length, made every
+// pull fail ("more than the bytes expected") and the model missing for
+// good.
+func corruptExport(dir string, err error) error {
+	cache, cacheErr := assets.CacheDir()
+	man, manErr := assets.LoadManifest()
+	if cacheErr != nil || manErr != nil {
+		return fmt.Errorf("%w; put a whole copy of the export in %s", err, dir)
+	}
+	for _, m := range man.Models {
+		if m.Format != assets.FormatMNNLLM || filepath.Clean(dir) != assets.Path(cache, m) {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), lockWait)
+		defer cancel()
+		if forgetErr := assets.ForgetLocked(ctx, cache, m); forgetErr != nil {
+			return fmt.Errorf("%w; %s still holds its files to their first download (%v): remove %s and the entries \"%s/...\" from %s, then run `voice-agent models pull %s`",
+				err, assets.LockFileName, forgetErr, dir, m.Name, filepath.Join(cache, assets.LockFileName), m.Name)
+		}
+		return fmt.Errorf("%w; %s no longer holds them to their first download (with --mirror, try another mirror if it repeats): run `voice-agent models pull %s`", err, assets.LockFileName, m.Name)
+	}
+	return fmt.Errorf("%w; put a whole copy of the export in %s", err, dir)
+}
+
+// lockWait bounds the wait for the lock file, which a pull holds only
+// while it writes an entry.
+const lockWait = 10 * time.Second
 
 // NewFrontEnd builds the audio front-end for s (nil if every part is
 // off), and the function that releases it. If echo cancellation is wanted

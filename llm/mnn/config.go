@@ -17,6 +17,11 @@ import (
 // ErrNotBuilt is returned by Open in binaries built without MNN.
 var ErrNotBuilt = errors.New(`the LLM needs a build with MNN (-tags mnn): scripts/setup builds MNN and the assistant with it (see docs/models.md, "Building with MNN")`)
 
+// ErrCorrupt is in Open's error when the export's files crash the engine
+// (or hang it) in the check of their first load: the caller says how to
+// get them whole again, which depends on where they came from.
+var ErrCorrupt = errors.New("corrupt or cut short")
+
 // Hint tells the user how to get the model; DIR stands for the model
 // directory. The addresses are the manifest's, which follow the MNN team's
 // publication pattern but could not be checked: it says so, lest a

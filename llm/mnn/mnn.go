@@ -65,7 +65,11 @@ func (m *Model) acquire(ctx context.Context) error {
 	return nil
 }
 
-func (m *Model) release() { <-m.engine }
+// release lets the engine go, and logs what it printed meanwhile.
+func (m *Model) release() {
+	drainEngineOutput()
+	<-m.engine
+}
 
 // Open creates the engine from the model directory, applies cfg and loads
 // the weights.
@@ -78,23 +82,44 @@ func Open(cfg Config) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mnn: %w", err)
 	}
-	layout := poolLayout(cfg.ConfigFile, cfg.engineSettings(""))
-	pool, err := openPool(sources, layout)
-	if err == nil && pool.making && !inCheck() {
-		// Made and checked in a child first (check.go); the pool it
-		// seals is mapped here.
-		pool.release()
-		if err := checkInChild(cfg); err != nil {
-			return nil, err
+	settings := cfg.engineSettings("")
+	layout, fileBytes := poolLayout(cfg.ConfigFile, settings), mmapBytes(path, settings)
+	mapped, err := openPool(sources, layout, fileBytes)
+	if !checking && (err != nil || mapped.making) {
+		// Checked in a child first (check.go): there is no sealed pool to
+		// say that these files loaded. The pool the child seals is
+		// mapped here.
+		mapped.release()
+		if checkErr := checkInChild(cfg); checkErr != nil {
+			return nil, checkErr
 		}
-		pool, err = openPool(sources, layout)
+		if err == nil {
+			mapped, err = openPool(sources, layout, fileBytes)
+		}
 	}
 	if err != nil {
-		// The weights then go onto the heap: more anonymous memory, the
-		// same replies.
-		slog.Warn("mnn: the weights are loaded onto the heap, not mapped from a file", "model", cfg.Dir, "why", err)
+		onHeap(cfg.Dir, err)
 	}
+	m, err := load(cfg, path, mapped)
+	if errors.Is(err, errShortPool) {
+		onHeap(cfg.Dir, err)
+		m, err = load(cfg, path, pool{release: func() {}})
+	}
+	return m, err
+}
+
+// onHeap says, in one line, that the weights of the model in dir go onto
+// the heap (more anonymous memory, the same replies), and why.
+func onHeap(dir string, why error) {
+	slog.Warn("mnn: the weights are loaded onto the heap, not mapped from a file; each start checks them in a child process first, as no sealed file records that they loaded", "model", dir, "why", why)
+}
+
+// load creates the engine from the config file at path and loads the
+// weights, mapped from pool's folder (onto the heap if it has none),
+// whose making it then seals.
+func load(cfg Config, path string, pool pool) (*Model, error) {
 	defer pool.release()
+	defer drainEngineOutput()
 	m := &Model{engine: make(chan struct{}, 1), cfg: cfg}
 	keepStdoutClean()
 	cpath := C.CString(path)
@@ -123,7 +148,10 @@ func Open(cfg Config) (*Model, error) {
 		m.Close()
 		return nil, fmt.Errorf("mnn: %s: first run: %w", path, err)
 	}
-	if err := pool.seal(); err != nil {
+	if err := pool.seal(); errors.Is(err, errShortPool) {
+		m.Close()
+		return nil, err
+	} else if err != nil {
 		slog.Warn("mnn: the mapped weights could not be sealed; they are made again at the next load", "dir", pool.dir, "err", err)
 	}
 	// What the load and the first run freed goes back to the system,

@@ -6,9 +6,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -99,17 +102,87 @@ func TestNoPoolLoadsOntoTheHeap(t *testing.T) {
 	assert.Equal(t, want, got)
 	assert.Contains(t, log, "(set XDG_CACHE_HOME to a writable folder)")
 
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	defer func(f func(string) (uint64, error)) { freeBytes = f }(freeBytes)
-	freeBytes = func(string) (uint64, error) { return 120 << 10, nil }
-	got, log = reply(t, model)
-	assert.Equal(t, want, got)
-	assert.Contains(t, log, "0 MiB free in")
-	assert.Contains(t, log, "free some space")
-	root, err := os.UserCacheDir()
+	for name, tc := range map[string]struct {
+		disk func()
+		says []string
+	}{
+		"a full disk": {func() { freeBytes = func(string) (uint64, error) { return 120 << 10, nil } }, []string{"0 MiB free in", "free some space"}},
+		// FAT and exFAT write MNN's 1 GiB file out whole.
+		"no sparse files": {func() { sparseFiles = func(string) bool { return false } }, []string{"without sparse files (FAT, exFAT)", "1024 MiB", "set XDG_CACHE_HOME"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("XDG_CACHE_HOME", t.TempDir())
+			defer func(free func(string) (uint64, error), sparse func(string) bool) {
+				freeBytes, sparseFiles = free, sparse
+			}(freeBytes, sparseFiles)
+			tc.disk()
+			// The check child would see the disk as it is, not as the
+			// test makes it seem, and make the pool.
+			checkWith(t, "exit 0")
+			got, log := reply(t, model)
+			assert.Equal(t, want, got)
+			for _, says := range tc.says {
+				assert.Contains(t, log, says)
+			}
+			assert.Equal(t, 1, strings.Count(log, "loaded onto the heap"), "said once: %s", log)
+			root, err := os.UserCacheDir()
+			require.NoError(t, err)
+			written, _ := filepath.Glob(filepath.Join(root, "voice-agent", "derived", "mnn", "*", "*"+poolSuffix))
+			assert.Empty(t, written, "nothing written where there is no room")
+		})
+	}
+}
+
+// Under a file-size limit (ulimit -f, systemd's LimitFSIZE=) MNN's
+// ftruncate of its 1 GiB pool file failed and it went on with a 0-byte
+// pool, which was checked, sealed, and answered from with empty lines at
+// every later start. Now a process under the limit loads onto the heap
+// and says why, and a later one without it makes a real pool and replies
+// as the first did. The limited process is a child of the test's, which
+// sets the limit on itself (its check child inherits it).
+func TestFileSizeLimitLoadsOntoTheHeap(t *testing.T) {
+	model := testenv.TinyLLM(t)
+	if cache := os.Getenv("VOICE_TEST_FSIZE_CACHE"); cache != "" {
+		t.Setenv("XDG_CACHE_HOME", cache)
+		require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 10 << 20, Max: 10 << 20}))
+		text, log := reply(t, model)
+		assert.NotEmpty(t, text, "the reply under the limit")
+		assert.Contains(t, log, "loaded onto the heap")
+		assert.Contains(t, log, "may write files of at most 10 MiB (ulimit -f")
+		fmt.Printf("reply: %q\n", text)
+		return
+	}
+	cache := t.TempDir()
+	out, _ := again(t, "VOICE_TEST_FSIZE_CACHE="+cache)
+	require.Contains(t, out, "--- PASS: TestFileSizeLimitLoadsOntoTheHeap", "the limited child ran")
+	_, limited, _ := strings.Cut(out, "reply: ")
+	limited, _, _ = strings.Cut(limited, "\n")
+
+	t.Setenv("XDG_CACHE_HOME", cache)
+	text, log := reply(t, model)
+	assert.NotEmpty(t, text)
+	assert.Equal(t, fmt.Sprintf("%q", text), limited, "the same reply, from the heap")
+	assert.NotContains(t, log, "heap")
+	weights, _ := poolFiles(t)
+	info, err := os.Stat(weights)
 	require.NoError(t, err)
-	written, _ := filepath.Glob(filepath.Join(root, "voice-agent", "derived", "mnn", "*", "*"+poolSuffix))
-	assert.Empty(t, written, "nothing written where there is no room")
+	assert.GreaterOrEqual(t, info.Size(), int64(defaultMmapMiB<<20), "a real pool")
+	text, log = reply(t, model)
+	assert.NotEmpty(t, text, "mapped from the sealed pool")
+	assert.NotContains(t, log, "made again")
+}
+
+// A pool smaller than the weights it was made from (MNN could not make
+// its file, and went on) is never sealed.
+func TestShortPoolIsNotSealed(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "0_0_0_0_0"+poolSuffix), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "0_0_0_0_sync"+poolSuffix), nil, 0o644))
+	p := pool{dir: dir, making: true, weights: 66362}
+	err := p.seal()
+	require.ErrorIs(t, err, errShortPool)
+	assert.Contains(t, err.Error(), "0 bytes in "+dir+" for 66362 bytes of weights")
+	assert.NoFileExists(t, filepath.Join(dir, derived.SealFile))
 }
 
 // A Hugging Face snapshot is a folder of symlinks into its blobs: each
@@ -131,7 +204,7 @@ func TestSymlinkedModelsHaveTheirOwnPool(t *testing.T) {
 		sources, err := modelFiles(model)
 		require.NoError(t, err)
 		assert.Len(t, sources, 3, "the symlinked files are the model")
-		p, err := openPool(sources, "")
+		p, err := openPool(sources, "", defaultMmapMiB<<20)
 		require.NoError(t, err)
 		p.release()
 		dirs[p.dir] = true
@@ -148,7 +221,7 @@ func TestPoolFollowsTheLayoutSettings(t *testing.T) {
 	sources, err := modelFiles(testenv.TinyLLM(t))
 	require.NoError(t, err)
 	dir := func(cfg Config) string {
-		p, err := openPool(sources, poolLayout(cfg.ConfigFile, cfg.engineSettings("")))
+		p, err := openPool(sources, poolLayout(cfg.ConfigFile, cfg.engineSettings("")), defaultMmapMiB<<20)
 		require.NoError(t, err)
 		p.release()
 		return p.dir
@@ -166,26 +239,34 @@ func TestPoolFollowsTheLayoutSettings(t *testing.T) {
 }
 
 // MNN checks none of its files: corrupt weights crashed the process with
-// SIGSEGV at every start. The first load of an export runs in a child
-// first, so weights that crash the engine are an error that says what to
-// do, and this process lives; good weights load, their pool made once.
+// SIGSEGV at every start. A load with no sealed pool to map runs in a
+// child first, so weights that crash the engine are an error (ErrCorrupt),
+// and this process lives; good weights load, their pool made once. So it
+// is where no pool can be made (a read-only cache, no home, a full disk:
+// the service user the heap is for), where the check runs at every start.
 func TestWeightsThatCrashTheEngineAreAnError(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	dir := t.TempDir()
-	testenv.CopyDir(t, testenv.TinyLLM(t), dir)
-	weights := filepath.Join(dir, "llm.mnn.weight")
-	good, err := os.ReadFile(weights)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(weights, make([]byte, len(good)), 0o644))
+	notAFolder := filepath.Join(t.TempDir(), "cache")
+	require.NoError(t, os.WriteFile(notAFolder, nil, 0o644))
+	for name, cache := range map[string]string{"a pool is made": t.TempDir(), "no pool can be made": notAFolder} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("XDG_CACHE_HOME", cache)
+			dir := t.TempDir()
+			testenv.CopyDir(t, testenv.TinyLLM(t), dir)
+			weights := filepath.Join(dir, "llm.mnn.weight")
+			good, err := os.ReadFile(weights)
+			require.NoError(t, err)
+			for what, bad := range map[string][]byte{"zeroed": make([]byte, len(good)), "cut short": good[:len(good)/2]} {
+				require.NoError(t, os.WriteFile(weights, bad, 0o644))
+				_, err = Open(Config{Dir: dir, ConfigFile: "config_greedy.json", Threads: 1})
+				require.ErrorIs(t, err, ErrCorrupt, what)
+				assert.Contains(t, err.Error(), "its files crash the engine (SIGSEGV", what)
+			}
 
-	_, err = Open(Config{Dir: dir, ConfigFile: "config_greedy.json", Threads: 1})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "its files crash the engine (SIGSEGV")
-	assert.Contains(t, err.Error(), "pull the model again")
-
-	require.NoError(t, os.WriteFile(weights, good, 0o644))
-	text, _ := reply(t, dir)
-	assert.NotEmpty(t, text, "the good weights load")
+			require.NoError(t, os.WriteFile(weights, good, 0o644))
+			text, _ := reply(t, dir)
+			assert.NotEmpty(t, text, "the good weights load")
+		})
+	}
 }
 
 // Ctrl-C while the child checks a new export ends the check (it was
@@ -200,7 +281,7 @@ func TestInterruptEndsTheFirstLoadsCheck(t *testing.T) {
 	_, err := Open(Config{Dir: model, ConfigFile: "config_greedy.json", Threads: 1})
 	derived.StopWaitingOn(nil)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "interrupted while its first load was checked")
+	assert.Contains(t, err.Error(), "interrupted while its load was checked")
 
 	text, _ := reply(t, model)
 	assert.NotEmpty(t, text)
