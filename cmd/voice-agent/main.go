@@ -339,10 +339,7 @@ func (a *app) setup(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	if err := a.cfg.Stages.Validate(); err != nil {
-		return err
-	}
-	if err := a.cfg.Device.Validate(); err != nil {
+	if err := a.cfg.validate(); err != nil {
 		return err
 	}
 	if a.log, err = newLogger(os.Stderr, a.cfg.LogLevel, a.cfg.LogFormat); err != nil {
