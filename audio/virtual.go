@@ -27,7 +27,9 @@ type FrontEnd interface {
 // CaptureSource produces a capture signal piece by piece, so a long
 // session need not be held in memory.
 type CaptureSource interface {
-	// Len is the signal's length in samples.
+	// Len is the signal's length in samples. A source that learns it as
+	// it is read (a streamed WAV, WAVStream) may shorten it once, when its
+	// end is read; the reads that follow are past it.
 	Len() int64
 	// Read fills out with the samples from stream position pos on; pos
 	// only moves forward, one read after another.
@@ -96,9 +98,10 @@ type Virtual struct {
 	// so a long session does not keep all it played.
 	echo     []float32
 	echoBase int64
-	pos      int64 // the next frame's position
 
 	mu       sync.Mutex
+	pos      int64 // the next frame's position
+	inputEnd int64 // the input's length as last known (CaptureSource.Len)
 	recorded []float32
 	err      error
 }
@@ -190,13 +193,14 @@ func (v *Virtual) Run(ctx context.Context) (err error) {
 		return err
 	}
 	start := time.Now()
-	inputEnd := v.cfg.Source.Len()
-	minEnd := inputEnd + Mono16k.Samples(v.cfg.MinTail)
-	maxEnd := inputEnd + Mono16k.Samples(v.cfg.MaxTail)
 	for pos := int64(0); ; pos += int64(v.period) {
+		// A streamed recording's length is known once its end is read.
+		inputEnd := v.cfg.Source.Len()
 		v.mu.Lock()
-		v.pos = pos
+		v.pos, v.inputEnd = pos, inputEnd
 		v.mu.Unlock()
+		minEnd := inputEnd + Mono16k.Samples(v.cfg.MinTail)
+		maxEnd := inputEnd + Mono16k.Samples(v.cfg.MaxTail)
 		if pos >= maxEnd || pos >= minEnd && v.idle() {
 			return nil
 		}
@@ -253,7 +257,7 @@ func (v *Virtual) idle() bool {
 func (v *Virtual) Position() time.Duration {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	return Mono16k.Duration(min(v.pos, v.cfg.Source.Len()))
+	return Mono16k.Duration(min(v.pos, v.inputEnd))
 }
 
 // render plays one period into the recording and the echo path.

@@ -397,13 +397,97 @@ func TestDecodeWAVInvalid(t *testing.T) {
 }
 
 func TestDecodeWAVHugeClaimedSize(t *testing.T) {
-	// A header claiming 4 GiB of data must fail on the bytes that exist,
-	// not try to allocate what the header says.
+	// A header claiming 4 GiB of data is a stream's (see streamedSize):
+	// the data is what arrives, and nothing is allocated for the claim.
 	file := riff(fmtChunk(wavTagFloat, 32, 768000, 256, 64), chunkSized("data", 0xFFFFFF00, make([]byte, 512), false))
 	for _, r := range []io.Reader{bytes.NewReader(file), iotest.OneByteReader(bytes.NewReader(file))} {
-		_, _, err := DecodeWAV(r, "huge.wav")
-		require.ErrorContains(t, err, "truncated data chunk: header says 4294967040 bytes, file has 512")
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		f, samples, err := DecodeWAV(r, "huge.wav")
+		runtime.ReadMemStats(&after)
+		require.NoError(t, err)
+		assert.Equal(t, Format{Rate: 768000, Channels: 32}, f)
+		assert.Len(t, samples, 64, "two frames of 32 channels")
+		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(4<<20))
 	}
+	// Below a stream's placeholder, a size the file does not hold is a
+	// file cut short.
+	cut := riff(fmtPCM(1, 16000, 16), chunkSized("data", streamedSize-2, make([]byte, 512), false))
+	_, _, err := DecodeWAV(bytes.NewReader(cut), "cut.wav")
+	require.ErrorContains(t, err, "truncated data chunk: header says 2147479550 bytes, file has 512")
+}
+
+// A WAV written to a pipe (sox -t wav -, arecord, ffmpeg) has a
+// placeholder for its sizes, the largest they may be: it is read to its
+// end, from a pipe or a file, a frame cut short at the end dropped (bug:
+// 0xFFFFFFFF was "not a whole number of 2-byte sample frames", sox's
+// 0x7FFFF000 "18h38m29s of audio is more than the 1h0m0s taken").
+func TestStreamedWAVIsReadToItsEnd(t *testing.T) {
+	pcm := make([]float32, 16000)
+	for i := range pcm {
+		pcm[i] = float32(math.Sin(float64(i)*0.05)) / 2
+	}
+	for _, tc := range []struct {
+		name   string
+		size   uint32
+		trail  []byte
+		frames int
+	}{
+		{"0xFFFFFFFF", 0xFFFFFFFF, nil, 16000},
+		{"sox's 0x7FFFF000", 0x7FFFF000, nil, 16000},
+		{"a frame cut short", 0xFFFFFFFF, []byte{1}, 16000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := streamedWAV(t, pcm, tc.size, tc.trail)
+			path := filepath.Join(t.TempDir(), "streamed.wav")
+			require.NoError(t, os.WriteFile(path, file, 0o644))
+			got, err := ReadWAVMono16k(context.Background(), path)
+			require.NoError(t, err)
+			require.Len(t, got, tc.frames)
+			assert.InDelta(t, pcm[100], got[100], 1e-4)
+			_, samples, err := DecodeWAV(iotest.HalfReader(bytes.NewReader(file)), "pipe.wav")
+			require.NoError(t, err)
+			assert.Len(t, samples, tc.frames)
+		})
+	}
+}
+
+// streamedWAV is pcm as 16 kHz 16-bit mono in a WAV whose RIFF size is a
+// stream's placeholder and whose data chunk's is size, trail after it.
+func streamedWAV(t *testing.T, pcm []float32, size uint32, trail []byte) []byte {
+	body := encode(t, Mono16k, pcm, PCM16)[44:] // past the canonical header
+	header := append([]byte("RIFF\xff\xff\xff\xffWAVE"), fmtPCM(1, 16000, 16)...)
+	return append(header, chunkSized("data", size, append(bytes.Clone(body), trail...), false)...)
+}
+
+// A streamed WAV's length is known once its end is read: the replay's
+// input shortens to it, and every read after is silence.
+func TestStreamedWAVLengthIsKnownAtItsEnd(t *testing.T) {
+	body := make([]byte, 2*1600) // 0.1 s at 16 kHz
+	file := append(append([]byte("RIFF\xff\xff\xff\xffWAVE"), fmtPCM(1, 16000, 16)...), chunkSized("data", 0xFFFFFFFF, body, false)...)
+	s, err := newWAVStream(context.Background(), iotest.HalfReader(bytes.NewReader(file)), "pipe.wav", -1)
+	require.NoError(t, err)
+	assert.Equal(t, Mono16k.Samples(MaxInputDuration), s.Len(), "the most taken, until the end is read")
+	out := make([]float32, 1000)
+	require.NoError(t, s.Read(0, out))
+	require.NoError(t, s.Read(1000, out))
+	assert.Equal(t, int64(1600), s.Len())
+
+	// One that goes on past the hour is refused as it passes it.
+	long := append(append([]byte("RIFF\xff\xff\xff\xffWAVE"), fmtPCM(1, 8000, 16)...), chunkSized("data", 0xFFFFFFFF, nil, false)...)
+	s, err = newWAVStream(context.Background(), io.MultiReader(bytes.NewReader(long), zeros{}), "endless.wav", -1)
+	require.NoError(t, err)
+	_, err = readAll(s)
+	require.ErrorIs(t, err, ErrInputLimits)
+	assert.ErrorContains(t, err, "endless.wav: the streamed audio goes on past the 1h0m0s taken at once; split it")
+}
+
+// zeros is an endless stream of silence.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }
 
 func TestDecodeWAVReaderError(t *testing.T) {
@@ -516,6 +600,7 @@ func FuzzDecodeWAV(f *testing.F) {
 	f.Add(riff(fmtExtensible(1, 16000, 32, 24, wavTagPCM, wavGUIDTail[:]), chunk("data", make([]byte, 8))))
 	f.Add(riff(fmtChunk(wavTagFloat, 1, 8000, 8, 64), chunk("LIST", []byte{1}), chunk("data", make([]byte, 16))))
 	f.Add(riff(fmtPCM(1, 16000, 16), chunkSized("data", 0xFFFFFFFF, nil, false)))
+	f.Add(riff(fmtPCM(2, 16000, 16), chunkSized("data", 0xFFFFFFFF, make([]byte, 7), false)))
 	f.Add([]byte("RIFF"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		format, samples, err := DecodeWAV(bytes.NewReader(b), "fuzz.wav")
@@ -576,6 +661,21 @@ func TestReadWAVMono16kInputLimits(t *testing.T) {
 	_, err := DecodeWAVMono16k(io.MultiReader(bytes.NewReader(hour)), "long.wav")
 	require.ErrorIs(t, err, ErrInputLimits)
 	assert.ErrorContains(t, err, "1h0m1s of audio is more than the 1h0m0s taken at once; split it")
+
+	// Past the hour by less than a second: the figure shows by how much
+	// (bug: "1h0m0s of audio is more than the 1h0m0s taken").
+	for _, tc := range []struct {
+		frames uint32
+		says   string
+	}{
+		{16000*3600 + 16, "1h0m0.001s of audio is more than the 1h0m0s taken"},
+		{16000*3600 + 1, "1h0m0.0000625s of audio is more than the 1h0m0s taken"},
+	} {
+		over := riff(fmtPCM(1, 16000, 16), chunkSized("data", 2*tc.frames, nil, false))
+		_, err = DecodeWAVMono16k(io.MultiReader(bytes.NewReader(over)), "over.wav")
+		require.ErrorIs(t, err, ErrInputLimits)
+		assert.ErrorContains(t, err, tc.says)
+	}
 }
 
 // Converting block by block gives what converting the whole does.

@@ -1,7 +1,8 @@
 package audio
 
-// Reading WAV files: header parsing, the input limits, sample decoding,
-// and conversion to 16 kHz mono as the file is read.
+// Reading WAV files: header parsing and the input limits; the data chunk
+// is decoded in wavdata.go, and converted to 16 kHz mono as the file is
+// read in wavstream.go.
 
 import (
 	"bytes"
@@ -9,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"time"
 )
@@ -105,8 +105,9 @@ func readWAVFile(path string, to wavTarget) error {
 // wavTarget takes a file's audio as it is decoded.
 type wavTarget interface {
 	// start gets the format and the sample frames the data chunk
-	// declares (present: checked against the input's size when known),
-	// before any sample; an error stops decoding.
+	// declares (present: checked against the input's size when known;
+	// -1: a stream of unknown length), before any sample; an error stops
+	// decoding.
 	start(d *wavDecoder, f Format, frames int64, present bool) error
 	// write takes the next block of samples, which it must not keep.
 	write(block []float32)
@@ -122,10 +123,13 @@ type collected struct {
 
 func (c *collected) start(_ *wavDecoder, f Format, frames int64, present bool) error {
 	c.format = f
-	n := frames * int64(f.Channels)
-	if !present {
-		// A hostile header can claim 4 GiB: grow only as bytes arrive.
-		n = min(n, wavUnknownSizePrealloc)
+	// A hostile header can claim 4 GiB, and a stream's says nothing:
+	// unchecked, grow only as bytes arrive.
+	n := int64(wavUnknownSizePrealloc)
+	if frames >= 0 && present {
+		n = frames * int64(f.Channels)
+	} else if frames >= 0 {
+		n = min(n, frames*int64(f.Channels))
 	}
 	c.samples = make([]float32, 0, n)
 	return nil
@@ -215,6 +219,7 @@ func (d *wavDecoder) readHeader() (*wavFmt, int64, error) {
 			}
 			// Anything after the data chunk (LIST, id3, cue) is metadata
 			// we have no use for, so it is not read at all.
+			size = d.streamed(format, size)
 			if err := d.checkData(format, size); err != nil {
 				return nil, 0, err
 			}
@@ -467,7 +472,34 @@ func wavTagName(tag int) string {
 	return fmt.Sprintf("format tag 0x%04X", tag)
 }
 
+// streamedSize is the least data chunk size taken for a stream's
+// placeholder: a writer that cannot seek back to its header (sox or
+// arecord writing to a pipe, ffmpeg) writes the largest size it may
+// (0xFFFFFFFF, sox 0x7FFFF000) and never the real one. No recording
+// within the input limits is that large.
+const streamedSize = 0x7FFFF000
+
+// streamed is the data chunk's size, given as size: where size is a
+// stream's placeholder and more than the input holds, the rest of a file
+// of known size, in whole frames, or -1 where the input's size is
+// unknown (a pipe): the data is read to the input's end.
+func (d *wavDecoder) streamed(f *wavFmt, size int64) int64 {
+	switch {
+	case size < streamedSize:
+		return size
+	case d.size < 0:
+		return -1
+	case size > d.size-d.off:
+		left := max(d.size-d.off, 0)
+		return left - left%int64(f.blockAlign)
+	}
+	return size
+}
+
 func (d *wavDecoder) checkData(f *wavFmt, size int64) error {
+	if size < 0 {
+		return nil // streamed: its frames are counted as they come
+	}
 	if size == 0 {
 		return d.fail(ErrMalformedWAV, "zero-length audio (empty data chunk)")
 	}
@@ -483,7 +515,11 @@ func (d *wavDecoder) checkData(f *wavFmt, size int64) error {
 }
 
 func (d *wavDecoder) readData(f *wavFmt, size int64, to wavTarget) error {
-	if err := to.start(d, f.format, size/int64(f.blockAlign), d.size >= 0); err != nil {
+	frames := int64(-1)
+	if size >= 0 {
+		frames = size / int64(f.blockAlign)
+	}
+	if err := to.start(d, f.format, frames, d.size >= 0); err != nil {
 		return err
 	}
 
@@ -498,85 +534,4 @@ func (d *wavDecoder) readData(f *wavFmt, size int64, to wavTarget) error {
 		}
 		to.write(samples)
 	}
-}
-
-// dataReader decodes the data chunk a block at a time.
-type dataReader struct {
-	d          *wavDecoder
-	f          *wavFmt
-	size, read int64
-	buf        []byte
-	samples    []float32
-}
-
-func newDataReader(d *wavDecoder, f *wavFmt, size int64) *dataReader {
-	block := wavBlockBytes - wavBlockBytes%f.blockAlign
-	buf := make([]byte, min(int64(block), size))
-	return &dataReader{d: d, f: f, size: size, buf: buf, samples: make([]float32, 0, len(buf)/f.sampleSize)}
-}
-
-// next returns the next block of samples, valid until the next call, or
-// io.EOF after the last.
-func (r *dataReader) next() ([]float32, error) {
-	if r.read >= r.size {
-		return nil, io.EOF
-	}
-	want := min(int64(len(r.buf)), r.size-r.read)
-	k, err := r.d.readFull(r.buf[:want])
-	r.read += int64(k)
-	if err != nil {
-		// Partial audio is never returned: a cut-off recording would
-		// silently skew anything measured on it.
-		if isEOF(err) {
-			return nil, r.d.fail(ErrMalformedWAV, "truncated data chunk: header says %d bytes, file has %d", r.size, r.read)
-		}
-		return nil, r.d.ioFail(err, "reading data chunk")
-	}
-	r.samples = decodeSamples(r.samples[:0], r.buf[:k], r.f.kind)
-	return r.samples, nil
-}
-
-// decodeSamples appends the samples in b (a whole number of samples of
-// kind) to out, scaled to [-1, 1].
-func decodeSamples(out []float32, b []byte, kind sampleKind) []float32 {
-	le := binary.LittleEndian
-	switch kind {
-	case kindPCM16:
-		for i := 0; i+2 <= len(b); i += 2 {
-			out = append(out, float32(int16(le.Uint16(b[i:])))/(1<<15))
-		}
-	case kindPCM24:
-		for i := 0; i+3 <= len(b); i += 3 {
-			v := int32(uint32(b[i])<<8|uint32(b[i+1])<<16|uint32(b[i+2])<<24) >> 8
-			out = append(out, float32(v)/(1<<23))
-		}
-	case kindPCM32:
-		for i := 0; i+4 <= len(b); i += 4 {
-			out = append(out, float32(float64(int32(le.Uint32(b[i:])))/(1<<31)))
-		}
-	case kindFloat32:
-		for i := 0; i+4 <= len(b); i += 4 {
-			out = append(out, clampUnit(math.Float32frombits(le.Uint32(b[i:]))))
-		}
-	case kindFloat64:
-		for i := 0; i+8 <= len(b); i += 8 {
-			out = append(out, clampUnit(float32(math.Float64frombits(le.Uint64(b[i:])))))
-		}
-	}
-	return out
-}
-
-// clampUnit bounds float samples: float WAVs may legally exceed full scale,
-// but every consumer assumes [-1, 1], and a single NaN would poison every
-// filter state it passes through for the rest of the stream.
-func clampUnit(v float32) float32 {
-	switch {
-	case v != v:
-		return 0
-	case v > 1:
-		return 1
-	case v < -1:
-		return -1
-	}
-	return v
 }

@@ -18,6 +18,7 @@ type WAVStream struct {
 	data    *dataReader
 	conv    *Converter
 	length  int64
+	known   bool // length is known: from the header, or the stream's end read
 	pos     int64
 	pending []float32 // converted, not yet read
 	flushed bool
@@ -68,26 +69,52 @@ func newWAVStream(ctx context.Context, r io.Reader, name string, size int64) (*W
 		return nil, d.fail(ErrInputLimits, "sample rate %d Hz is outside what speech is recorded at (%d to %d Hz); resample it, e.g. sox IN.wav -r 16000 OUT.wav",
 			f.format.Rate, MinInputRate, MaxInputRate)
 	}
-	frames := dataSize / int64(f.blockAlign)
+	// A stream's length is not in its header: it is taken as the most
+	// taken until its end is read.
+	frames, known := dataSize/int64(f.blockAlign), dataSize >= 0
+	if !known {
+		frames = f.format.Samples(MaxInputDuration)
+	}
 	if length := f.format.Duration(frames); length > MaxInputDuration {
-		return nil, d.fail(ErrInputLimits, "%v of audio is more than the %v taken at once; split it, e.g. sox IN.wav OUT.wav trim 0 %d : newfile : restart",
-			length.Round(time.Second), MaxInputDuration, int(MaxInputDuration.Seconds()))
+		return nil, d.fail(ErrInputLimits, "%v of audio is more than the %v taken at once; %s",
+			overLimit(length), MaxInputDuration, splitIt)
 	}
 	conv, err := NewConverter(f.format, Mono16k)
 	if err != nil {
 		return nil, d.fail(nil, "%v", err)
 	}
+	data := newDataReader(d, f, dataSize)
+	data.limit = frames * int64(f.blockAlign)
+	data.tooLong = func() error {
+		return d.fail(ErrInputLimits, "the streamed audio goes on past the %v taken at once; %s", MaxInputDuration, splitIt)
+	}
 	return &WAVStream{
 		ctx:    ctx,
 		name:   name,
-		data:   newDataReader(d, f, dataSize),
+		data:   data,
 		conv:   conv,
 		length: ResampledFrames(frames, int64(f.format.Rate), ProcessingRate),
+		known:  known,
 		close:  func() error { return nil },
 	}, nil
 }
 
-// Len is the recording's length in 16 kHz samples, known from the header.
+// splitIt is the way out of a recording over MaxInputDuration.
+var splitIt = fmt.Sprintf("split it, e.g. sox IN.wav OUT.wav trim 0 %d : newfile : restart", int(MaxInputDuration.Seconds()))
+
+// overLimit shows length, over MaxInputDuration, to the second, or
+// exactly where that would show the limit itself (3600.001 s is not
+// "1h0m0s of audio is more than the 1h0m0s taken").
+func overLimit(length time.Duration) time.Duration {
+	if rounded := length.Round(time.Second); rounded > MaxInputDuration {
+		return rounded
+	}
+	return length
+}
+
+// Len is the recording's length in 16 kHz samples, known from the header;
+// a stream's (a WAV written to a pipe, whose header gives no length) is
+// the most taken (MaxInputDuration) until its end is read, then its own.
 func (s *WAVStream) Len() int64 { return s.length }
 
 // Read fills out with the samples from pos on, which must be where the
@@ -128,6 +155,9 @@ func (s *WAVStream) decode() error {
 	case !s.flushed:
 		s.flushed = true
 		s.pending = s.conv.Flush()
+		if !s.known {
+			s.length, s.known = s.pos+int64(len(s.pending)), true
+		}
 	default:
 		// The length comes from the same formula the resampler ends on,
 		// so this is a bug, not bad input; failing beats looping.
@@ -162,9 +192,21 @@ func DecodeWAVMono16k(r io.Reader, name string) ([]float32, error) {
 }
 
 func readAll(s *WAVStream) ([]float32, error) {
-	pcm := make([]float32, s.Len())
-	if err := s.Read(0, pcm); err != nil {
-		return nil, err
+	if s.known {
+		pcm := make([]float32, s.Len())
+		if err := s.Read(0, pcm); err != nil {
+			return nil, err
+		}
+		return pcm, nil
+	}
+	// A stream grows what it holds as its audio comes, up to its end.
+	var pcm []float32
+	block := make([]float32, wavBlockBytes)
+	for pos := int64(0); pos < s.Len(); pos += int64(len(block)) {
+		if err := s.Read(pos, block); err != nil {
+			return nil, err
+		}
+		pcm = append(pcm, block[:min(int64(len(block)), s.Len()-pos)]...)
 	}
 	return pcm, nil
 }

@@ -67,3 +67,29 @@ func TestWAVStreamFIFOHonoursContext(t *testing.T) {
 		})
 	}
 }
+
+// A WAV written to a pipe (sox -t wav - | voice-agent vad /dev/stdin) is
+// read to its end from the pipe, its length known once there.
+func TestStreamedWAVFromAPipe(t *testing.T) {
+	pcm := make([]float32, 16000)
+	for i := range pcm {
+		pcm[i] = float32(i%100) / 200
+	}
+	file := streamedWAV(t, pcm, 0xFFFFFFFF, []byte{1})
+	fifo := filepath.Join(t.TempDir(), "fifo.wav")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	written := make(chan error, 1)
+	go func() {
+		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err == nil {
+			_, err = w.Write(file)
+			w.Close()
+		}
+		written <- err
+	}()
+	got, err := ReadWAVMono16k(context.Background(), fifo)
+	require.NoError(t, err)
+	require.NoError(t, <-written)
+	require.Len(t, got, len(pcm))
+	assert.InDelta(t, pcm[150], got[150], 1e-4)
+}

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -56,13 +57,29 @@ type budget struct {
 	max  int // 0: no bound
 }
 
-// AddUser appends a committed user turn. A user turn that follows one
-// never answered (its reply failed, or was interrupted before a word was
-// heard) joins it, so the conversation alternates as chat templates expect.
-func (h *History) AddUser(text string) {
+// AddUser appends a committed user turn and returns it as kept. A user
+// turn that follows one never answered (its reply failed, or was
+// interrupted before a word was heard) joins it, so the conversation
+// alternates as chat templates expect.
+//
+// A user message holds at most half of each budget (see fitTurn): the
+// history is trimmed to half when it is full, so a turn that fits there
+// leaves it within its budget with room for the reply, whatever came
+// before; a longer one (a page pasted into the chat: 60 KB were a
+// 36,462-token prompt against a 2048-token budget) is cut to what fits,
+// said once here as a log line; the kept text tells the caller.
+func (h *History) AddUser(text string) (kept string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.msgs, _ = trimmed(withUser(h.msgs, text), h.budgets(), whole)
+	budgets := h.budgets()
+	kept = fitTurn(text, budgets)
+	if kept != text {
+		slog.Warn("a user turn longer than the history holds was cut to fit it",
+			"kept_chars", utf8.RuneCountInString(kept), "chars", utf8.RuneCountInString(text),
+			"history_chars", h.maxChars, "history_tokens", h.maxTokens)
+	}
+	h.msgs, _ = trimmed(withUser(h.msgs, kept, budgets), budgets, whole)
+	return kept
 }
 
 // WithUser is the conversation Messages would return after AddUser(text),
@@ -71,16 +88,26 @@ func (h *History) AddUser(text string) {
 func (h *History) WithUser(text string) []Message {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	msgs, _ := trimmed(withUser(slices.Clone(h.msgs), text), h.budgets(), whole)
+	budgets := h.budgets()
+	msgs, _ := trimmed(withUser(slices.Clone(h.msgs), fitTurn(text, budgets), budgets), budgets, whole)
 	return h.withSystem(msgs)
 }
 
-func withUser(msgs []Message, text string) []Message {
-	if n := len(msgs); n > 0 && msgs[n-1].Role == User {
-		msgs[n-1].Content += "\n" + text
-		return msgs
+// withUser adds the user's turn text to msgs: to the message of a turn
+// never answered, where both fit in the bound of one (see fitTurn), else
+// in its place (the user asked again, or moved on), else as a message of
+// its own.
+func withUser(msgs []Message, text string, budgets []budget) []Message {
+	n := len(msgs)
+	if n == 0 || msgs[n-1].Role != User {
+		return append(msgs, Message{Role: User, Content: text})
 	}
-	return append(msgs, Message{Role: User, Content: text})
+	if joined := msgs[n-1].Content + "\n" + text; fitTurn(joined, budgets) == joined {
+		msgs[n-1].Content = joined
+	} else {
+		msgs[n-1].Content = text
+	}
+	return msgs
 }
 
 // TakeBackUser removes text from the end of the conversation, where

@@ -1,7 +1,9 @@
 package llm_test
 
 import (
+	"bytes"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -87,7 +89,7 @@ func TestHistoryBudget(t *testing.T) {
 			[]llm.Message{user("aaaaa"), assistant("bbbbb"), user("ccccc"), assistant("ddddd")},
 		},
 		{
-			"the system prompt does not count", 5,
+			"the system prompt does not count", 10,
 			[]llm.Message{user("aaaaa")},
 			[]llm.Message{user("aaaaa")},
 		},
@@ -97,9 +99,9 @@ func TestHistoryBudget(t *testing.T) {
 			[]llm.Message{user("ccccc"), assistant("ddddd")},
 		},
 		{
-			"a user turn past the budget drops the oldest whole exchanges down to half of it", 20,
-			[]llm.Message{user("aaaaa"), assistant("bbbbb"), user("ccccccccccc")},
-			[]llm.Message{user("ccccccccccc")},
+			"a user turn past the budget drops the oldest whole exchanges down to half of it", 18,
+			[]llm.Message{user("aaaaa"), assistant("bbbbb"), user("ccccccccc")},
+			[]llm.Message{user("ccccccccc")},
 		},
 		{
 			"a user turn within the budget trims nothing", 20,
@@ -113,18 +115,18 @@ func TestHistoryBudget(t *testing.T) {
 		},
 		{
 			"drops several exchanges until it fits", 12,
-			[]llm.Message{user("aa"), assistant("bb"), user("cc"), assistant("dd"), user("gggggggg")},
-			[]llm.Message{user("gggggggg")},
+			[]llm.Message{user("aa"), assistant("bb"), user("cc"), assistant("dd"), user("gggggg")},
+			[]llm.Message{user("gggggg")},
 		},
 		{
 			"an exchange goes with all of its replies", 10,
-			[]llm.Message{user("a"), cut("bbb"), assistant("ccc"), user("ddddddd")},
-			[]llm.Message{user("ddddddd")},
+			[]llm.Message{user("a"), cut("bbb"), assistant("ccc"), user("ddddd")},
+			[]llm.Message{user("ddddd")},
 		},
 		{
-			"the newest user message stays even if alone over budget", 10,
+			"a user turn over half the budget is cut to it, alone", 10,
 			[]llm.Message{user("aaa"), assistant("bbb"), user(strings.Repeat("x", 50))},
-			[]llm.Message{user(strings.Repeat("x", 50))},
+			[]llm.Message{user("xxxxx")},
 		},
 		{
 			"the newest user message stays when its reply overflows", 20,
@@ -133,8 +135,8 @@ func TestHistoryBudget(t *testing.T) {
 		},
 		{
 			"a leading reply without a question is dropped first", 10,
-			[]llm.Message{assistant("Hello, how can I help?"), user("weather")},
-			[]llm.Message{user("weather")},
+			[]llm.Message{assistant("Hello, how can I help?"), user("rain")},
+			[]llm.Message{user("rain")},
 		},
 		{
 			"characters, not bytes", 10,
@@ -383,4 +385,87 @@ func TestHistoryTokenBudget(t *testing.T) {
 			assert.Equal(t, tc.want, h.Messages()[1:])
 		})
 	}
+}
+
+// One user turn is bounded to half of each budget, cut at a sentence end
+// or a word break where one is in the second half of what fits, never
+// inside a character (bug: a 60 KB chat line was a 36,462-token prompt
+// against a 2048-token budget: the newest message was always kept whole).
+func TestHistoryCutsALongUserTurn(t *testing.T) {
+	// Tokens as bytes: a Chinese character is three, so a bound in tokens
+	// falls inside characters unless the cut keeps them whole.
+	byBytes := func(s string) int { return len(s) }
+	for _, tc := range []struct {
+		name      string
+		chars     int
+		tokens    func(string) int
+		maxTokens int
+		text      string
+		kept      string
+	}{
+		{"en: at a sentence end", 100, nil, 0,
+			"The weather is fine today. We could walk to the park after lunch. Then we go home and rest.",
+			"The weather is fine today."},
+		{"en: at a word break where no sentence ends", 40, nil, 0,
+			"please read this very long sentence without any end at all",
+			"please read this"},
+		{"en: a decimal point is no sentence end", 30, nil, 0,
+			"the value is 3.14159 and then some more words follow",
+			"the value is"},
+		{"en: within the bound, whole", 100, nil, 0, "What is the time?", "What is the time?"},
+		{"zh: at a sentence end", 40, nil, 0,
+			"我们下午去公园散步好吗。然后回家休息，晚上一起看电影好不好",
+			"我们下午去公园散步好吗。"},
+		{"zh: at a clause mark", 24, nil, 0,
+			"我们下午去公园散步吧，然后回家休息然后一起看电影好不好",
+			"我们下午去公园散步吧，"},
+		{"zh: no break, cut at a character", 10, nil, 0,
+			"一二三四五六七八九十一二三四五", "一二三四五"},
+		{"zh: a token bound inside a character keeps it whole", 0, byBytes, 16,
+			"一二三四五六七八九十", "一二"},
+		{"en: the token bound, at a word break", 0, func(s string) int { return len(strings.Fields(s)) }, 10,
+			"one two three four five six seven eight nine ten", "one two three four five"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := llm.NewHistory("sys", tc.chars)
+			if tc.tokens != nil {
+				h.BoundTokens(tc.tokens, tc.maxTokens)
+			}
+			assert.Equal(t, []llm.Message{user(tc.kept)}, h.WithUser(tc.text)[1:], "a speculated reply answers what the turn will be")
+			kept := h.AddUser(tc.text)
+			assert.Equal(t, tc.kept, kept)
+			assert.True(t, utf8.ValidString(kept))
+			assert.True(t, strings.HasPrefix(tc.text, kept))
+			assert.Equal(t, []llm.Message{user(tc.kept)}, h.Messages()[1:])
+		})
+	}
+}
+
+// A cut turn is said once, as a log line with what was kept of how much;
+// a whole one is not.
+func TestHistoryLogsACutTurnOnce(t *testing.T) {
+	var logged bytes.Buffer
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
+	h := llm.NewHistory("sys", 20)
+	h.WithUser(strings.Repeat("词", 30))
+	h.AddUser(strings.Repeat("词", 30))
+	h.AddAssistant("ok", false)
+	h.AddUser("short")
+	assert.Equal(t, 1, strings.Count(logged.String(), "\n"), logged.String())
+	assert.Contains(t, logged.String(), `level=WARN msg="a user turn longer than the history holds was cut to fit it" kept_chars=10 chars=30 history_chars=20 history_tokens=0`)
+}
+
+// A turn that follows one never answered joins it while both fit in the
+// bound of one message; past it, the new turn takes the old one's place:
+// the user asked again or moved on, and the bound holds.
+func TestHistoryJoinsUnansweredTurnsWithinTheBound(t *testing.T) {
+	h := llm.NewHistory("sys", 60)
+	h.AddUser("what about")
+	h.AddUser("the weather")
+	assert.Equal(t, []llm.Message{user("what about\nthe weather")}, h.Messages()[1:])
+	h.AddUser("and how about tomorrow then")
+	assert.Equal(t, []llm.Message{user("and how about tomorrow then")}, h.Messages()[1:])
+	assert.True(t, h.TakeBackUser("and how about tomorrow then"))
+	assert.Equal(t, []llm.Message{system("sys")}, h.Messages())
 }

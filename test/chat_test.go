@@ -443,3 +443,120 @@ func TestReplayWithTheMossSynthesizer(t *testing.T) {
 	}
 	assert.Greater(t, energy, 0.0, "the assistant's audio is in the recording")
 }
+
+// startChat starts chat with its input a pipe kept open (a person who has
+// typed nothing yet) and waits for its first prompt.
+func startChat(t *testing.T, script string) (cmd *exec.Cmd, stdin io.WriteCloser, out *bufio.Reader, stderr *strings.Builder) {
+	t.Helper()
+	cmd = exec.Command(binary, "chat", "--llm", "scripted", "--script", script)
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	stderr = &strings.Builder{}
+	cmd.Stderr = stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = stdin.Close()
+	})
+	out = bufio.NewReader(stdout)
+	prompt := make([]byte, 2)
+	_, err = io.ReadFull(out, prompt)
+	require.NoError(t, err)
+	require.Equal(t, "> ", string(prompt))
+	return cmd, stdin, out, stderr
+}
+
+// exited waits for cmd to exit, failing the test if it is still running
+// 5 s on (the bound is loose: it ends in milliseconds), and returns its
+// exit status.
+func exited(t *testing.T, cmd *exec.Cmd, out *bufio.Reader, stderr *strings.Builder) int {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, out) // Wait wants the pipe read to its end
+		_ = cmd.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+		require.FailNow(t, "chat still running 5 s after the signal", stderr.String())
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+// A signal at the prompt ends the chat at once, with the signal's exit
+// status, and nothing is said to be incomplete: every reply was whole
+// (bug: SIGTERM and SIGHUP waited on the next line, 629 s; a Ctrl-C at
+// the prompt was kept and stopped the next reply at 0 tokens).
+func TestChatSignalAtThePromptEndsIt(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd, _, out, stderr := startChat(t, "testdata/demo.json")
+			require.NoError(t, cmd.Process.Signal(sig))
+			assert.Equal(t, 128+int(sig), exited(t, cmd, out, stderr), stderr.String())
+			assert.Equal(t, "voice-agent: chat ended at its prompt: "+sig.String()+" received\n", stderr.String())
+		})
+	}
+}
+
+// SIGTERM or SIGHUP during a reply stops it and ends the chat, the reply
+// said to be incomplete, with the signal's exit status (bug: the chat went
+// back to its prompt, and exited 0 at the end of input).
+func TestChatSignalDuringAReplyEndsIt(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "slow.json")
+	require.NoError(t, os.WriteFile(script, []byte(`{"replies": ["one two three four five six seven eight nine ten eleven twelve"], "tokens_per_second": 4}`), 0o644))
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd, stdin, out, stderr := startChat(t, script)
+			_, err := io.WriteString(stdin, "tell me\n")
+			require.NoError(t, err)
+			first := make([]byte, 2)
+			_, err = io.ReadFull(out, first) // "on": the reply streams
+			require.NoError(t, err)
+			require.NoError(t, cmd.Process.Signal(sig))
+			line, err := out.ReadString(']')
+			require.NoError(t, err)
+			assert.Contains(t, line, ", stopped]")
+			assert.NotContains(t, line, "twelve")
+			assert.Equal(t, 128+int(sig), exited(t, cmd, out, stderr), stderr.String())
+			assert.Contains(t, stderr.String(), "voice-agent: chat: the reply was stopped: "+sig.String()+" received")
+			assert.Contains(t, stderr.String(), "voice-agent: interrupted ("+sig.String()+"): the results above are incomplete")
+		})
+	}
+}
+
+// A line of any length is read (bug: one over 64 KiB ended the chat with
+// "bufio.Scanner: token too long", the conversation lost) and cut to what
+// one turn of the history holds, said in the chat and in the log; the
+// conversation goes on.
+func TestChatCutsALongLineAndGoesOn(t *testing.T) {
+	for _, tc := range []struct {
+		name, sentence string
+	}{
+		{"en", "The quick brown fox jumps over the lazy dog. "},
+		{"zh", "今天天气很好，我们去公园散步吧。"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			long := strings.Repeat(tc.sentence, 3<<20/len(tc.sentence)) // 3 MiB, past what a line keeps too
+			cmd := exec.Command(binary, "chat", "--llm", "scripted", "--script", "testdata/demo.json")
+			cmd.Stdin = strings.NewReader(long + "\nand tomorrow?\n")
+			cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			require.NoError(t, cmd.Run(), stderr.String())
+			out := stdout.String()
+			assert.Contains(t, out, "[your message was cut to its first ")
+			assert.Contains(t, out, " characters: one turn holds at most half the history (stages.history_chars, stages.history_tokens)]")
+			assert.Contains(t, out, "It is sunny and warm today", "the long line is answered")
+			assert.Contains(t, out, "Tomorrow it will rain", "and the next")
+			assert.Equal(t, 1, strings.Count(stderr.String(), "a user turn longer than the history holds was cut to fit it"), stderr.String())
+			assert.Contains(t, stderr.String(), "history_chars=4000")
+		})
+	}
+}

@@ -67,6 +67,13 @@ func DefaultConfig() Config {
 	return Config{Rate: 48000, PlaybackChannels: 1, Period: 10 * time.Millisecond, PlaybackBuffer: 5 * time.Second}
 }
 
+// MinRate and MaxRate bound a device's sample rate: miniaudio's own
+// bounds (MA_MIN_SAMPLE_RATE, MA_MAX_SAMPLE_RATE).
+const (
+	MinRate = 8000
+	MaxRate = 384000
+)
+
 func (c *Config) defaults() error {
 	def := DefaultConfig()
 	if c.Rate == 0 {
@@ -84,9 +91,8 @@ func (c *Config) defaults() error {
 	if err := (audio.Format{Rate: c.Rate, Channels: c.PlaybackChannels}).Validate(); err != nil {
 		return fmt.Errorf("device.rate, device.playback_channels: %w", err)
 	}
-	// miniaudio's own bounds (MA_MIN_SAMPLE_RATE, MA_MAX_SAMPLE_RATE).
-	if c.Rate < 8000 || c.Rate > 384000 {
-		return fmt.Errorf("device.rate: %d Hz is out of range (8000..384000)", c.Rate)
+	if c.Rate < MinRate || c.Rate > MaxRate {
+		return fmt.Errorf("device.rate: %d Hz is out of range (%d..%d)", c.Rate, MinRate, MaxRate)
 	}
 	if c.Period < time.Millisecond || c.Period > time.Second {
 		return fmt.Errorf("device.period: %v is out of range (1ms..1s)", c.Period)

@@ -37,8 +37,11 @@ func (a *app) benchLLMCmd() *cobra.Command {
 			return a.writeBench(cmd, res, func(w io.Writer) { printLLM(w, res) })
 		},
 	}
-	cmd.Flags().IntVar(&runs, "runs", 5, "measured runs per test (after one warm-up)")
-	cmd.Flags().IntVar(&turns, "conversation", 0, "instead, N turns of one conversation in English and Chinese, the history bounded as the assistant bounds it: per turn the tokens prefilled and reused and the first token's time")
+	f := cmd.Flags()
+	f.IntVar(&runs, "runs", 5, "measured runs per test (after one warm-up; 1 to 1000)")
+	limitFlag(f, "runs", func() bool { return runs >= 1 && runs <= 1000 }, "1 to 1000 runs")
+	f.IntVar(&turns, "conversation", 0, "instead, N turns of one conversation in English and Chinese, the history bounded as the assistant bounds it: per turn the tokens prefilled and reused and the first token's time (at most 1000)")
+	limitFlag(f, "conversation", func() bool { return turns >= 0 && turns <= 1000 }, "0 (the speed tests) or 1 to 1000 turns")
 	return a.stageFlags(cmd, wiring.LLMFlags)
 }
 

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -27,7 +28,7 @@ func (a *app) chatCmd() *cobra.Command {
 		Use: "chat [--llm-model-dir DIR]",
 		Example: `  voice-agent chat
   voice-agent chat --llm scripted --script test/testdata/demo.json`,
-		Short: "Type to the assistant and watch its reply stream (Ctrl-C stops a reply)",
+		Short: "Type to the assistant and watch its reply stream (Ctrl-C stops a reply; at the prompt, Ctrl-C or Ctrl-D ends the chat)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			gen, closeGen, err := wiring.NewGenerator(a.cfg.Stages, clock.NewStream(audio.ProcessingRate))
@@ -36,47 +37,188 @@ func (a *app) chatCmd() *cobra.Command {
 			}
 			defer func() { err = errors.Join(err, closeGen()) }()
 
-			// Ctrl-C while a reply streams stops the reply, not the program;
-			// at the prompt, end of input (Ctrl-D) ends the chat.
+			// Ctrl-C is the chat's own (main's first-signal stop would end
+			// the program mid-reply); SIGTERM and SIGHUP stay main's.
 			signal.Reset(os.Interrupt)
 			interrupts := make(chan os.Signal, 1)
 			signal.Notify(interrupts, os.Interrupt)
 			defer signal.Stop(interrupts)
 
-			history := wiring.NewHistory(a.cfg.Stages, gen)
-			out := cmd.OutOrStdout()
-			in := bufio.NewScanner(cmd.InOrStdin())
-			stopPrefill := prefillWhileIdle(cmd.Context(), gen, history.Messages())
-			defer func() { stopPrefill() }()
-			for {
-				fmt.Fprint(out, "> ")
-				scanned := in.Scan()
-				stopPrefill()
-				if !scanned {
-					fmt.Fprintln(out)
-					return in.Err()
-				}
-				text := strings.TrimSpace(in.Text())
-				if text == "" {
-					continue
-				}
-				history.AddUser(text)
-				reply, stats, err := a.reply(cmd.Context(), gen, history.Messages(), out, interrupts)
-				interrupted := errors.Is(err, context.Canceled)
-				if err != nil && !interrupted {
-					return err
-				}
-				history.AddAssistant(reply, interrupted)
-				stopPrefill = prefillWhileIdle(cmd.Context(), gen, history.Messages())
-				note := ""
-				if interrupted {
-					note = ", stopped"
-				}
-				fmt.Fprintf(out, "\n[%d prompt + %d generated tokens, prefill %v, decode %v%s]\n",
-					stats.PromptTokens, stats.GeneratedTokens, stats.Prefill.Round(time.Millisecond), stats.Decode.Round(time.Millisecond), note)
-			}
+			lines, stopReading := readLines(cmd.InOrStdin())
+			defer stopReading()
+			c := chat{a: a, gen: gen, history: wiring.NewHistory(a.cfg.Stages, gen), out: cmd.OutOrStdout(), lines: lines, interrupts: interrupts}
+			return c.run(cmd.Context())
 		},
 	}, wiring.LLMFlags)
+}
+
+// chat is one conversation typed at a prompt.
+type chat struct {
+	a          *app
+	gen        pipeline.Generator
+	history    *llm.History
+	out        io.Writer
+	lines      <-chan typedLine
+	interrupts chan os.Signal
+}
+
+// run prompts for a line, answers it, and again, until the input ends
+// (exit 0) or a signal ends the chat. The prompt waits on the input and
+// the signals together, so SIGTERM or SIGHUP there ends the chat at once,
+// as Ctrl-C does: at the prompt no reply is running for Ctrl-C to stop,
+// and a Ctrl-C kept for later stopped the next reply before its first
+// word. Both exit as a shell expects of a program that signal ended.
+// During a reply Ctrl-C stops the reply only; SIGTERM or SIGHUP stop it
+// and end the chat, the reply said to be incomplete.
+func (c *chat) run(ctx context.Context) error {
+	stopPrefill := prefillWhileIdle(ctx, c.gen, c.history.Messages())
+	defer func() { stopPrefill() }()
+	for {
+		fmt.Fprint(c.out, "> ")
+		var line typedLine
+		select {
+		case line = <-c.lines:
+		case <-ctx.Done():
+			fmt.Fprintln(c.out)
+			return endedAtPrompt(ctx)
+		case sig := <-c.interrupts:
+			fmt.Fprintln(c.out)
+			return fmt.Errorf("chat ended at its prompt: %w", endedBy{interrupted{sig}})
+		}
+		stopPrefill()
+		if line.err != nil {
+			fmt.Fprintln(c.out)
+			if line.err == io.EOF {
+				return nil
+			}
+			return fmt.Errorf("chat: reading the input: %w", line.err)
+		}
+		text := strings.TrimSpace(line.text)
+		if text == "" {
+			continue
+		}
+		if err := c.answer(ctx, text, line.cut); err != nil {
+			return err
+		}
+		// A second Ctrl-C during the reply was meant for it too, not
+		// for the prompt that follows.
+		select {
+		case <-c.interrupts:
+		default:
+		}
+		stopPrefill = prefillWhileIdle(ctx, c.gen, c.history.Messages())
+	}
+}
+
+// answer adds the user's text to the history, cut to what it holds (said
+// in the chat), and streams the reply with its figures.
+func (c *chat) answer(ctx context.Context, text string, cut bool) error {
+	kept := c.history.AddUser(text)
+	if cut || kept != text {
+		fmt.Fprintf(c.out, "[your message was cut to its first %d characters: one turn holds at most half the history (stages.history_chars, stages.history_tokens)]\n",
+			utf8.RuneCountInString(kept))
+	}
+	reply, stats, err := c.a.reply(ctx, c.gen, c.history.Messages(), c.out, c.interrupts)
+	interrupted := errors.Is(err, context.Canceled)
+	if err != nil && !interrupted {
+		return err
+	}
+	c.history.AddAssistant(reply, interrupted)
+	note := ""
+	if interrupted {
+		note = ", stopped"
+	}
+	fmt.Fprintf(c.out, "\n[%d prompt + %d generated tokens, prefill %v, decode %v%s]\n",
+		stats.PromptTokens, stats.GeneratedTokens, stats.Prefill.Round(time.Millisecond), stats.Decode.Round(time.Millisecond), note)
+	if ctx.Err() != nil {
+		return fmt.Errorf("chat: the reply was stopped: %w", context.Cause(ctx))
+	}
+	return nil
+}
+
+// endedAtPrompt is the chat's end at its prompt as ctx ended: by a signal
+// (endedBy), or as the context says.
+func endedAtPrompt(ctx context.Context) error {
+	var sig interrupted
+	if errors.As(context.Cause(ctx), &sig) {
+		return fmt.Errorf("chat ended at its prompt: %w", endedBy{sig})
+	}
+	return ctx.Err()
+}
+
+// maxLine bounds what is kept of one typed line: far more than any
+// history holds of a turn (History.AddUser cuts it to that), and a bound on
+// memory whatever comes down a pipe. The rest of a longer line is read and
+// dropped, so the next line is the next line.
+const maxLine = 1 << 20
+
+// typedLine is one line of the input, without its newline, or the end of
+// the input (err, io.EOF when it simply ended).
+type typedLine struct {
+	text string
+	cut  bool // longer than maxLine
+	err  error
+}
+
+// readLines reads r a line at a time, of any length, into lines, until r
+// ends or stop is called. It reads in a goroutine of its own so that the
+// prompt can wait on the input and the signals at once; a read blocked on
+// a terminal when the chat ends is left to the process's exit.
+func readLines(r io.Reader) (lines <-chan typedLine, stop func()) {
+	ch, done := make(chan typedLine), make(chan struct{})
+	go func() {
+		in := bufio.NewReader(r)
+		for {
+			text, cut, err := readLine(in, maxLine)
+			if text != "" || err == nil {
+				select {
+				case ch <- typedLine{text: text, cut: cut}:
+				case <-done:
+					return
+				}
+			}
+			if err != nil {
+				select {
+				case ch <- typedLine{err: err}:
+				case <-done:
+				}
+				return
+			}
+		}
+	}()
+	return ch, func() { close(done) }
+}
+
+// readLine reads up to the next newline, keeping at most max bytes of it,
+// cut back to a whole character.
+func readLine(in *bufio.Reader, max int) (text string, cut bool, err error) {
+	var kept []byte
+	for {
+		chunk, err := in.ReadSlice('\n')
+		if room := max - len(kept); len(chunk) > room {
+			chunk, cut = chunk[:room], true
+		}
+		kept = append(kept, chunk...)
+		if err != bufio.ErrBufferFull {
+			if cut {
+				kept = wholeRunes(kept)
+			}
+			return strings.TrimSuffix(string(kept), "\n"), cut, err
+		}
+	}
+}
+
+// wholeRunes is b without a character cut short at its end.
+func wholeRunes(b []byte) []byte {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return b[:i]
+			}
+			break
+		}
+	}
+	return b
 }
 
 // prefillWhileIdle prefills, while the user types, the start of the

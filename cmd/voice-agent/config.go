@@ -81,7 +81,99 @@ func (a *app) loadConfig(cmd *cobra.Command) (string, error) {
 			return "", err
 		}
 	}
+	if err := a.cfg.validate(); err != nil {
+		return "", inFile(path, data, err)
+	}
 	return path, nil
+}
+
+// validate reports the first setting out of its range, by its key.
+func (c Config) validate() error {
+	if err := c.Stages.Validate(); err != nil {
+		return err
+	}
+	return c.Device.Validate()
+}
+
+// inFile is err, from validating the settings in effect, with the file
+// and line of the key it names where the file's settings alone give it:
+// a value out of range is found after decoding, where yaml's lines are
+// gone, and a flag's value is no line of the file.
+func inFile(path string, data []byte, err error) error {
+	alone := newApp().cfg
+	if decodeConfig(data, &alone) != nil {
+		return err
+	}
+	if fileErr := alone.validate(); fileErr == nil || fileErr.Error() != err.Error() {
+		return err
+	}
+	where := "config " + path + ": "
+	if line := keyLine(data, err.Error()); line > 0 {
+		where += fmt.Sprintf("line %d: ", line)
+	}
+	return lineError{where: where, err: err}
+}
+
+// lineError is a setting's error with where the file has it, said once:
+// the settings' own errors start with "config: ".
+type lineError struct {
+	where string
+	err   error
+}
+
+func (e lineError) Error() string { return e.where + strings.TrimPrefix(e.err.Error(), "config: ") }
+func (e lineError) Unwrap() error { return e.err }
+
+// keyLine is the line in the config file data of the longest key path
+// (stages.barge_in.min_speech) that msg names, or of the key under it
+// that msg names by its own name (stages.vad_tuning: vad: threshold 5 ...);
+// 0 if it names none.
+func keyLine(data []byte, msg string) int {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return 0
+	}
+	best, line := "", 0
+	var section *yaml.Node
+	var walk func(n *yaml.Node, prefix string)
+	walk = func(n *yaml.Node, prefix string) {
+		if n.Kind != yaml.MappingNode {
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := prefix + n.Content[i].Value
+			if len(key) > len(best) && namesKey(msg, key) {
+				best, line, section = key, n.Content[i].Line, n.Content[i+1]
+			}
+			walk(n.Content[i+1], key+".")
+		}
+	}
+	walk(doc.Content[0], "")
+	if section != nil && section.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(section.Content); i += 2 {
+			if namesKey(msg, section.Content[i].Value) {
+				return section.Content[i].Line
+			}
+		}
+	}
+	return line
+}
+
+// namesKey tells whether msg has key as a whole key path, not as the
+// start or end of a longer one.
+func namesKey(msg, key string) bool {
+	partOfKey := func(b byte) bool { return b == '_' || b == '.' || b >= 'a' && b <= 'z' || b >= '0' && b <= '9' }
+	for i := 0; ; {
+		j := strings.Index(msg[i:], key)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(key)
+		if (start == 0 || !partOfKey(msg[start-1])) && (end == len(msg) || !partOfKey(msg[end])) {
+			return true
+		}
+		i = start + 1
+	}
 }
 
 // maxConfigSize bounds the config file: every setting written out is a few

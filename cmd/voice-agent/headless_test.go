@@ -122,6 +122,42 @@ func TestConfigFileErrors(t *testing.T) {
 	}
 }
 
+// A value out of range in the config file is named by the file and the
+// key's line, as a value of the wrong type is (bug: "config:
+// stages.history_tokens: -1 is negative", no file, no line); a flag's is
+// named by its key alone, and a flag over a bad file value wins, as it
+// does over any.
+func TestConfigRangeErrorsNameFileAndLine(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		flags      []string
+		want       string // after "config PATH: "; "-": no error
+	}{
+		{"a token budget", "stages:\n  llm_threads: 2\n  history_tokens: -1\n", nil, "line 3: stages.history_tokens: -1 is negative (0 means no bound)"},
+		{"a nested duration", "stages:\n  barge_in:\n    mode: duck\n    min_speech: -1s\n", nil, "line 4: stages.barge_in.min_speech: -1s is not between 0 and 1h"},
+		{"two keys apart", "stages:\n  endpoint:\n    candidate_silence: 5s\n    fallback_silence: 1s\n", nil, "line 4: stages.endpoint.fallback_silence: 1s is shorter than candidate_silence 5s"},
+		{"a device rate", "log_level: info\ndevice:\n  rate: 7\n", nil, "line 3: device.rate: 7 Hz is out of range (8000..384000)"},
+		{"a key named inside its section's error", "stages:\n  vad_tuning:\n    min_speech: 250ms\n    threshold: 5\n", nil, "line 4: stages.vad_tuning: vad: threshold 5 out of range"},
+		{"a flag over a bad file value", "device:\n  rate: 7\n", []string{"--rate", "16000"}, "-"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.yaml")
+			require.NoError(t, os.WriteFile(path, []byte(tc.file), 0o644))
+			_, err := loadWith(t, path, tc.flags...)
+			if tc.want == "-" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Truef(t, strings.HasPrefix(err.Error(), "config "+path+": "+tc.want), "%v", err)
+		})
+	}
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("stages:\n  llm_threads: 2\n"), 0o644))
+	_, err := loadWith(t, path, "--llm-threads", "999")
+	require.EqualError(t, err, "config: stages.llm_threads: 999 is not between 0 (the default) and 256", "a flag's value is not the file's")
+}
+
 func TestEmptyConfigFileKeepsDefaults(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	require.NoError(t, os.WriteFile(path, []byte("# nothing set\n"), 0o644))

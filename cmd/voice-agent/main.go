@@ -105,6 +105,9 @@ func main() {
 		// error (or, its stdout closed, the write's), and what it printed is
 		// not the whole answer: say so, and exit as a shell expects of a
 		// program stopped by that signal.
+		if ended, ok := errors.AsType[endedBy](err); ok {
+			os.Exit(ended.exitCode())
+		}
 		var sig interrupted
 		if errors.As(context.Cause(ctx), &sig) {
 			fmt.Fprintf(os.Stderr, "voice-agent: interrupted (%v): the results above are incomplete\n", sig.Signal)
@@ -120,6 +123,11 @@ type interrupted struct{ os.Signal }
 func (s interrupted) Error() string { return s.String() + " received" }
 
 func (s interrupted) Is(target error) bool { return target == context.Canceled }
+
+// endedBy is the error of a command that a signal ended where nothing it
+// printed was left half done (chat at its prompt): the process exits as
+// one that signal ended, without calling its results incomplete.
+type endedBy struct{ interrupted }
 
 // exitCode is 128 plus the signal's number, as a shell reports a process
 // the signal ended.
@@ -331,10 +339,7 @@ func (a *app) setup(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	if err := a.cfg.Stages.Validate(); err != nil {
-		return err
-	}
-	if err := a.cfg.Device.Validate(); err != nil {
+	if err := a.cfg.validate(); err != nil {
 		return err
 	}
 	if a.log, err = newLogger(os.Stderr, a.cfg.LogLevel, a.cfg.LogFormat); err != nil {

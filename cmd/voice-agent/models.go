@@ -191,6 +191,7 @@ func (a *app) modelsPullCmd() *cobra.Command {
 	}
 	pull.Flags().StringVar(&mirror, "mirror", "", "base URL replacing the scheme and host of every source")
 	pull.Flags().DurationVar(&timeout, "timeout", 0, "stop the whole pull after this long (e.g. 30m; 0: no limit; a source under 1 KiB/s is dropped anyway)")
+	limitFlag(pull.Flags(), "timeout", func() bool { return timeout >= 0 }, "0 (no limit) or a positive duration such as 30m")
 	return pull
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/audio/device"
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/pipeline"
 	"github.com/voiceassistant/voice/wiring"
@@ -52,10 +53,16 @@ assistant's line is logged when its text is complete (text_done_at).`,
 	f := cmd.Flags()
 	f.StringVar(&o.out, "out", "", "write the assistant's audio here (WAV)")
 	f.StringVar(&o.events, "events", "", "write events here (JSON lines)")
-	f.Float64Var(&o.pace, "pace", 0, "speed relative to real time (0: as fast as possible)")
-	f.IntVar(&o.rate, "playback-rate", audio.ProcessingRate, "playback sample rate")
-	f.DurationVar(&o.echoDelay, "echo-delay", 50*time.Millisecond, "simulated speaker-to-mic delay")
-	f.Float64Var(&o.echoGain, "echo-gain", 0, "simulated echo gain (0: no echo path)")
+	f.Float64Var(&o.pace, "pace", 0, "speed relative to real time (0: as fast as possible; else 0.01 to 1000)")
+	limitFlag(f, "pace", func() bool { return o.pace == 0 || o.pace >= 0.01 && o.pace <= 1000 }, "0 (as fast as possible) or a speed from 0.01 to 1000")
+	f.IntVar(&o.rate, "playback-rate", audio.ProcessingRate, "playback sample rate in Hz (8000 to 384000, as device.rate)")
+	// A sound card's rates: below them a 10 ms period holds no sample, and
+	// the replay spun on empty periods.
+	limitFlag(f, "playback-rate", func() bool { return o.rate >= device.MinRate && o.rate <= device.MaxRate }, "a rate from 8000 to 384000 Hz, as device.rate")
+	f.DurationVar(&o.echoDelay, "echo-delay", 50*time.Millisecond, "simulated speaker-to-mic delay (0 to 1s)")
+	limitFlag(f, "echo-delay", func() bool { return o.echoDelay >= 0 && o.echoDelay <= time.Second }, "a delay from 0 to 1s")
+	f.Float64Var(&o.echoGain, "echo-gain", 0, "simulated echo gain (0: no echo path; at most 10)")
+	limitFlag(f, "echo-gain", func() bool { return o.echoGain >= 0 && o.echoGain <= 10 }, "0 (no echo path) or a gain up to 10")
 	computeScaleFlag(f, &o.computeScale, 0)
 	return a.stageFlags(cmd, wiring.PipelineFlags)
 }
@@ -160,5 +167,6 @@ func (a *app) logReplay(res *pipeline.ReplayResult, err error, fe audio.FrontEnd
 // run is the same on every machine; bench pipeline charges it (1), as its
 // figures are the stages' compute on the clock.
 func computeScaleFlag(f *pflag.FlagSet, scale *float64, def float64) {
-	f.Float64Var(scale, "compute-scale", def, "charge each stage's measured compute to the replay clock, times this (1: this machine; 50: a device 50 times slower; 0: compute is free)")
+	f.Float64Var(scale, "compute-scale", def, "charge each stage's measured compute to the replay clock, times this (1: this machine; 50: a device 50 times slower; 0: compute is free; at most 1000)")
+	limitFlag(f, "compute-scale", func() bool { return *scale >= 0 && *scale <= 1000 }, "0 (compute is free) or a factor up to 1000")
 }

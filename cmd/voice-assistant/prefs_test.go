@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -44,4 +46,27 @@ func TestSetAsideUnreadablePreferences(t *testing.T) {
 			assert.Equal(t, tc.content, string(data), "kept for a person to look at")
 		})
 	}
+}
+
+// Each set-aside copy has a name of its own: a second bad file keeps the
+// first copy (bug: both became preferences.json.unreadable, the first
+// lost).
+func TestSetAsideKeepsEveryCopy(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "preferences.json")
+	for i, content := range []string{"", "{bad", "{worse"} {
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+		msg, err := setAsideUnreadablePreferences(path)
+		require.NoError(t, err)
+		aside := path + ".unreadable"
+		if i > 0 {
+			aside += "." + strconv.Itoa(i)
+		}
+		assert.True(t, strings.HasSuffix(msg, "the file is now "+aside), msg)
+		data, err := os.ReadFile(aside)
+		require.NoError(t, err)
+		assert.Equal(t, content, string(data))
+	}
+	data, err := os.ReadFile(path + ".unreadable")
+	require.NoError(t, err)
+	assert.Empty(t, data, "the first copy is kept")
 }
