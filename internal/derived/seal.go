@@ -34,12 +34,13 @@ const SealFile = "seal"
 // Measured with BenchmarkVerify (x86-64 VM, 2 cores under a load of 7-10
 // from other builds, so the spread; page cache warm): a GiB copy in
 // 190-520 ms, 190-350 on two cores; MNN's pool, 1 GiB sparse holding 184
-// MiB, in 37-73 ms, its holes not read (SEEK_DATA). That is about a fifth of the fp32 X-ASR
-// set's 1.4 s load from its 1.2 GB copy, 30-50 ms for an int4 set's copy
-// or pool, and it reads the pages the engine maps next. So every load checks its files whole before the engine maps
-// them: checked in the background after the load, damaged weights would
-// already be answering; sampled at fixed offsets (the earlier seal's 4 KiB
-// a MiB), a MiB zeroed around a sample or noise after each passed.
+// MiB, in 37-73 ms, its holes not read (SEEK_DATA). That is about a fifth
+// of the fp32 X-ASR set's 1.4 s load from its 1.2 GB copy, 30-50 ms for an
+// int4 set's copy or pool, and it reads the pages the engine maps next.
+// So every load checks its files whole before the engine maps them:
+// checked in the background after the load, damaged weights would already
+// be answering; sampled at fixed offsets (the earlier seal's 4 KiB a MiB),
+// a MiB zeroed around a sample or noise after each passed.
 //
 // The seal checks itself: its last line is the CRC-32C of the lines
 // before it, so an emptied, cut short or edited seal is damaged, not a
