@@ -30,16 +30,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/voiceassistant/voice/internal/derived"
+	"github.com/voiceassistant/voice/internal/memstat"
 )
 
 // jobArg starts a child's one argument: jobArg, the job's name, ":" and
@@ -137,6 +141,7 @@ func Run(name string, request any, timeout time.Duration) (Result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, self, jobArg+name+":"+strconv.Itoa(os.Getpid()))
+	cmd.Env = append(os.Environ(), collector()...)
 	cmd.Stdin = bytes.NewReader(body)
 	cmd.ExtraFiles = []*os.File{answerW}
 	var report report
@@ -171,6 +176,44 @@ func Run(name string, request any, timeout time.Duration) (Result, error) {
 	r := ended(cmd.ProcessState, report.String(), ctx.Err() == context.DeadlineExceeded)
 	r.Answer = answer
 	return r, nil
+}
+
+// collector is the environment that has a child's Go collector run as
+// this process's does. The child does its job from an init, before a main
+// package's own settings are made (internal/gogc's, which keeps the
+// synthesizer's rewrite child at 280 MiB against 580 with Go's default,
+// the heap holding a graph's copies as garbage; the memory limit a budget
+// sets), so they reach it as the variables the Go runtime reads first.
+func collector() []string {
+	settings := []metrics.Sample{{Name: "/gc/gogc:percent"}, {Name: "/gc/gomemlimit:bytes"}}
+	metrics.Read(settings)
+	env := []string{"GOGC=off"}
+	if percent := settings[0].Value.Uint64(); percent <= math.MaxInt32 {
+		env[0] = "GOGC=" + strconv.FormatUint(percent, 10)
+	}
+	if limit := settings[1].Value.Uint64(); limit < math.MaxInt64 {
+		env = append(env, "GOMEMLIMIT="+strconv.FormatUint(limit, 10))
+	}
+	return env
+}
+
+// ErrOverBudget is in FitsBudget's error.
+var ErrOverBudget = errors.New("over the memory budget")
+
+// FitsBudget refuses a child that takes need bytes of anonymous memory
+// at its peak where, with what this process holds, that is over
+// budgetMiB (0: no budget): a child's memory is beside its parent's, and
+// the start that runs children is the one with the highest peak, which
+// the budget is there for.
+func FitsBudget(need int64, budgetMiB int) error {
+	if budgetMiB <= 0 {
+		return nil
+	}
+	held := memstat.Now().Anon
+	if held+need <= int64(budgetMiB)<<20 {
+		return nil
+	}
+	return fmt.Errorf("with the %d MiB this process holds, that is %w of %d MiB", held>>20, ErrOverBudget, budgetMiB)
 }
 
 // waitFor waits for the child (waited closes when it has exited) or the

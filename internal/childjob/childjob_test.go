@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"syscall"
@@ -56,6 +58,10 @@ func init() {
 			}
 			time.Sleep(100 * time.Millisecond) // a signal not ignored would end it meanwhile
 			return "still here", nil
+		case "collector":
+			settings := []metrics.Sample{{Name: "/gc/gogc:percent"}, {Name: "/gc/gomemlimit:bytes"}}
+			metrics.Read(settings)
+			return fmt.Sprintf("GOGC %d, GOMEMLIMIT %d", settings[0].Value.Uint64(), settings[1].Value.Uint64()), nil
 		case "oom score":
 			score, err := os.ReadFile("/proc/self/oom_score_adj")
 			return strings.TrimSpace(string(score)), err
@@ -100,6 +106,7 @@ func TestEnds(t *testing.T) {
 		{name: "Ctrl-\\, as Go reports it", do: "quit", end: Killed, signal: syscall.SIGQUIT, says: "SIGQUIT: quit"},
 		{name: "the parent's stop signals are the parent's", do: "stop signals", end: Done, says: "still here"},
 		{name: "the kernel's first choice under memory pressure", do: "oom score", end: Done, says: "1000"},
+		{name: "the parent's collector settings", do: "collector", end: Done, says: "GOGC 37, GOMEMLIMIT 123456789"},
 		{name: "past its time", do: "hang", timeout: 200 * time.Millisecond, end: TimedOut, says: "signal: killed"},
 		{name: "SIGSEGV", script: "kill -SEGV $$", end: Faulted, signal: syscall.SIGSEGV, says: "signal: segmentation fault"},
 		{name: "SIGBUS", script: "kill -BUS $$", end: Faulted, signal: syscall.SIGBUS, says: "signal: bus error"},
@@ -123,6 +130,8 @@ func TestEnds(t *testing.T) {
 				executable = func() (string, error) { return path, nil }
 				defer func() { executable = os.Executable }()
 			}
+			defer debug.SetGCPercent(debug.SetGCPercent(37))
+			defer debug.SetMemoryLimit(debug.SetMemoryLimit(123456789))
 			r, err := Run("test", testRequest{Do: tc.do}, cmp.Or(tc.timeout, time.Minute))
 			require.NoError(t, err)
 			require.Equal(t, tc.end, r.End, "%+v", r)

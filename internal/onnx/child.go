@@ -11,7 +11,6 @@ import (
 
 	"github.com/voiceassistant/voice/internal/childjob"
 	"github.com/voiceassistant/voice/internal/derived"
-	"github.com/voiceassistant/voice/internal/memstat"
 )
 
 // An optimized copy is made and checked in a child process (the job
@@ -162,22 +161,12 @@ func probeBytes(path string, inputs []string) int64 {
 	return n
 }
 
-// errOverBudget ends a load whose copy's making would take the agent
-// over its memory budget.
-var errOverBudget = errors.New("over the memory budget")
-
 // roomInBudget refuses a copy whose making would take this process and
-// its child over budgetMiB of anonymous memory (0: no budget): the start
-// that makes copies is the one with the highest peak, and the budget is
-// there for it.
+// its child over budgetMiB of anonymous memory (0: no budget).
 func roomInBudget(need int64, budgetMiB int) error {
-	if budgetMiB <= 0 {
-		return nil
+	if err := childjob.FitsBudget(need, budgetMiB); err != nil {
+		return fmt.Errorf("its first load makes an optimized copy, which takes about %d MiB of anonymous memory while it is made, in a child process (once: later starts map the copy); %w: start once with --memory-budget 0 where that memory is free, or set VOICE_ORT_MAPPED_WEIGHTS=0 to load the models as they are (more memory at every start)",
+			need>>20, err)
 	}
-	held := memstat.Now().Anon
-	if held+need <= int64(budgetMiB)<<20 {
-		return nil
-	}
-	return fmt.Errorf("its first load makes an optimized copy, which takes about %d MiB of anonymous memory while it is made, in a child process (once: later starts map the copy); with the %d MiB this process holds, that is %w of %d MiB: start once with --memory-budget 0 where that memory is free, or set VOICE_ORT_MAPPED_WEIGHTS=0 to load the models as they are (more memory at every start)",
-		need>>20, held>>20, errOverBudget, budgetMiB)
+	return nil
 }
