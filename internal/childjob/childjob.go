@@ -110,6 +110,15 @@ type Result struct {
 	Err error
 }
 
+// KilledHow says how a child that a signal ended (Killed) was ended, for
+// a message: by the OOM killer, most likely, where the signal was SIGKILL.
+func (r Result) KilledHow() string {
+	if r.Signal == syscall.SIGKILL {
+		return "killed (out of memory?)"
+	}
+	return "ended (" + r.How + ")"
+}
+
 // executable is the program a child runs: this one, or a test's.
 var executable = os.Executable
 

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/voiceassistant/voice/internal/childjob"
@@ -94,21 +93,12 @@ func copyWhere(path, making string, opts Options, inputs, outputs []string) (str
 		// would be: nothing is kept, and the next start tries again.
 		return "", r.Err
 	case childjob.Killed:
-		return "", fmt.Errorf("the child process making the optimized copy was %s: the next start tries again; with too little memory for it, VOICE_ORT_MAPPED_WEIGHTS=0 loads the models as they are", killedHow(r))
+		return "", fmt.Errorf("the child process making the optimized copy was %s: the next start tries again; with too little memory for it, VOICE_ORT_MAPPED_WEIGHTS=0 loads the models as they are", r.KilledHow())
 	case childjob.TimedOut:
 		return fmt.Sprintf("%sin %v (a child process made it and was ended; remove %s to try again)", copyNotMade, copyTimeout, remove), nil
 	}
 	// A fault in ONNX Runtime, or the Go runtime's report of a panic.
 	return fmt.Sprintf("%sONNX Runtime crashed (%s; remove %s to try again)", copyNotMade, r.How, remove), nil
-}
-
-// killedHow says how a child was ended by a signal: the OOM killer's
-// SIGKILL most likely.
-func killedHow(r childjob.Result) string {
-	if r.Signal == syscall.SIGKILL {
-		return "killed (out of memory?)"
-	}
-	return "ended (" + r.How + ")"
 }
 
 // The anonymous memory a copy's making takes at its peak: per byte of

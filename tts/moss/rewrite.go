@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -205,11 +204,7 @@ func (s *Synthesizer) deriveApart(r graphRewrite, path, model string, opts onnx.
 	case childjob.Failed:
 		return "", ended.Err
 	case childjob.Killed:
-		how := "ended (" + ended.How + ")"
-		if ended.Signal == syscall.SIGKILL {
-			how = "killed (out of memory?)"
-		}
-		return "", fmt.Errorf("the child process deriving it was %s: the next start tries again", how)
+		return "", fmt.Errorf("the child process deriving it was %s: the next start tries again", ended.KilledHow())
 	case childjob.TimedOut:
 		return fmt.Sprintf("not derived: a child process took over %v and was ended (remove %s to try again)", rewriteTimeout, filepath.Dir(model)), nil
 	}
