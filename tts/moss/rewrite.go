@@ -113,10 +113,11 @@ func derivedFiles(dir, path string) []string {
 // rewriteJob, internal/childjob), which opens the synthesizer from the
 // same folders. Its check runs the original graphs and the rewrite in
 // their exact form, each with its own prepacked weights on the heap: in
-// the agent, the int4 synthesizer's first load took 209-230 MiB of
-// anonymous memory against 99 MiB at later starts. The child gives that
-// memory back when it exits, and a kill under memory pressure ends the
-// child, not the agent.
+// the agent, the int4 synthesizer's first load took 222 MiB of anonymous
+// memory (fp32: 432) against 98-105 at later starts, and takes 101 (108)
+// with the rewrites in children. The child gives that memory back when
+// it exits, and a kill under memory pressure ends the child, not the
+// agent.
 const rewriteJob = "moss-rewrite"
 
 // rewriteRequest asks the child to derive a rewrite (by its engine) of
