@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/voiceassistant/voice/internal/childjob"
 )
 
 // SetMinPrepacked lowers the prepacked data a copy must hold, so that the
@@ -29,8 +31,10 @@ func KeepSavedLayout() (restore func()) {
 // MakeCopiesHere has copies made in this process, as where it cannot
 // start itself; it returns the setting to restore.
 func MakeCopiesHere() (restore func()) {
-	selfExecutable = func() (string, error) { return "", errors.New("a test makes copies in its own process") }
-	return func() { selfExecutable = os.Executable }
+	runJob = func(string, any, time.Duration) (childjob.Result, error) {
+		return childjob.Result{End: childjob.NotStarted, Err: errors.New("a test makes copies in its own process")}, nil
+	}
+	return func() { runJob = childjob.Run }
 }
 
 // SetCopyTimeout bounds the child that makes a copy; it returns the
@@ -73,10 +77,6 @@ var _ = func() bool {
 	}
 	return true
 }()
-
-// WaitChild is waitChild, for a child whose exit and the stop have both
-// come.
-var WaitChild = waitChild
 
 // ErrStopped is the error of a load interrupted while its copy was made.
 var ErrStopped = errStopped

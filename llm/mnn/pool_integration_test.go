@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/voiceassistant/voice/internal/childjob"
 	"github.com/voiceassistant/voice/internal/derived"
 	"github.com/voiceassistant/voice/internal/testenv"
 )
@@ -118,7 +119,7 @@ func TestNoPoolLoadsOntoTheHeap(t *testing.T) {
 			tc.disk()
 			// The check child would see the disk as it is, not as the
 			// test makes it seem, and make the pool.
-			checkWith(t, "exit 0")
+			checkEnds(t, childjob.Result{End: childjob.Done})
 			got, log := reply(t, model)
 			assert.Equal(t, want, got)
 			for _, says := range tc.says {

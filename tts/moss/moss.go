@@ -12,6 +12,7 @@
 package moss
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -136,56 +137,26 @@ type Synthesizer struct {
 	codecBatch int                 // frames per codec call when > 0 (else the budget by the audio's lead)
 	now        func() time.Time    // the clock the codec's lead is measured on
 	tamperKV   func([]byte) []byte // changes the decode step's shared form before its check
+
+	// from is what Open was given, which a child that derives a rewrite
+	// opens the synthesizer from.
+	from source
 }
+
+// source is what a synthesizer is opened from: Open's folders and voice.
+type source struct{ TTSDir, CodecDir, Voice string }
 
 // Open loads the TTS model set in ttsDir and the codec in codecDir (when
 // empty, the manifest's model_files.codec_meta locates it).
 func Open(ttsDir, codecDir string, opts Options) (*Synthesizer, error) {
-	var man manifest
-	manPath := filepath.Join(ttsDir, ManifestFile)
-	if err := readJSON(manPath, &man); err != nil {
+	s, graphs, err := configured(ttsDir, codecDir, opts)
+	if err != nil {
 		return nil, err
-	}
-	var tm ttsMeta
-	ttsMetaPath := filepath.Join(ttsDir, TTSMetaFile)
-	if man.ModelFiles.TTSMeta != "" {
-		ttsMetaPath = filepath.Join(ttsDir, man.ModelFiles.TTSMeta)
-	}
-	if err := readJSON(ttsMetaPath, &tm); err != nil {
-		return nil, err
-	}
-	codecMetaPath := filepath.Join(codecDir, CodecMetaFile)
-	if codecDir == "" {
-		if man.ModelFiles.CodecMeta == "" {
-			return nil, fmt.Errorf("%w: moss: %s: model_files.codec_meta is empty and no codec directory was given", ErrModelMismatch, manPath)
-		}
-		codecMetaPath = filepath.Join(ttsDir, man.ModelFiles.CodecMeta)
-	}
-	var cm codecMeta
-	if err := readJSON(codecMetaPath, &cm); err != nil {
-		return nil, err
-	}
-	tokPath := filepath.Join(ttsDir, TokenizerFile)
-	if man.ModelFiles.TokenizerModel != "" {
-		tokPath = filepath.Join(ttsDir, man.ModelFiles.TokenizerModel)
-	}
-
-	s := &Synthesizer{now: time.Now}
-	if err := s.configure(metaPaths{man: manPath, tts: ttsMetaPath, codec: codecMetaPath}, &man, &tm, &cm, opts); err != nil {
-		return nil, err
-	}
-
-	var err error
-	if _, err = file(filepath.Dir(tokPath), filepath.Base(tokPath), "tokenizer"); err != nil {
-		return nil, err
-	}
-	if s.tok, err = spm.Load(tokPath); err != nil {
-		return nil, fmt.Errorf("moss: %w", err)
 	}
 	if err := onnx.Init(opts.ONNX.Library); err != nil {
 		return nil, fmt.Errorf("moss: %w", err)
 	}
-	if err := s.openGraphs(filepath.Dir(ttsMetaPath), filepath.Dir(codecMetaPath), &tm, &cm, opts); err != nil {
+	if err := s.openGraphs(graphs, opts); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
@@ -214,6 +185,58 @@ func Open(ttsDir, codecDir string, opts Options) (*Synthesizer, error) {
 		s.prefill = nil
 	}
 	return s, nil
+}
+
+// graphSet is the synthesizer's graphs, each its file and the tensors it
+// is opened with.
+type graphSet struct{ prefill, decode, local, codec graphFile }
+
+// configured is the synthesizer of the TTS set in ttsDir and the codec in
+// codecDir, as Open opens it, with no graph opened yet: its metadata read
+// and checked, its tokenizer loaded; and its graphs.
+func configured(ttsDir, codecDir string, opts Options) (*Synthesizer, graphSet, error) {
+	var man manifest
+	manPath := filepath.Join(ttsDir, ManifestFile)
+	if err := readJSON(manPath, &man); err != nil {
+		return nil, graphSet{}, err
+	}
+	var tm ttsMeta
+	ttsMetaPath := filepath.Join(ttsDir, TTSMetaFile)
+	if man.ModelFiles.TTSMeta != "" {
+		ttsMetaPath = filepath.Join(ttsDir, man.ModelFiles.TTSMeta)
+	}
+	if err := readJSON(ttsMetaPath, &tm); err != nil {
+		return nil, graphSet{}, err
+	}
+	codecMetaPath := filepath.Join(codecDir, CodecMetaFile)
+	if codecDir == "" {
+		if man.ModelFiles.CodecMeta == "" {
+			return nil, graphSet{}, fmt.Errorf("%w: moss: %s: model_files.codec_meta is empty and no codec directory was given", ErrModelMismatch, manPath)
+		}
+		codecMetaPath = filepath.Join(ttsDir, man.ModelFiles.CodecMeta)
+	}
+	var cm codecMeta
+	if err := readJSON(codecMetaPath, &cm); err != nil {
+		return nil, graphSet{}, err
+	}
+	tokPath := filepath.Join(ttsDir, TokenizerFile)
+	if man.ModelFiles.TokenizerModel != "" {
+		tokPath = filepath.Join(ttsDir, man.ModelFiles.TokenizerModel)
+	}
+
+	s := &Synthesizer{now: time.Now, from: source{ttsDir, codecDir, opts.Voice}}
+	if err := s.configure(metaPaths{man: manPath, tts: ttsMetaPath, codec: codecMetaPath}, &man, &tm, &cm, opts); err != nil {
+		return nil, graphSet{}, err
+	}
+	var err error
+	if _, err = file(filepath.Dir(tokPath), filepath.Base(tokPath), "tokenizer"); err != nil {
+		return nil, graphSet{}, err
+	}
+	if s.tok, err = spm.Load(tokPath); err != nil {
+		return nil, graphSet{}, fmt.Errorf("moss: %w", err)
+	}
+	graphs, err := s.graphFiles(filepath.Dir(ttsMetaPath), filepath.Dir(codecMetaPath), &tm, &cm)
+	return s, graphs, err
 }
 
 func (s *Synthesizer) readConfig(path string, tm *ttsMeta, man *manifest) error {
@@ -315,76 +338,76 @@ func (s *Synthesizer) pickVoice(path string, man *manifest, name string) error {
 	return nil
 }
 
-// openGraphs opens the sessions, with the tensor names and shapes that
-// configure read from the metadata.
-func (s *Synthesizer) openGraphs(ttsDir, codecDir string, tm *ttsMeta, cm *codecMeta, o Options) error {
-	c, opts := s.cfg, o.ONNX
-	localIn, localOut := s.localIn, s.localOut
-	var err error
-	path := func(key, def string) (string, error) {
-		name := tm.Files[key]
-		if name == "" {
-			name = def
+// graphFiles are the graphs the metadata names, with the tensor names
+// and shapes that configure read from it.
+func (s *Synthesizer) graphFiles(ttsDir, codecDir string, tm *ttsMeta, cm *codecMeta) (graphSet, error) {
+	var g graphSet
+	g.prefill.ins, g.prefill.outs = s.prefillTensors()
+	g.decode.ins, g.decode.outs = s.decodeTensors()
+	g.local.ins, g.local.outs = s.localTensors()
+	g.codec.ins, g.codec.outs = s.codecTensors()
+	for _, f := range []struct {
+		graph          *graphFile
+		dir, key, name string
+	}{
+		{&g.prefill, ttsDir, "prefill", cmp.Or(tm.Files["prefill"], "moss_tts_prefill.onnx")},
+		{&g.decode, ttsDir, "decode_step", cmp.Or(tm.Files["decode_step"], "moss_tts_decode_step.onnx")},
+		{&g.local, ttsDir, "local_fixed_sampled_frame", cmp.Or(tm.Files["local_fixed_sampled_frame"], "moss_tts_local_fixed_sampled_frame.onnx")},
+		{&g.codec, codecDir, "codec decode_step", cmp.Or(cm.Files["decode_step"], "moss_audio_tokenizer_decode_step.onnx")},
+	} {
+		var err error
+		if f.graph.path, err = file(f.dir, f.name, f.key); err != nil {
+			return graphSet{}, err
 		}
-		return file(ttsDir, name, key)
 	}
-	prefill := graphFile{}
-	prefill.ins, prefill.outs = s.prefillTensors()
-	if prefill.path, err = path("prefill", "moss_tts_prefill.onnx"); err != nil {
-		return err
-	}
-	decode := graphFile{}
-	if decode.path, err = path("decode_step", "moss_tts_decode_step.onnx"); err != nil {
-		return err
-	}
-	decode.ins, decode.outs = s.decodeTensors()
-	if s.decode, err = onnx.Open(decode.path, decode.ins, decode.outs, opts, Hint); err != nil {
+	return g, nil
+}
+
+// openGraphs opens the sessions, and the rewrites of the decode step and
+// the codec that are kept in their place.
+func (s *Synthesizer) openGraphs(g graphSet, o Options) error {
+	opts := o.ONNX
+	var err error
+	if s.decode, err = onnx.Open(g.decode.path, g.decode.ins, g.decode.outs, opts, Hint); err != nil {
 		return fmt.Errorf("moss: %w", err)
 	}
 	if !o.growingKV {
-		s.useSharedKV(decode, prefill, opts)
+		if err := s.useSharedKV(g.decode, g.prefill, opts); err != nil {
+			return err
+		}
 	}
 	// The shared form feeds the voice prompt and a chunk's text itself.
 	if !s.sharedDecode {
-		if s.prefill, err = onnx.Open(prefill.path, prefill.ins, prefill.outs, opts, Hint); err != nil {
+		if s.prefill, err = onnx.Open(g.prefill.path, g.prefill.ins, g.prefill.outs, opts, Hint); err != nil {
 			return fmt.Errorf("moss: %w", err)
 		}
 	}
-	p, err := path("local_fixed_sampled_frame", "moss_tts_local_fixed_sampled_frame.onnx")
-	if err != nil {
-		return err
-	}
-	nvq := int64(c.nVQ)
-	if s.local, err = onnx.Open(p,
-		[]onnx.Tensor{
-			{Name: localIn[0], Type: onnx.Float, Dims: []int64{-1, int64(c.hidden)}},
-			{Name: localIn[1], Type: onnx.Int32, Dims: []int64{-1, nvq, int64(c.codebook)}},
-			{Name: localIn[2], Type: onnx.Float, Dims: []int64{-1}},
-			{Name: localIn[3], Type: onnx.Float, Dims: []int64{-1, nvq}},
-		},
-		[]onnx.Tensor{
-			{Name: localOut[0], Type: onnx.Int32},
-			{Name: localOut[1], Type: onnx.Int32, Dims: []int64{-1, nvq}},
-		}, opts, Hint); err != nil {
+	if s.local, err = onnx.Open(g.local.path, g.local.ins, g.local.outs, opts, Hint); err != nil {
 		return fmt.Errorf("moss: %w", err)
 	}
-
-	// Codec: audio_codes, audio_code_lengths, then the streaming state.
-	name := cm.Files["decode_step"]
-	if name == "" {
-		name = "moss_audio_tokenizer_decode_step.onnx"
-	}
-	if p, err = file(codecDir, name, "codec decode_step"); err != nil {
-		return err
-	}
-	ins, outs := s.codecTensors()
-	if s.codec, err = onnx.Open(p, ins, outs, codecOptions(opts), Hint); err != nil {
+	if s.codec, err = onnx.Open(g.codec.path, g.codec.ins, g.codec.outs, codecOptions(opts), Hint); err != nil {
 		return fmt.Errorf("moss: %w", err)
 	}
 	if !o.slidingCodec {
-		s.useRingCodec(p, ins, outs, codecOptions(opts))
+		return s.useRingCodec(g.codec, codecOptions(opts))
 	}
 	return nil
+}
+
+// localTensors are the local frame graph's tensors in and out.
+func (s *Synthesizer) localTensors() (ins, outs []onnx.Tensor) {
+	c, nvq := s.cfg, int64(s.cfg.nVQ)
+	ins = []onnx.Tensor{
+		{Name: s.localIn[0], Type: onnx.Float, Dims: []int64{-1, int64(c.hidden)}},
+		{Name: s.localIn[1], Type: onnx.Int32, Dims: []int64{-1, nvq, int64(c.codebook)}},
+		{Name: s.localIn[2], Type: onnx.Float, Dims: []int64{-1}},
+		{Name: s.localIn[3], Type: onnx.Float, Dims: []int64{-1, nvq}},
+	}
+	outs = []onnx.Tensor{
+		{Name: s.localOut[0], Type: onnx.Int32},
+		{Name: s.localOut[1], Type: onnx.Int32, Dims: []int64{-1, nvq}},
+	}
+	return ins, outs
 }
 
 // prefillTensors and decodeTensors are the prefill's and the decode

@@ -1,7 +1,6 @@
 package moss
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	ort "github.com/yalue/onnxruntime_go"
 
@@ -55,37 +53,30 @@ type ringForm struct {
 	shapes  map[string][]int64 // each cache tensor, in and out, by name
 }
 
-// useRingCodec replaces the codec session, opened on the model at path,
-// with its ring form when that is made, checked and kept; otherwise the
-// codec stays as it is.
-func (s *Synthesizer) useRingCodec(path string, ins, outs []onnx.Tensor, opts onnx.Options) {
-	ring, form, err := s.ringCodec(path, ins, outs, opts)
+// useRingCodec replaces the codec session, opened on codec, with its
+// ring form when that is made, checked and kept; otherwise the codec
+// stays as it is. Its error is a stop's: a start stopped ends here.
+func (s *Synthesizer) useRingCodec(codec graphFile, opts onnx.Options) error {
+	ring, form, err := s.ringCodec(codec, opts)
+	if endsTheLoad(err) {
+		return fmt.Errorf("moss: %s: %w", codec.path, err)
+	}
 	if err != nil {
-		slog.Warn("moss: the codec runs with its sliding caches: no ring form", "model", path, "err", err)
-		return
+		slog.Warn("moss: the codec runs with its sliding caches: no ring form", "model", codec.path, "err", err)
+		return nil
 	}
-	if ring == nil {
-		return
+	if ring != nil {
+		_ = s.codec.Destroy()
+		s.codec, s.ring = ring, form
 	}
-	_ = s.codec.Destroy()
-	s.codec, s.ring = ring, form
+	return nil
 }
 
 // ringCodec opens the codec's ring form, deriving it at the first load;
 // nil where it is not kept (the verdict says why, and was logged once).
-func (s *Synthesizer) ringCodec(path string, ins, outs []onnx.Tensor, opts onnx.Options) (*onnx.Session, *ringForm, error) {
-	rewrite := graphRewrite{engine: "moss-ring", version: ringVersion, kept: ringKept,
-		keeping: "the codec's caches are rings written in place", leaving: "the codec runs with its sliding caches"}
-	model, err := rewrite.load(path, func(model string) (string, error) {
-		steps, err := s.ringSteps()
-		if err != nil {
-			return "", err
-		}
-		lengths := make([]int64, len(steps))
-		for i, step := range steps {
-			lengths[i] = s.attns[i].CacheShape[2] + maxCodecBatch*step
-		}
-		return s.deriveRing(path, model, lengths, steps, ins, outs, opts)
+func (s *Synthesizer) ringCodec(codec graphFile, opts onnx.Options) (*onnx.Session, *ringForm, error) {
+	model, err := ringRewrite.load(codec.path, func(model string) (string, error) {
+		return s.deriveApart(ringRewrite, codec.path, model, opts, func() (string, error) { return s.ringOf(codec, model, opts) })
 	})
 	if err != nil || model == "" {
 		return nil, nil, err
@@ -94,12 +85,35 @@ func (s *Synthesizer) ringCodec(path string, ins, outs []onnx.Tensor, opts onnx.
 	if err != nil {
 		return nil, nil, err
 	}
-	ins, outs = form.tensors(ins, outs)
+	ins, outs := form.tensors(codec.ins, codec.outs)
 	sess, err := onnx.Open(model, ins, outs, opts, Hint)
 	if err != nil {
 		return nil, nil, err
 	}
 	return sess, form, nil
+}
+
+// ringRewrite is the codec's ring form. Its check holds the codec's
+// graph, inline, four times in Go and twice in ONNX Runtime, and two sets
+// of the codec's state: the full-size stand-ins' child peaked at 207 MiB
+// (int4, 7 MiB of files) and 375 MiB (fp32, 42 MiB).
+var ringRewrite = graphRewrite{engine: "moss-ring", version: ringVersion, kept: ringKept,
+	keeping: "the codec's caches are rings written in place", leaving: "the codec runs with its sliding caches",
+	memory: rewriteMemory{base: 175 << 20, perByte: 4.8}}
+
+// ringOf writes the ring form of the codec, whose session s.codec is, to
+// model and checks it: the verdict. Each ring is its window and what the
+// largest call adds.
+func (s *Synthesizer) ringOf(codec graphFile, model string, opts onnx.Options) (string, error) {
+	steps, err := s.ringSteps()
+	if err != nil {
+		return "", err
+	}
+	lengths := make([]int64, len(steps))
+	for i, step := range steps {
+		lengths[i] = s.attns[i].CacheShape[2] + maxCodecBatch*step
+	}
+	return s.deriveRing(codec.path, model, lengths, steps, codec.ins, codec.outs, opts)
 }
 
 // writeGraph writes a derived graph to path.
@@ -119,86 +133,6 @@ func openExact(graph []byte, dataDir, name string, ins, outs []onnx.Tensor, opts
 		return nil, err
 	}
 	return onnx.OpenData(exact, dataDir, name, ins, outs, opts)
-}
-
-// graphRewrite is a rewrite of one of the synthesizer's graphs, derived
-// at the graph's first load into the derived-files cache (under engine,
-// keyed by version, ONNX Runtime's version and the graph's files) and
-// kept only where it says what the original says.
-type graphRewrite struct {
-	engine, version string
-	// kept is the verdict of a rewrite kept; keeping and leaving say in
-	// the log what the synthesizer does with and without it.
-	kept, keeping, leaving string
-}
-
-// derivedVerdict is the derived file that says what a rewrite's check
-// said; the rewritten graph beside it has the original's name (which
-// tells profiles and logs which graph it is).
-const derivedVerdict = "verdict"
-
-// load is the path of the rewritten graph of the one at path, "" where it
-// is not kept. At the first load derive writes it to model (and the
-// external data it reads, *.data, beside it) and checks it, returning the
-// verdict: r.kept, or why not (said once: later loads read the verdict).
-func (r graphRewrite) load(path string, derive func(model string) (string, error)) (string, error) {
-	sources, err := onnx.ModelSources(path)
-	if err != nil {
-		return "", err
-	}
-	// The rewritten graph has the original's name: a name of its own in
-	// the folder's key.
-	dir, release, err := derived.Acquire(r.engine, r.version+" "+ort.GetVersion()+" "+filepath.Base(path), sources...)
-	if err != nil {
-		return "", err
-	}
-	defer release()
-	model := filepath.Join(dir, filepath.Base(path))
-	verdict, err := os.ReadFile(filepath.Join(dir, derivedVerdict))
-	if err == nil && strings.TrimSpace(string(verdict)) != r.kept {
-		return "", nil
-	}
-	if err == nil {
-		err := derived.Verify(dir, derivedFiles(dir, path)...)
-		if err == nil {
-			return model, nil
-		}
-		level := slog.LevelWarn
-		if errors.Is(err, derived.ErrUnsealed) {
-			level = slog.LevelInfo // a derivation that did not finish
-		}
-		slog.Log(context.Background(), level, "moss: the derived graph is not as it was made; making it again", "model", path, "dir", dir, "why", err)
-	}
-	said, err := derive(model)
-	if err != nil {
-		return "", err
-	}
-	if err := derived.WriteFile(filepath.Join(dir, derivedVerdict), func(w io.Writer) error {
-		_, err := io.WriteString(w, said+"\n")
-		return err
-	}); err != nil {
-		return "", err
-	}
-	if said != r.kept {
-		slog.Info("moss: "+r.leaving+" (said once: later loads do the same)", "model", path, "why", said)
-		return "", nil
-	}
-	if err := derived.Seal(dir, derivedFiles(dir, path)...); err != nil {
-		return "", err
-	}
-	slog.Info("moss: "+r.keeping, "model", path, "derived", model)
-	return model, nil
-}
-
-// derivedFiles are the names of the files in dir that a rewrite of the
-// graph at path is loaded from: the graph, and the external data beside it.
-func derivedFiles(dir, path string) []string {
-	names := []string{filepath.Base(path)}
-	data, _ := filepath.Glob(filepath.Join(dir, "*.data")) // its only error is a bad pattern
-	for _, d := range data {
-		names = append(names, filepath.Base(d))
-	}
-	return names
 }
 
 // ringSteps are the entries a frame adds to each cache, which one frame

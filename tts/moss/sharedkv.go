@@ -117,14 +117,15 @@ type graphFile struct {
 // its shared form when that is made, checked (against decode and
 // prefill) and kept; otherwise the decode step stays as it is. The
 // verdict is kept by the decode step's files, which at full size hold
-// the prefill's weights too (moss_tts_global_shared.data).
-func (s *Synthesizer) useSharedKV(decode, prefill graphFile, opts onnx.Options) {
-	rewrite := graphRewrite{engine: "moss-shared-kv", version: sharedKVVersion, kept: sharedKVKept,
-		keeping: "the decode step's KV cache is written in place and a chunk's text fed at once",
-		leaving: "the decode step's KV cache grows by copies"}
-	model, err := rewrite.load(decode.path, func(model string) (string, error) {
-		return s.deriveSharedKV(decode, prefill, model, opts)
+// the prefill's weights too (moss_tts_global_shared.data). Its error is a
+// stop's: a start stopped ends here.
+func (s *Synthesizer) useSharedKV(decode, prefill graphFile, opts onnx.Options) error {
+	model, err := sharedKVRewrite.load(decode.path, func(model string) (string, error) {
+		return s.deriveApart(sharedKVRewrite, decode.path, model, opts, func() (string, error) { return s.deriveSharedKV(decode, prefill, model, opts) })
 	})
+	if endsTheLoad(err) {
+		return fmt.Errorf("moss: %s: %w", decode.path, err)
+	}
 	if err == nil && model != "" {
 		var sess *onnx.Session
 		sharedIns, sharedOuts := s.sharedTensors(decode.ins, decode.outs)
@@ -132,13 +133,23 @@ func (s *Synthesizer) useSharedKV(decode, prefill graphFile, opts onnx.Options) 
 			_ = s.decode.Destroy()
 			sess.Moved = s.sharedMoved
 			s.decode, s.sharedDecode = sess, true
-			return
+			return nil
 		}
 	}
 	if err != nil {
-		slog.Warn("moss: "+rewrite.leaving+": no shared form", "model", decode.path, "err", err)
+		slog.Warn("moss: "+sharedKVRewrite.leaving+": no shared form", "model", decode.path, "err", err)
 	}
+	return nil
 }
+
+// sharedKVRewrite is the decode step's shared form. Its check opens the
+// prefill, the decode step and the shared form one after another, each
+// with its prepacked weights on the heap: the full-size stand-ins' child
+// peaked at 153 MiB (int4, 67 MiB of files) and 403 MiB (fp32, 421 MiB).
+var sharedKVRewrite = graphRewrite{engine: "moss-shared-kv", version: sharedKVVersion, kept: sharedKVKept,
+	keeping: "the decode step's KV cache is written in place and a chunk's text fed at once",
+	leaving: "the decode step's KV cache grows by copies",
+	memory:  rewriteMemory{base: 110 << 20, perByte: 0.75}}
 
 // sharedMoved is what a call of the shared form reads and writes: its
 // rows and length, the cached rows and its own (which the attention
