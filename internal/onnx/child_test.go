@@ -21,10 +21,11 @@ import (
 // onnx.SetMinPrepacked(1)).
 var tinyModel = filepath.Join("..", "..", "tts", "moss", "testdata", "tiny-codec", "moss_audio_tokenizer_decode_step.onnx")
 
-// openTiny opens tinyModel with opts, its log in the buffer it returns.
-func openTiny(t *testing.T, opts onnx.Options) (*onnx.Session, string, error) {
+// declaredTensors are the inputs and outputs the model at path declares,
+// as a caller names them to Open.
+func declaredTensors(t *testing.T, path string) (ins, outs []onnx.Tensor) {
 	t.Helper()
-	ins, outs, err := onnx.Declaration(tinyModel)
+	declaredIns, declaredOuts, err := onnx.Declaration(path)
 	require.NoError(t, err)
 	tensors := func(infos []ort.InputOutputInfo) []onnx.Tensor {
 		ts := make([]onnx.Tensor, len(infos))
@@ -33,10 +34,17 @@ func openTiny(t *testing.T, opts onnx.Options) (*onnx.Session, string, error) {
 		}
 		return ts
 	}
+	return tensors(declaredIns), tensors(declaredOuts)
+}
+
+// openTiny opens tinyModel with opts, its log in the buffer it returns.
+func openTiny(t *testing.T, opts onnx.Options) (*onnx.Session, string, error) {
+	t.Helper()
+	ins, outs := declaredTensors(t, tinyModel)
 	var log bytes.Buffer
 	defer slog.SetDefault(slog.Default())
 	slog.SetDefault(slog.New(slog.NewTextHandler(&log, nil)))
-	s, err := onnx.Open(tinyModel, tensors(ins), tensors(outs), opts, "")
+	s, err := onnx.Open(tinyModel, ins, outs, opts, "")
 	if err == nil {
 		t.Cleanup(func() { s.Destroy() })
 	}

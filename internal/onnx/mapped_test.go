@@ -33,19 +33,11 @@ func TestMappedCopy(t *testing.T) {
 	defer slog.SetDefault(defaultLog)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	defer onnx.SetMinPrepacked(1)()
-	model := filepath.Join("..", "..", "tts", "moss", "testdata", "tiny-codec", "moss_audio_tokenizer_decode_step.onnx")
-	ins, outs, err := onnx.Declaration(model)
-	require.NoError(t, err)
-	tensors := func(infos []ort.InputOutputInfo) []onnx.Tensor {
-		ts := make([]onnx.Tensor, len(infos))
-		for i, info := range infos {
-			ts[i] = onnx.Tensor{Name: info.Name, Type: info.DataType}
-		}
-		return ts
-	}
+	model := tinyModel
+	ins, outs := declaredTensors(t, model)
 
 	open := func(path string) *onnx.Session {
-		s, err := onnx.Open(path, tensors(ins), tensors(outs), onnx.Options{}, "")
+		s, err := onnx.Open(path, ins, outs, onnx.Options{}, "")
 		require.NoError(t, err)
 		t.Cleanup(func() { s.Destroy() })
 		return s
@@ -103,7 +95,7 @@ func TestMappedCopy(t *testing.T) {
 
 	// Options that shape the optimized graph make a copy of their own:
 	// a copy made under others is another graph.
-	basic, err := onnx.Open(model, tensors(ins), tensors(outs), onnx.Options{
+	basic, err := onnx.Open(model, ins, outs, onnx.Options{
 		Optimization: ort.GraphOptimizationLevelEnableBasic, DisabledOptimizers: []string{"TransposeOptimizer"}}, "")
 	require.NoError(t, err)
 	t.Cleanup(func() { basic.Destroy() })
