@@ -184,6 +184,38 @@ func TestStopWins(t *testing.T) {
 	}
 }
 
+// A terminal's Ctrl-C goes to its foreground process group. The child has
+// a group of its own, so the signal reaches the parent alone, which ends
+// the child (TestStopWins); in the parent's group it also reached the
+// child before the child had set its signals aside, and that end read as
+// a child killed (issue 70, item 12: 1 check in 49).
+func TestChildHasAProcessGroupOfItsOwn(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the child has a group of its own where it dies with its parent: on Linux")
+	}
+	started := filepath.Join(t.TempDir(), "started")
+	stop := make(chan struct{})
+	derived.StopWaitingOn(stop)
+	defer derived.StopWaitingOn(nil)
+	group := make(chan int, 1)
+	go func() {
+		defer close(stop)
+		for {
+			if pid, err := os.ReadFile(started); err == nil && len(pid) > 0 {
+				n, _ := strconv.Atoi(strings.TrimSpace(string(pid)))
+				g, _ := syscall.Getpgid(n)
+				group <- g
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	r, err := Run("test", testRequest{Do: "hang", File: started}, time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, Stopped, r.End)
+	assert.NotEqual(t, syscall.Getpgrp(), <-group, "the child is in its parent's process group")
+}
+
 // alive tells whether the process pid runs (a zombie does not).
 func alive(t *testing.T, pid string) bool {
 	t.Helper()

@@ -145,12 +145,18 @@ func Holding() bool { return held.Load() > 0 }
 // errHeld is a lock's error when another process holds it.
 var errHeld = errors.New("held by another process")
 
+// ErrStopped is the error of a wait for another process's lock that
+// StopWaitingOn's channel ended: the process is stopping, so a loader
+// ends too, rather than load the model without its derived files (onto
+// the heap: fp32 X-ASR's 590 MB encoder took 3 s past the signal).
+var ErrStopped = errors.New("stopped")
+
 // heldError is errHeld for a wait that was stopped, naming the lock. Its
-// way out is none: the load goes on without the derived files.
+// way out is none: the process is stopping.
 type heldError string
 
 func (e heldError) Error() string        { return "stopped waiting for the process that holds " + string(e) }
-func (e heldError) Is(target error) bool { return target == errHeld }
+func (e heldError) Is(target error) bool { return target == errHeld || target == ErrStopped }
 
 // errSymlink is the error for a symlink where the agent keeps a file of
 // its own (planted: nothing of the agent's makes one).

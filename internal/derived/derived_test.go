@@ -211,6 +211,7 @@ func TestWaitForALockEndsOnInterrupt(t *testing.T) {
 	case err := <-got:
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "stopped waiting for the process that holds")
+		assert.ErrorIs(t, err, ErrStopped, "what a loader ends on")
 		assert.NotContains(t, err.Error(), "XDG_CACHE_HOME", "the cache is writable: the way out is not to set it")
 	case <-time.After(5 * time.Second):
 		t.Fatal("still waiting after the interrupt")

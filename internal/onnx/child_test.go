@@ -147,6 +147,30 @@ func TestCopyInChildStops(t *testing.T) {
 	assert.NoFileExists(t, started, "a child started after the stop")
 }
 
+// A stop while the load waits for another process that makes the same
+// copy ends the load too: loaded as it is instead, fp32 X-ASR's encoder
+// went onto the heap, 3 s past the signal.
+func TestStoppedWaitEndsTheLoad(t *testing.T) {
+	testenv.ONNXRuntime(t)
+	defer onnx.SetMinPrepacked(1)()
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	_, _, err := openTiny(t, onnx.Options{})
+	require.NoError(t, err)
+	sources, err := onnx.ModelSources(tinyModel)
+	require.NoError(t, err)
+	_, release, err := derived.Acquire("onnxruntime", ort.GetVersion(), sources...)
+	require.NoError(t, err, "the copy's folder, as another process making it holds it")
+	defer release()
+	stop := make(chan struct{})
+	close(stop)
+	derived.StopWaitingOn(stop)
+	defer derived.StopWaitingOn(nil)
+	s, log, err := openTiny(t, onnx.Options{})
+	require.ErrorIs(t, err, derived.ErrStopped)
+	assert.Nil(t, s)
+	assert.NotContains(t, log, "loading the model as it is")
+}
+
 // A copy whose making would take the process over its memory budget is
 // not made, and the load is refused, saying what the first start costs
 // and the ways out.

@@ -13,6 +13,7 @@ import (
 	ort "github.com/yalue/onnxruntime_go"
 
 	"github.com/voiceassistant/voice/internal/childjob"
+	"github.com/voiceassistant/voice/internal/derived"
 	"github.com/voiceassistant/voice/internal/malloc"
 )
 
@@ -215,7 +216,7 @@ func Open(path string, inputs, outputs []Tensor, opts Options, hint string) (*Se
 		// memory, not the stage; but nothing is loaded after a stop, or
 		// over the budget.
 		load, err = mappedCopy(path, opts, names(inputs), names(outputs))
-		if errors.Is(err, errStopped) || errors.Is(err, childjob.ErrOverBudget) {
+		if errors.Is(err, errStopped) || errors.Is(err, derived.ErrStopped) || errors.Is(err, childjob.ErrOverBudget) {
 			return nil, fmt.Errorf("model %s: %w", path, err)
 		}
 		if err != nil {

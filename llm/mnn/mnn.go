@@ -23,6 +23,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/voiceassistant/voice/internal/derived"
 	"github.com/voiceassistant/voice/internal/malloc"
 	"github.com/voiceassistant/voice/llm"
 )
@@ -85,6 +86,9 @@ func Open(cfg Config) (*Model, error) {
 	settings := cfg.engineSettings("")
 	layout, fileBytes := poolLayout(cfg.ConfigFile, settings), mmapBytes(path, settings)
 	mapped, err := openPool(sources, layout, fileBytes)
+	if errors.Is(err, derived.ErrStopped) {
+		return nil, fmt.Errorf("mnn: %s: %w", cfg.Dir, err)
+	}
 	if !checking && (err != nil || mapped.making) {
 		// Checked in a child first (check.go): there is no sealed pool to
 		// say that these files loaded. The pool the child seals is

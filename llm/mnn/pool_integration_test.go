@@ -287,3 +287,28 @@ func TestInterruptEndsTheFirstLoadsCheck(t *testing.T) {
 	text, _ := reply(t, model)
 	assert.NotEmpty(t, text)
 }
+
+// A stop while the load waits for another process that holds the pool's
+// folder (making or checking it) ends the load, rather than putting the
+// weights onto the heap past the signal.
+func TestStoppedWaitEndsTheLoad(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	model := testenv.TinyLLM(t)
+	cfg := Config{Dir: model, ConfigFile: "config_greedy.json", Threads: 1}
+	text, _ := reply(t, model)
+	require.NotEmpty(t, text)
+	locks, err := filepath.Glob(filepath.Join(os.Getenv("XDG_CACHE_HOME"), "voice-agent", "derived", "mnn", "*", ".lock"))
+	require.NoError(t, err)
+	require.Len(t, locks, 1)
+	other, err := os.Open(locks[0])
+	require.NoError(t, err)
+	defer other.Close()
+	require.NoError(t, syscall.Flock(int(other.Fd()), syscall.LOCK_EX), "held as another process would")
+	stop := make(chan struct{})
+	close(stop)
+	derived.StopWaitingOn(stop)
+	defer derived.StopWaitingOn(nil)
+	m, err := Open(cfg)
+	require.ErrorIs(t, err, derived.ErrStopped)
+	assert.Nil(t, m)
+}

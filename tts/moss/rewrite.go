@@ -216,5 +216,5 @@ func (s *Synthesizer) deriveApart(r graphRewrite, path, model string, opts onnx.
 // load, rather than leaving the rewrite for this start: a stop, or a
 // derivation over the memory budget.
 func endsTheLoad(err error) bool {
-	return errors.Is(err, errStopped) || errors.Is(err, childjob.ErrOverBudget)
+	return errors.Is(err, errStopped) || errors.Is(err, derived.ErrStopped) || errors.Is(err, childjob.ErrOverBudget)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/voiceassistant/voice/internal/childjob"
+	"github.com/voiceassistant/voice/internal/derived"
 	"github.com/voiceassistant/voice/internal/onnx"
 	"github.com/voiceassistant/voice/internal/testenv"
 )
@@ -115,6 +116,28 @@ func TestRewriteStopped(t *testing.T) {
 	require.ErrorIs(t, err, errStopped)
 	assert.Contains(t, err.Error(), "moss_tts_decode_step.onnx: interrupted while its rewrite was derived")
 	assert.Empty(t, sharedVerdict(t))
+}
+
+// A stop while the load waits for another process that derives the same
+// rewrite (it holds the rewrite's folder) ends the load too, rather than
+// going on without the rewrite past the signal.
+func TestStoppedWaitForARewrite(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	_, _, err := openLogged(t, Options{})
+	require.NoError(t, err)
+	locks, err := filepath.Glob(filepath.Join(os.Getenv("XDG_CACHE_HOME"), "voice-agent", "derived", "moss-shared-kv", "*", ".lock"))
+	require.NoError(t, err)
+	require.Len(t, locks, 1)
+	other, err := os.Open(locks[0])
+	require.NoError(t, err)
+	defer other.Close()
+	require.NoError(t, syscall.Flock(int(other.Fd()), syscall.LOCK_EX), "held as another process would")
+	stop := make(chan struct{})
+	close(stop)
+	derived.StopWaitingOn(stop)
+	defer derived.StopWaitingOn(nil)
+	_, _, err = openLogged(t, Options{})
+	require.ErrorIs(t, err, derived.ErrStopped)
 }
 
 // A rewrite whose derivation would take the agent and its child over the
