@@ -10,7 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
+	"unicode"
 )
 
 // sourcesFile is, in each folder, the record of the model it was derived
@@ -167,7 +170,7 @@ func (f *folder) read(root string, deep bool) string {
 			return ""
 		}
 		if why == "" {
-			why = p + how
+			why = shownPath(p) + how
 		}
 	}
 	if why == "" {
@@ -305,4 +308,14 @@ func bytesOf(pruned []Pruned) int64 {
 		n += p.Bytes
 	}
 	return n
+}
+
+// shownPath is path as a line of output shows it: quoted where it holds
+// a character a terminal would not print as itself (a newline would
+// split the line).
+func shownPath(path string) string {
+	if strings.IndexFunc(path, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		return strconv.Quote(path)
+	}
+	return path
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -98,7 +99,7 @@ func TestPruneReadsWhereTheModelIs(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, pruned, 1)
 	assert.Equal(t, withNewline, pruned[0].Dir)
-	assert.Equal(t, filepath.Join(odd, "encoder.onnx")+" is gone", pruned[0].Why)
+	assert.Equal(t, strconv.Quote(filepath.Join(odd, "encoder.onnx"))+" is gone", pruned[0].Why, "said on one line")
 }
 
 // Each setting a model is derived under (MNN's threads) gets a folder;
