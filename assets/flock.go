@@ -2,6 +2,7 @@ package assets
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"time"
 
@@ -23,6 +24,9 @@ func lockDir(ctx context.Context, dir string, waiting func()) (unlock func(), er
 			waiting()
 		}
 		locked, err = l.TryLockContext(ctx, 20*time.Millisecond)
+		if !locked && ctx.Err() != nil {
+			return nil, fmt.Errorf("stopped waiting for another process that holds %s: %w", dir, ctx.Err())
+		}
 	}
 	if err != nil {
 		return nil, err

@@ -199,3 +199,21 @@ func TestPullSaysItWaits(t *testing.T) {
 	require.NoError(t, p.Pull(context.Background(), m))
 	assert.Empty(t, waits, "said with nothing to wait for")
 }
+
+// A pull stopped while it waits for another says what it waited for
+// ("lock: context canceled" said nothing of it).
+func TestStoppedPullSaysWhatItWaitedFor(t *testing.T) {
+	data := testContent(5_000)
+	srv := serve(t, data, nil)
+	p := testPuller(t, srv)
+	m := testModel(srv.URL, data, true)
+	dir := Path(p.Dir, m)
+	unlock, err := lockModelDir(testCtx(t), dir, dir, nil)
+	require.NoError(t, err)
+	defer unlock()
+	ctx, cancel := context.WithCancel(testCtx(t))
+	p.Waiting = func(string, string) { cancel() }
+	err = p.Pull(ctx, m)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Contains(t, err.Error(), "stopped waiting for another process that holds "+dir)
+}
