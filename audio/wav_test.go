@@ -474,7 +474,7 @@ func TestStreamedWAVLengthIsKnownAtItsEnd(t *testing.T) {
 	assert.Equal(t, int64(1600), s.Len())
 
 	// One that goes on past the hour is refused as it passes it.
-	long := append(append([]byte("RIFF\xff\xff\xff\xffWAVE"), fmtPCM(1, 8000, 16)...), chunkSized("data", 0xFFFFFFFF, nil, false)...)
+	long := append(append([]byte("RIFF\xff\xff\xff\xffWAVE"), fmtPCM(1, 16000, 16)...), chunkSized("data", 0xFFFFFFFF, nil, false)...)
 	s, err = newWAVStream(context.Background(), io.MultiReader(bytes.NewReader(long), zeros{}), "endless.wav", -1)
 	require.NoError(t, err)
 	_, err = readAll(s)
