@@ -83,6 +83,8 @@ func TestRewriteInChild(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("XDG_CACHE_HOME", t.TempDir())
+			// The rewrites alone: no optimized copies (a child each).
+			t.Setenv("VOICE_ORT_MAPPED_WEIGHTS", "0")
 			rewriteEnds(t, tc.ended)
 			s, log, err := openLogged(t, Options{})
 			require.NoError(t, err)
@@ -123,6 +125,7 @@ func TestRewriteStopped(t *testing.T) {
 // going on without the rewrite past the signal.
 func TestStoppedWaitForARewrite(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("VOICE_ORT_MAPPED_WEIGHTS", "0") // the rewrites alone
 	_, _, err := openLogged(t, Options{})
 	require.NoError(t, err)
 	locks, err := filepath.Glob(filepath.Join(os.Getenv("XDG_CACHE_HOME"), "voice-agent", "derived", "moss-shared-kv", "*", ".lock"))
