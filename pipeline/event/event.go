@@ -22,6 +22,30 @@ const (
 	StateInterrupted  State = "interrupted"
 )
 
+// ReplyState is where a reply is in its life (package reply's table,
+// docs/ARCHITECTURE.md): published as reply_state on every move, so a
+// front end shows a reply by folding these events and keeps no lifecycle
+// of its own.
+type ReplyState string
+
+const (
+	// ReplySpeculative answers a turn not yet committed: nothing of it is
+	// shown until it becomes current, and it may be dropped unseen.
+	ReplySpeculative ReplyState = "speculative"
+	// ReplyCurrent is the response to the turn Turn: its pieces, chunks
+	// and playback follow.
+	ReplyCurrent ReplyState = "current"
+	// ReplyDropped was withdrawn unheard (a speculation miss, or a turn the
+	// user went on with): whatever was shown of it goes, and nothing more
+	// of it is published.
+	ReplyDropped ReplyState = "dropped"
+	// ReplyCancelled was cut by the user or the session's end; Text is what
+	// the user heard of it.
+	ReplyCancelled ReplyState = "cancelled"
+	// ReplyDone has played out.
+	ReplyDone ReplyState = "done"
+)
+
 // EventType names an event in the stream.
 type EventType string
 
@@ -52,8 +76,9 @@ const (
 	EvSpeechIgnored EventType = "speech_ignored"
 	// EvTurnContinued: the user went on right after turn Turn was
 	// committed (Text), before its reply had been heard for long: the
-	// reply is dropped and the speech continues that turn, whose next
-	// commit has the new words only (pipeline.Config.Continue).
+	// reply is dropped (reply_state) and the speech continues that turn,
+	// which is committed again, as the same Turn, with the whole sentence
+	// (pipeline.Config.Continue).
 	EvTurnContinued EventType = "turn_continued"
 	// EvSpeculationStart: a reply to Text (the transcript so far) started
 	// at the user's pause, before the turn is committed; its events are
@@ -65,8 +90,11 @@ const (
 	// EvSpeculationMiss: the user went on or the transcript changed
 	// (Reason); the speculative reply was cancelled unheard and unshown.
 	EvSpeculationMiss EventType = "speculation_miss"
-	EvTurnMetrics     EventType = "turn_metrics"
-	EvError           EventType = "error"
+	// EvReplyState: the reply to turn Turn moved to state Reply (Reason:
+	// why a reply was dropped or cancelled).
+	EvReplyState  EventType = "reply_state"
+	EvTurnMetrics EventType = "turn_metrics"
+	EvError       EventType = "error"
 )
 
 // ReasonStopKey is a barge-in's reason when the stop key did it.
@@ -84,9 +112,11 @@ type Event struct {
 	// says when it happened in its own fields (Pos, the turn's metrics).
 	At time.Duration `json:"-"`
 	// Turn numbers user turns from 1; a response belongs to its turn.
-	Turn  int    `json:"turn,omitempty"`
-	State State  `json:"state,omitempty"`
-	Text  string `json:"text,omitempty"`
+	Turn  int   `json:"turn,omitempty"`
+	State State `json:"state,omitempty"`
+	// Reply is a reply's state (reply_state).
+	Reply ReplyState `json:"reply,omitempty"`
+	Text  string     `json:"text,omitempty"`
 	// Pos is a stream position in 16 kHz samples (speech boundaries).
 	Pos     int64        `json:"pos,omitempty"`
 	Reason  string       `json:"reason,omitempty"`
