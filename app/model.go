@@ -9,6 +9,7 @@ import (
 
 	"github.com/voiceassistant/voice/audio/device"
 	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/pipeline/listen"
 )
 
 // Status is what the window's state indicator shows: the pipeline's state
@@ -181,7 +182,7 @@ func (m *Model) commit(e pipeline.Event) {
 	if m.continued != 0 {
 		for i := len(m.Entries) - 1; i >= 0; i-- {
 			if u := &m.Entries[i]; u.Role == User && u.Turn == m.continued {
-				u.Text, u.Turn = pipeline.JoinWords(u.Text, e.Text), e.Turn
+				u.Text, u.Turn = listen.JoinWords(u.Text, e.Text), e.Turn
 				m.continued = 0
 				return
 			}

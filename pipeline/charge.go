@@ -8,6 +8,7 @@ import (
 	"github.com/voiceassistant/voice/llm"
 	"github.com/voiceassistant/voice/pipeline/compute"
 	"github.com/voiceassistant/voice/pipeline/event"
+	"github.com/voiceassistant/voice/pipeline/listen"
 	"github.com/voiceassistant/voice/tts/normalize"
 	"github.com/voiceassistant/voice/vad"
 )
@@ -17,36 +18,30 @@ import (
 // compute), so no call site charges anything and none is left off the
 // clock.
 type stages struct {
-	vad  VAD
-	asr  ASR
-	turn TurnDetector
-	// quiet and fork are the recognizer's optional faces (nil if it has
-	// none): it pads the utterance's end by the quiet it was not given,
-	// and copies itself for the early final (early.go).
-	quiet QuietFinalizer
-	fork  Forker
-	llm   Generator
-	tts   Synthesizer
+	listen listen.Stages
+	llm    Generator
+	tts    Synthesizer
 }
 
 func wireStages(cfg Config, c *compute.Charger) stages {
-	s := stages{vad: cfg.VAD, asr: cfg.ASR, turn: cfg.Turn, llm: cfg.LLM, tts: cfg.TTS}
-	s.quiet, _ = cfg.ASR.(QuietFinalizer)
-	s.fork, _ = cfg.ASR.(Forker)
+	s := stages{listen: listen.Stages{VAD: cfg.VAD, ASR: cfg.ASR, Turn: cfg.Turn}, llm: cfg.LLM, tts: cfg.TTS}
+	l := &s.listen
+	l.Quiet, _ = cfg.ASR.(QuietFinalizer)
+	l.Fork, _ = cfg.ASR.(Forker)
 	if c == nil {
 		return s
 	}
-	s.vad = chargedVAD{cfg.VAD, c}
-	s.asr = chargedASR{cfg.ASR, c}
+	l.VAD = chargedVAD{cfg.VAD, c}
+	l.ASR = chargedASR{cfg.ASR, c}
 	s.llm = chargedGenerator{cfg.LLM, c}
 	if cfg.Turn != nil {
-		s.turn = chargedTurn{cfg.Turn, c}
+		l.Turn = chargedTurn{cfg.Turn, c}
 	}
-	if s.quiet != nil {
-		s.quiet = chargedQuiet{s.quiet, c}
+	if l.Quiet != nil {
+		l.Quiet = chargedQuiet{l.Quiet, c}
 	}
-	if s.fork != nil {
-		s.fork = chargedForker{s.fork, c}
+	if l.Fork != nil {
+		l.Fork = chargedForker{l.Fork, c}
 	}
 	if cfg.TTS != nil {
 		s.tts = chargedSynthesizer{cfg.TTS, c}

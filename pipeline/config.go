@@ -7,6 +7,7 @@ import (
 
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/llm"
+	"github.com/voiceassistant/voice/pipeline/listen"
 	"github.com/voiceassistant/voice/turn"
 )
 
@@ -58,28 +59,9 @@ type Config struct {
 	ComputeScale float64
 }
 
-// Continuation lets the user go on after the end of their turn was called
-// too early ("wait" — a pause — "I meant the other one"): speech that
-// starts within Window of a commit, while the reply to it has played for
-// less than MaxHeard, and is confirmed over it as a barge-in would be,
-// continues the committed turn. The reply is dropped as a speculation
-// miss is, and the history's user message becomes the whole sentence,
-// once. A Window of 0 turns it off.
-type Continuation struct {
-	Window   time.Duration `yaml:"window"`
-	MaxHeard time.Duration `yaml:"max_heard"`
-}
-
-// Validate names the first setting that makes no sense, by its config key.
-func (c Continuation) Validate() error {
-	switch {
-	case c.Window < 0 || c.Window > time.Minute:
-		return fmt.Errorf("continue.window: %v is not between 0 (never) and 1m", c.Window)
-	case c.MaxHeard < 0 || c.MaxHeard > time.Minute:
-		return fmt.Errorf("continue.max_heard: %v is not between 0 and 1m", c.MaxHeard)
-	}
-	return nil
-}
+// Continuation is when speech right after a commit continues that turn
+// (listen.Continuation).
+type Continuation = listen.Continuation
 
 // HalfDuplex configures microphone gating.
 type HalfDuplex struct {

@@ -10,6 +10,9 @@ import (
 
 	"github.com/voiceassistant/voice/llm"
 	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/pipeline/event"
+	"github.com/voiceassistant/voice/pipeline/listen"
+	"github.com/voiceassistant/voice/pipeline/reply"
 	"github.com/voiceassistant/voice/standin"
 )
 
@@ -83,11 +86,24 @@ func TestContinuationJoinsTheTurn(t *testing.T) {
 					},
 				}
 				o := s.run(t)
-				committed := texts(o.of(pipeline.EvTurnCommit))
-				assert.Equal(t, strings.Fields(strings.Join(sn.pieces, " ")), strings.Fields(strings.Join(committed, " ")),
-					"every word committed once, in order (commits %q)", committed)
+				// The turn is committed again as it grows, as the same turn,
+				// shown whole each time.
+				var growing []string
+				for i := range sn.pieces {
+					growing = append(growing, listen.JoinWords(strings.Join(growing[max(i-1, 0):i], ""), sn.pieces[i]))
+				}
+				commits := o.of(pipeline.EvTurnCommit)
+				assert.Equal(t, growing, texts(commits))
+				for _, c := range commits {
+					assert.Equal(t, 1, c.Turn, "one turn, committed %d times", len(commits))
+				}
 				assert.Len(t, o.of(pipeline.EvTurnContinued), len(sn.pieces)-1, "each early commit continued")
 				assert.Empty(t, o.of(pipeline.EvBargeIn))
+				assertDroppedRepliesSilent(t, o.events, len(sn.pieces)-1)
+				// Only the reply that answered the whole sentence is a turn:
+				// a dropped one is no barge-in, and has no metrics.
+				assert.Len(t, o.result.Metrics, 1)
+				assert.Zero(t, pipeline.Summarize(o.result.Metrics).Interrupted, "a continued turn is not a barge-in")
 				assert.Equal(t, []string{sn.whole}, userMessages(history), "the sentence once, whole")
 				convs := o.llm.Conversations()
 				require.NotEmpty(t, convs)
@@ -99,6 +115,29 @@ func TestContinuationJoinsTheTurn(t *testing.T) {
 			})
 		}
 	}
+}
+
+// assertDroppedRepliesSilent checks that want replies were dropped as
+// their turn was continued, and that nothing of a dropped reply was
+// published after its drop: not its text, its audio, its end or its
+// metrics, until the next reply to the same turn started.
+func assertDroppedRepliesSilent(t *testing.T, events []pipeline.Event, want int) {
+	t.Helper()
+	silent := map[int]bool{}
+	drops := 0
+	for _, e := range events {
+		switch e.Type {
+		case pipeline.EvReplyState:
+			silent[e.Turn] = e.Reply == event.ReplyDropped
+			if e.Reply == event.ReplyDropped && e.Reason == reply.DropContinued {
+				drops++
+			}
+		case pipeline.EvLLMPiece, pipeline.EvTTSChunk, pipeline.EvLLMDone, pipeline.EvPlaybackStart,
+			pipeline.EvPlaybackStop, pipeline.EvTurnMetrics:
+			assert.False(t, silent[e.Turn], "%s of turn %d's reply after it was dropped (%q)", e.Type, e.Turn, e.Text)
+		}
+	}
+	assert.Equal(t, want, drops, "replies dropped for a continuation")
 }
 
 // Without continuation the same sentence is answered piece by piece; what

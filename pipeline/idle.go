@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/llm"
 )
 
@@ -28,49 +29,51 @@ type Prefiller interface {
 // batches) and the session's end cancel it, and what it ran stays
 // cached; the session's end waits for it.
 type prefillAhead struct {
+	pf     Prefiller // nil: the generator cannot
+	clk    clock.Clock
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-func noPrefillAhead() prefillAhead {
+func newPrefillAhead(g Generator, clk clock.Clock) *prefillAhead {
+	pf, _ := g.(Prefiller)
 	done := make(chan struct{})
 	close(done)
-	return prefillAhead{cancel: func() {}, done: done}
+	return &prefillAhead{pf: pf, clk: clk, cancel: func() {}, done: done}
 }
 
 // remember puts the reply as the user heard it into the history, and,
 // unless a user turn is open (speech, or the pause the endpointing and the
 // final transcript work through), prefills the conversation's next prompt
 // while the assistant is idle.
-func (p *Pipeline) remember(text string, interrupted bool) {
+func (p *Pipeline) remember(ctx context.Context, text string, interrupted bool) {
 	if dropped := p.cfg.History.AddAssistant(text, interrupted); dropped > 0 {
 		slog.Info("history trimmed after the reply; its new start is prefilled while the assistant is idle", "dropped_messages", dropped)
 	}
-	if p.listen.turn == nil {
-		p.prefillNext(p.cfg.History.Messages())
+	if !p.listen.Open() {
+		p.ahead.start(ctx, p.cfg.History.Messages())
 	}
 }
 
-// prefillNext prefills conv in the background, once the prefill before it
-// has ended. It holds the clock until its goroutine runs, so that a replay
+// start prefills conv in the background, once the prefill before it has
+// ended. It holds the clock until its goroutine runs, so that a replay
 // hands conv over as a live session would, before the audio goes on; the
 // prefill itself runs beside the clock.
-func (p *Pipeline) prefillNext(conv []llm.Message) {
-	pf, ok := p.cfg.LLM.(Prefiller)
-	if !ok {
+func (a *prefillAhead) start(ctx context.Context, conv []llm.Message) {
+	if a.pf == nil {
 		return
 	}
-	p.stopPrefillAhead(false)
-	ctx, cancel := context.WithCancel(p.ctx)
-	previous, done := p.ahead.done, make(chan struct{})
-	p.ahead = prefillAhead{cancel: cancel, done: done}
-	p.clk.Hold()
+	a.stop(false)
+	ctx, cancel := context.WithCancel(ctx)
+	previous, done := a.done, make(chan struct{})
+	a.cancel, a.done = cancel, done
+	a.clk.Hold()
 	go func() {
 		defer close(done)
 		<-previous // one at a time, and the session's end waits for the last only
-		p.clk.Release()
+		a.clk.Release()
 		start := time.Now()
-		st, err := pf.Prefill(ctx, conv)
+		st, err := a.pf.Prefill(ctx, conv)
 		switch {
 		case err == nil:
 			slog.Debug("prefilled the next prompt's start while idle", "tokens", st.PromptTokens, "cached", st.CachedTokens, "took", time.Since(start))
@@ -81,10 +84,10 @@ func (p *Pipeline) prefillNext(conv []llm.Message) {
 	}()
 }
 
-// stopPrefillAhead cancels the prefill; wait waits for it to end.
-func (p *Pipeline) stopPrefillAhead(wait bool) {
-	p.ahead.cancel()
+// stop cancels the prefill; wait waits for it to end.
+func (a *prefillAhead) stop(wait bool) {
+	a.cancel()
 	if wait {
-		<-p.ahead.done
+		<-a.done
 	}
 }

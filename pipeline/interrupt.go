@@ -1,14 +1,16 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 	"unicode"
 
-	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/pipeline/fsm"
+	"github.com/voiceassistant/voice/pipeline/listen"
+	"github.com/voiceassistant/voice/pipeline/reply"
 )
 
 // InterruptMode is what the assistant does when the user's voice starts
@@ -280,12 +282,6 @@ func (a *arbiter) backchannelAt(w []string) int {
 	return 0
 }
 
-// unspaced is true of the scripts written without spaces between words:
-// each character is a word of its own.
-func unspaced(r rune) bool {
-	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
-}
-
 // words splits text into lower-case words without punctuation or hyphens; each Han,
 // kana or Hangul character is a word of its own, since those scripts are
 // written without spaces.
@@ -300,7 +296,7 @@ func words(text string) []string {
 	}
 	for _, r := range strings.ToLower(text) {
 		switch {
-		case unspaced(r):
+		case listen.Unspaced(r):
 			flush()
 			out = append(out, string(r))
 		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'':
@@ -327,82 +323,74 @@ func (p *Pipeline) speechOverReply() {
 		p.player.Pause()
 	}
 	at := p.clk.Now()
-	p.emit(Event{Type: EvBargeInPending, At: at, Turn: p.resp.Turn(), Text: p.listen.turn.partial})
+	p.events.Emit(Event{Type: EvBargeInPending, At: at, Turn: p.resp.Turn(), Text: p.listen.Speech().Partial})
 	p.setState(StateUserSpeaking, at)
 }
 
 // arbitrate acts, frame by frame, on the arbiter's decision about speech
-// over a response.
-func (p *Pipeline) arbitrate(now time.Duration) {
-	l := &p.listen
-	t := l.turn
-	speech := audio.Mono16k.Duration(int64(t.voiced))
-	switch p.barge.decide(t.partial, speech, l.speaking(), now-t.speechEnd) {
+// over a response: a barge-in (or a continuation of the turn the reply
+// answers), or playing on from where it paused, the sound being no turn.
+func (p *Pipeline) arbitrate(ctx context.Context, now time.Duration) {
+	speech := p.listen.Speech()
+	switch p.barge.decide(speech.Partial, speech.Voiced, speech.Speaking, now-speech.Ended) {
 	case decideCancel:
-		if t.continues != nil {
+		if p.listen.Continues() {
 			p.continueTurn()
 			return
 		}
-		p.bargeIn("")
+		p.bargeIn(ctx, reply.CutBargeIn)
 	case decideResume:
-		p.resumeReply()
+		at := p.clk.Now()
+		p.player.Resume()
+		p.events.Emit(Event{Type: EvBargeInResumed, At: at, Turn: p.resp.Turn(), Text: speech.Partial})
+		p.listen.Dismiss()
+		if p.resp.PlaybackStart() > 0 {
+			p.setState(StateSpeaking, at)
+		} else {
+			p.setState(StateThinking, at)
+		}
 	}
 }
 
-// resumeReply plays on a reply paused for a sound that was not an
-// interruption; the sound is no turn.
-func (p *Pipeline) resumeReply() {
-	at := p.clk.Now()
-	r := p.resp
-	p.player.Resume()
-	p.emit(Event{Type: EvBargeInResumed, At: at, Turn: r.Turn(), Text: p.listen.turn.partial})
-	p.listen.close(nil)
-	if r.PlaybackStart() > 0 {
-		p.setState(StateSpeaking, at)
-	} else {
-		p.setState(StateThinking, at)
-	}
-}
-
-// bargeIn interrupts the current response. The speech that interrupted
-// (if any: reason is ReasonStopKey when the stop key did) is a turn of
-// its own from here on, with all it has been heard to say.
+// bargeIn interrupts the current response, if there is one, for reason
+// (reply.CutBargeIn: speech, or the stop key). The speech that interrupted
+// is a turn of its own from here on, with all it has been heard to say.
 // StateInterrupted is published for the moment of the cut (a display
 // shows it), and the state the user leaves the pipeline in follows at the
 // same time.
-func (p *Pipeline) bargeIn(reason string) {
+func (p *Pipeline) bargeIn(ctx context.Context, reason string) {
+	if p.resp == nil {
+		return
+	}
 	at := p.clk.Now()
 	turn := p.resp.Turn()
-	if reason != "" {
+	if reason == reply.CutStopKey {
 		p.barge.confirm()
 	}
-	heard := p.cancelResponse()
-	p.emit(Event{Type: EvBargeIn, At: at, Turn: turn, Text: heard, Reason: reason})
+	heard := p.cut(ctx, reason)
+	e := Event{Type: EvBargeIn, At: at, Turn: turn, Text: heard}
+	if reason == reply.CutStopKey {
+		e.Reason = ReasonStopKey
+	}
+	p.events.Emit(e)
 	p.setState(StateInterrupted, at)
-	if p.listen.speaking() {
+	if p.listen.Speaking() {
 		p.setState(StateUserSpeaking, at)
 	} else {
 		p.setState(StateListening, at)
 	}
 }
 
-// cancelResponse stops the current response and remembers what the user
-// heard of it; it returns that text.
-func (p *Pipeline) cancelResponse() string {
-	heard, written := p.cutResponse()
-	p.remember(written, true)
-	return heard
-}
-
-// cutResponse stops the current response and returns what the user heard
-// of it, as spoken and as written (reply.Reply.Heard).
-func (p *Pipeline) cutResponse() (heard, written string) {
+// cut cancels the current response, if any, for reason, puts what the
+// user heard of it into the history, and returns that as spoken.
+func (p *Pipeline) cut(ctx context.Context, reason string) (heard string) {
 	r := p.resp
-	heard, written = r.Interrupt()
-	p.finishTurn(r, p.clk.Now())
-	if !r.Ended() {
-		p.stopping++
+	if r == nil {
+		return ""
 	}
+	heard, written := r.Interrupt(reason)
+	p.finishTurn(r, p.clk.Now())
 	p.endResponse(p.clk.Now())
-	return heard, written
+	p.remember(ctx, written, true)
+	return heard
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/voiceassistant/voice/pipeline/fsm"
+	"github.com/voiceassistant/voice/pipeline/listen"
 	"github.com/voiceassistant/voice/pipeline/reply"
 )
 
@@ -87,11 +88,16 @@ func TestBargeInStates(t *testing.T) {
 }
 
 func TestListeningPhases(t *testing.T) {
-	states := []phase{phaseIdle, phaseSpeaking, phasePaused, phaseFinalizing, phaseCommitted}
-	checkMachine(t, "### Listening phases", phaseTransitions, states, phase.String)
+	states := []listen.Phase{listen.Idle, listen.Speaking, listen.Paused, listen.Finalizing, listen.Committed}
+	checkMachine(t, "### Listening phases", listen.Transitions, states, listen.Phase.String)
 }
 
 func TestReplyStates(t *testing.T) {
-	states := []reply.State{reply.Speculative, reply.Current, reply.Dropped, reply.Cancelled, reply.Done}
-	checkMachine(t, "### Reply states", reply.Transitions, states, reply.State.String)
+	states := []reply.State{"", reply.Speculative, reply.Current, reply.Dropped, reply.Cancelled, reply.Done}
+	checkMachine(t, "### Reply states", reply.Transitions, states, func(s reply.State) string {
+		if s == "" {
+			return "(start)"
+		}
+		return string(s)
+	})
 }

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -10,12 +9,11 @@ import (
 
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/clock"
-	"github.com/voiceassistant/voice/llm"
 	"github.com/voiceassistant/voice/pipeline/compute"
 	"github.com/voiceassistant/voice/pipeline/event"
 	"github.com/voiceassistant/voice/pipeline/fsm"
+	"github.com/voiceassistant/voice/pipeline/listen"
 	"github.com/voiceassistant/voice/pipeline/reply"
-	"github.com/voiceassistant/voice/turn"
 	"github.com/voiceassistant/voice/vad"
 )
 
@@ -23,38 +21,40 @@ import (
 // still followable, no longer competing.
 const duckGain = 0.25
 
-// Pipeline is one conversation session: it listens (listen.go), decides
-// when the user's turn is over, and starts, adopts, interrupts and plays
-// out the replies (package reply) to it.
+// Pipeline is one conversation session: its listening side (package
+// listen) hears the user's turns; the pipeline decides about speech over
+// a reply, and starts, adopts, interrupts and plays out the replies
+// (package reply) to the turns committed.
 type Pipeline struct {
 	cfg     Config
 	clk     clock.Clock
 	player  *audio.Player
 	events  *event.Queue
-	stages  stages
 	charger *compute.Charger
-	replies reply.Session
+	replies reply.Config
+	ended   chan *reply.Reply
+	ahead   *prefillAhead
 
 	// Everything below is owned by Run's goroutine.
-	ctx    context.Context // the session's; replies derive from it
-	listen listener
+	listen *listen.Listener
 	barge  *arbiter
 	// micOpen is when, in half duplex, the microphone is listened to
 	// again after the assistant went quiet.
 	micOpen    time.Duration
 	state      State // moved only by setState, as stateTransitions allows
 	turnStates fsm.Machine[State]
-	turnNo     int
 	resp       *reply.Reply // the current reply: being generated or played
 	spec       *reply.Reply // a speculative reply to the open turn
 	speculates bool         // Config.Speculate, with a generator that rolls back
-	stopping   int          // cut replies whose goroutines have not ended
-	done       chan *reply.Reply
-	ahead      prefillAhead
 
 	mu      sync.Mutex
 	metrics []TurnMetrics
 }
+
+// spentFunc is a compute.Account as a function.
+type spentFunc func(event.Stage, time.Duration)
+
+func (f spentFunc) Spent(s event.Stage, d time.Duration) { f(s, d) }
 
 // New checks the configuration and returns a pipeline ready to Run.
 func New(cfg Config) (*Pipeline, error) {
@@ -66,35 +66,37 @@ func New(cfg Config) (*Pipeline, error) {
 		clk:    cfg.Clock,
 		player: cfg.Device.Player(),
 		events: event.NewQueue(),
-		done:   make(chan *reply.Reply, 4),
-		ahead:  noPrefillAhead(),
+		ended:  make(chan *reply.Reply, 4),
 		// A speculative reply must leave no trace when it is dropped.
 		speculates: cfg.Speculate && rollsBack(cfg.LLM),
 	}
+	// A bug (a move no table allows) is published, and the session goes
+	// on in the state it was in.
+	illegal := func(err error) { p.events.Emit(Event{Type: EvError, At: p.clk.Now(), Err: err.Error()}) }
 	var err error
-	if p.charger, err = compute.New(cfg.Clock, cfg.ComputeScale, &p.listen); err != nil {
+	// The listening path's compute goes to its open turn.
+	if p.charger, err = compute.New(cfg.Clock, cfg.ComputeScale, spentFunc(func(s event.Stage, d time.Duration) { p.listen.Spent(s, d) })); err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
-	p.stages = wireStages(cfg, p.charger)
-	p.listen = listener{
-		cfg: &p.cfg, clk: cfg.Clock, stages: &p.stages, charger: p.charger, emit: p.emit,
-		machine: fsm.New("listening", phaseTransitions, p.illegal),
-		history: newRecentAudio(cfg.PreRoll + time.Second),
-		finals:  make(chan *earlyFinal),
+	stages := wireStages(cfg, p.charger)
+	p.barge = newArbiter(cfg.BargeIn, illegal)
+	continuation := cfg.Continue
+	if !p.barge.interrupts() {
+		continuation.Window = 0 // no reply is cut, so no turn is continued
 	}
-	p.replies = reply.Session{
-		Clock: cfg.Clock, Player: p.player, LLM: p.stages.llm, NewChunker: cfg.NewChunker, TTS: p.stages.tts,
-		Emit: p.emit, Report: p.illegal, Ended: p.done,
+	p.listen = listen.New(listen.Config{
+		Clock: cfg.Clock, Charger: p.charger, Stages: stages.listen, History: cfg.History,
+		Emit: p.events.Emit, Report: illegal,
+		Endpoint: cfg.Endpoint, PreRoll: cfg.PreRoll, TurnWindow: cfg.TurnWindow,
+		HalfDuplex: cfg.HalfDuplex.Enabled, Continue: continuation,
+	})
+	p.replies = reply.Config{
+		Clock: cfg.Clock, Player: p.player, LLM: stages.llm, NewChunker: cfg.NewChunker, TTS: stages.tts,
+		Emit: p.events.Emit, Report: illegal, Ended: p.ended,
 	}
-	p.barge = newArbiter(cfg.BargeIn, p.illegal)
-	p.turnStates = fsm.New("turn", stateTransitions, p.illegal)
+	p.ahead = newPrefillAhead(cfg.LLM, cfg.Clock)
+	p.turnStates = fsm.New("turn", stateTransitions, illegal)
 	return p, nil
-}
-
-// illegal reports a state transition no table allows, which is a bug: the
-// session goes on, in the state it was in.
-func (p *Pipeline) illegal(err error) {
-	p.emit(Event{Type: EvError, At: p.clk.Now(), Err: err.Error()})
 }
 
 // Events is the session's event stream, closed after Run returns. It must
@@ -112,9 +114,8 @@ func (p *Pipeline) Metrics() []TurnMetrics {
 // returns the device's error, or the first stage error that ends the
 // session; a cancelled ctx is not an error.
 func (p *Pipeline) Run(ctx context.Context) (err error) {
-	p.ctx = ctx
 	defer p.events.Close()
-	defer p.shutdown()
+	defer p.shutdown(ctx)
 	frames := p.cfg.Device.Frames()
 	p.setState(StateListening, 0)
 	for {
@@ -122,14 +123,14 @@ func (p *Pipeline) Run(ctx context.Context) (err error) {
 		select {
 		case <-ctx.Done():
 			return nil
-		case r := <-p.done:
-			p.replyGone(r)
-		case e := <-p.listen.finals:
-			at, err = p.clk.Now(), p.earlyFinalIn(e)
-		case <-p.cfg.Interrupt:
-			if p.resp != nil {
-				p.bargeIn(ReasonStopKey)
+		case r := <-p.ended:
+			if r == p.resp {
+				p.trackPlayback(ctx)
 			}
+		case e := <-p.listen.EarlyFinals():
+			at, err = p.clk.Now(), p.earlyIn(ctx, e)
+		case <-p.cfg.Interrupt:
+			p.bargeIn(ctx, reply.CutStopKey)
 		case f, ok := <-frames:
 			if !ok {
 				return p.cfg.Device.Err()
@@ -138,239 +139,160 @@ func (p *Pipeline) Run(ctx context.Context) (err error) {
 		}
 		p.clk.Release()
 		if err != nil {
-			p.emit(Event{Type: EvError, At: at, Err: err.Error()})
+			p.events.Emit(Event{Type: EvError, At: at, Err: err.Error()})
 			return err
 		}
 	}
 }
 
-// shutdown cancels whatever is still responding and waits for its
-// goroutines, so Run never returns with stages still running.
-func (p *Pipeline) shutdown() {
+// shutdown cuts whatever is still responding and waits for every
+// goroutine of the session, so Run never returns with stages running.
+func (p *Pipeline) shutdown(ctx context.Context) {
 	if p.spec != nil {
-		p.dropSpeculation(reply.MissSessionEnd)
+		p.spec.Drop(reply.MissSessionEnd)
 	}
-	if p.resp != nil {
-		p.cancelResponse()
-	}
-	for p.stopping > 0 || p.listen.finishing > 0 {
-		select {
-		case r := <-p.done:
-			p.replyGone(r)
-		case <-p.listen.finals:
-			p.listen.finishing--
-		}
+	p.cut(ctx, reply.CutSessionEnd)
+	p.listen.Stop()
+	p.replies.Wait()
+	for len(p.ended) > 0 {
+		<-p.ended // one that ended current just before it was cut
 		p.clk.Release()
 	}
-	p.stopPrefillAhead(true)
+	p.ahead.stop(true)
 }
 
-// frame runs the listening side on one capture frame.
+// frame runs the listening side on one capture frame and acts on what it
+// heard.
 func (p *Pipeline) frame(ctx context.Context, f audio.Frame) error {
-	l := &p.listen
-	l.history.add(f)
-	if p.cfg.HalfDuplex.Enabled && (p.resp != nil || f.Start() < p.micOpen) {
-		// The microphone hears the assistant now: let none of it reach the
-		// VAD. (The pre-roll kept in history reaches back only to when the
-		// assistant went quiet.)
-		f.Samples = make([]float32, len(f.Samples))
-	}
-	heard, err := p.stages.vad.Process(f)
+	l := p.listen
+	// In half duplex the microphone hears the assistant now: none of it
+	// may reach the VAD.
+	muted := p.cfg.HalfDuplex.Enabled && (p.resp != nil || f.Start() < p.micOpen)
+	heard, err := l.Hear(f, muted)
 	if err != nil {
-		return fmt.Errorf("vad: %w", err)
+		return err
 	}
 	for _, ev := range heard.Events {
-		if err := p.vadEvent(ev, f); err != nil {
+		if err := p.boundary(ev, f); err != nil {
 			return err
 		}
 	}
-	if t := l.turn; t != nil {
-		if err := l.listen(f, heard); err != nil {
+	if l.Open() {
+		if err := l.Listen(f, heard); err != nil {
 			return err
 		}
 		if p.barge.pending() {
-			p.arbitrate(f.Stop())
+			p.arbitrate(ctx, f.Stop())
 		} else {
-			p.speculate(heard.Pausing)
-			if err := l.finalEarly(p.ctx); err != nil {
-				return fmt.Errorf("asr: %w", err)
-			}
-		}
-		if l.turn == t && !p.barge.pending() && l.phase != phaseFinalizing {
-			reason, err := l.endpoint(ctx, f.Stop())
-			if err != nil || reason == "" {
+			p.speculate(ctx, heard.Pausing)
+			if err := l.FinalEarly(ctx); err != nil {
 				return err
 			}
-			if err := p.commit(reason); err != nil {
+		}
+		if l.Open() && !p.barge.pending() {
+			fin, err := l.Decide(ctx, f.Stop())
+			if err != nil || fin == nil {
+				return err
+			}
+			if err := p.commit(ctx, fin); err != nil {
 				return err
 			}
 		}
 	}
-	p.trackPlayback()
+	p.trackPlayback(ctx)
 	return nil
 }
 
-// vadEvent handles a speech boundary. Its event is stamped when the VAD
-// reports it (a start is confirmed MinSpeech after it, an end MinSilence
-// after), so the stream stays in time order; Pos is where the boundary
-// lies, and the endpointing policy and the metrics count from there.
-func (p *Pipeline) vadEvent(ev vad.Event, f audio.Frame) error {
-	l := &p.listen
-	now := p.clk.Now()
-	switch ev.Kind {
-	case vad.SpeechStart:
-		p.emit(Event{Type: EvSpeechStart, At: now, Pos: ev.Pos})
-		p.stopPrefillAhead(false)
-		switch l.phase {
-		case phaseIdle, phaseCommitted:
-			if err := l.open(ev.Pos, f.Pos, p.continuing(ev.Pos)); err != nil {
-				return err
-			}
-			if p.resp != nil {
-				p.speechOverReply()
-			}
-		case phasePaused, phaseFinalizing:
-			l.to(phaseSpeaking) // the open turn goes on
-		}
-		l.turn.ep.SpeechStart()
-		if !p.barge.pending() {
-			p.setState(StateUserSpeaking, now)
-		}
-	case vad.SpeechEnd:
-		p.emit(Event{Type: EvSpeechEnd, At: now, Pos: ev.Pos})
-		if l.turn == nil {
-			return nil
-		}
-		l.speechEnded(audio.Mono16k.Duration(ev.Pos))
-		if !p.barge.pending() {
-			p.setState(StateListening, now)
-		}
+// boundary acts on a speech boundary in frame f: speech opening a turn
+// over a reply is decided on as a barge-in, and the state follows the
+// user's voice unless that decision is pending.
+func (p *Pipeline) boundary(ev vad.Event, f audio.Frame) error {
+	if ev.Kind == vad.SpeechStart {
+		p.ahead.stop(false)
 	}
-	return nil
-}
-
-// commit ends the user's turn and starts the response to it, once the
-// turn's early final, if one is being made, is in.
-func (p *Pipeline) commit(reason turn.Reason) error {
-	l := &p.listen
-	t := l.turn
-	if l.phase != phaseFinalizing {
-		t.commitAt = l.now()
-	}
-	if e := t.early; e != nil && !e.ready {
-		t.reason = reason
-		l.to(phaseFinalizing)
-		return nil
-	}
-	text, err := l.final()
+	change, err := p.listen.Boundary(ev, f.Pos)
 	if err != nil {
-		return fmt.Errorf("asr: %w", err)
+		return err
 	}
-	finalAt := l.now()
-	l.committedUntil = l.history.end
-	sentence := t.sentence(text)
+	if change == listen.TurnOpened && p.resp != nil {
+		p.speechOverReply()
+	}
+	switch {
+	case change == listen.NoTurn || p.barge.pending():
+	case ev.Kind == vad.SpeechStart:
+		p.setState(StateUserSpeaking, p.clk.Now())
+	default:
+		p.setState(StateListening, p.clk.Now())
+	}
+	return nil
+}
+
+// earlyIn takes an early final that is in: a commit that waited for it
+// goes through, or a speculative reply is checked against it.
+func (p *Pipeline) earlyIn(ctx context.Context, e *listen.Early) error {
+	fin, check, err := p.listen.EarlyIn(e)
+	switch {
+	case fin != nil:
+		return p.commit(ctx, fin)
+	case check:
+		p.speculate(ctx, true)
+	}
+	return err
+}
+
+// commit ends the user's turn with its final transcript and starts the
+// response to it: the speculative reply, if it answered those words (a
+// hit), or a new one.
+func (p *Pipeline) commit(ctx context.Context, fin *listen.Final) error {
 	if p.spec != nil {
-		if reason := missAtCommit(p.spec, sentence); reason != "" {
-			p.dropSpeculation(reason)
+		if reason := missAtCommit(p.spec, fin.Sentence); reason != "" {
+			p.spec.Drop(reason)
+			p.spec = nil
 		}
 	}
-	if sentence == "" {
-		// Speech without words (noise, a cough): nothing to answer.
-		l.close(nil)
-		p.emit(Event{Type: EvFinal, At: finalAt})
-		return nil
-	}
-	p.turnNo++
-	// A continuation that brought no words commits the sentence it
-	// continued once more: its reply was dropped.
-	said := cmp.Or(text, sentence)
-	// A speculated reply answers the words as the partial had them,
-	// without the final's closing punctuation: the history records what
-	// the LLM was given, which its KV cache holds for the next turn.
-	asked := sentence
+	asked := fin.Sentence
 	if p.spec != nil {
 		asked = p.spec.Transcript()
 	}
-	l.close(&committed{turn: p.turnNo, text: said, sentence: asked, at: finalAt, audio: t.audio})
-	// Both published once the final transcript is in (which, with compute
-	// on the clock, is after the decision to commit: the metrics keep both).
-	p.emit(Event{Type: EvFinal, At: finalAt, Turn: p.turnNo, Text: said})
-	p.emit(Event{Type: EvTurnCommit, At: finalAt, Turn: p.turnNo, Text: said, Reason: string(reason)})
-	p.cfg.History.AddUser(asked)
-	p.setState(StateThinking, finalAt)
-	m := TurnMetrics{SpeechEnd: t.speechEnd, Commit: t.commitAt, ASRFinal: finalAt}
-	if p.charger != nil {
-		listening := t.compute
-		m.Compute = &listening
+	t, ok := p.listen.Commit(fin, asked)
+	if !ok {
+		return nil
 	}
-	if p.spec != nil {
-		p.adoptSpeculation(m)
-	} else {
-		p.startReply(m, p.cfg.History.Messages())
+	p.setState(StateThinking, fin.At)
+	if r := p.spec; r != nil {
+		p.spec, p.resp = nil, r
+		r.Adopt(t.Metrics)
+		p.trackPlayback(ctx) // it may have finished while waiting (a reply without audio)
+		return nil
 	}
+	p.ahead.stop(false)
+	t.Metrics.LLMStart = p.listen.Now()
+	p.resp = reply.Start(ctx, &p.replies, t.Number, p.cfg.History.Messages(), t.Metrics)
 	return nil
-}
-
-// startReply starts the current reply to conv.
-func (p *Pipeline) startReply(m TurnMetrics, conv []llm.Message) {
-	p.stopPrefillAhead(false)
-	m.LLMStart = p.listen.now()
-	p.resp = reply.Start(p.ctx, &p.replies, p.turnNo, conv, m)
-}
-
-// continuing is the committed turn that speech starting at stream
-// position start may continue, or nil: it starts within Config.Continue's
-// window of the commit, while the reply to it is still the one going on
-// (the listening side is still phaseCommitted) and has been heard for
-// less than MaxHeard when the speech began. The speech over the reply is
-// decided on as any is (a cough, or the reply's own echo, lets it play
-// on); once confirmed it continues the turn instead of interrupting it.
-// With barge-in off no reply is cut, so no turn is continued.
-func (p *Pipeline) continuing(start int64) *committed {
-	c, cfg := p.listen.last, p.cfg.Continue
-	if p.listen.phase != phaseCommitted || cfg.Window <= 0 || !p.barge.interrupts() {
-		return nil
-	}
-	at := audio.Mono16k.Duration(start)
-	if at-c.at > cfg.Window {
-		return nil
-	}
-	if played := p.resp.PlaybackStart(); played > 0 && at-played >= cfg.MaxHeard {
-		return nil
-	}
-	return c
 }
 
 // continueTurn drops the reply to the turn the open one goes on from,
 // once its speech over it is confirmed, as a speculation miss is: the
 // history keeps nothing of it (at most Continue.MaxHeard of it was heard,
-// a word or two begun), and takes that turn's sentence back, to hold the
-// whole sentence once, as one message, when the turn is committed.
+// a word or two begun), and the turn goes on (listen.Listener.Continue).
 func (p *Pipeline) continueTurn() {
-	l := &p.listen
-	c := l.turn.continues
 	at := p.clk.Now()
-	p.cutResponse()
-	p.emit(Event{Type: EvTurnContinued, At: at, Turn: c.turn, Text: c.text})
-	var prefix string
-	if p.cfg.History.TakeBackUser(c.sentence) {
-		prefix = c.sentence
-	}
-	l.continueWith(prefix)
-	if !l.speaking() {
+	p.resp.Drop(reply.DropContinued)
+	p.endResponse(at)
+	p.listen.Continue()
+	if !p.listen.Speaking() {
 		p.setState(StateListening, at)
 	}
 }
 
 // endResponse forgets the current response once it is over (played out,
-// failed or cancelled). Speech that overlapped it becomes a turn of its
-// own, unless it has ended as a sound without words that count (a cough, a
+// cut or dropped). Speech that overlapped it becomes a turn of its own,
+// unless it has ended as a sound without words that count (a cough, a
 // backchannel), which was a reaction to the reply, not a request.
 func (p *Pipeline) endResponse(quietAt time.Duration) {
-	l := &p.listen
+	l := p.listen
 	p.resp = nil
-	l.replyOver()
-	l.quietSince = max(l.quietSince, audio.Mono16k.Samples(quietAt))
+	l.ReplyOver(quietAt)
 	// A reply can end while paused or ducked for the user (its last
 	// samples went in the fade, or it had none): the next one must not
 	// start that way.
@@ -378,33 +300,25 @@ func (p *Pipeline) endResponse(quietAt time.Duration) {
 	if !p.barge.pending() {
 		return
 	}
-	if p.barge.settle(l.turn.partial, l.speaking()) {
+	speech := l.Speech()
+	if p.barge.settle(speech.Partial, speech.Speaking) {
 		return
 	}
-	p.emit(Event{Type: EvSpeechIgnored, At: max(p.clk.Now(), quietAt), Text: l.turn.partial})
-	l.close(nil)
-}
-
-// replyGone handles a reply whose goroutines have all returned.
-func (p *Pipeline) replyGone(r *reply.Reply) {
-	switch r.Gone() {
-	case reply.Speculative:
-		// Finished before its turn was committed; adopted or dropped then.
-	case reply.Dropped, reply.Cancelled:
-		p.stopping--
-	default:
-		p.trackPlayback()
-	}
+	p.events.Emit(Event{Type: EvSpeechIgnored, At: max(p.clk.Now(), quietAt), Text: speech.Partial})
+	l.Dismiss()
 }
 
 // trackPlayback turns the player's progress into playback events and ends
-// the response once its last sample has been played.
-func (p *Pipeline) trackPlayback() {
+// the response once its last sample has been played. The device's
+// playback position moves with its capture, so each frame (and each reply
+// whose goroutines end) is when to look.
+func (p *Pipeline) trackPlayback(ctx context.Context) {
 	r := p.resp
 	if r == nil {
 		return
 	}
 	if at, ok := r.Started(); ok {
+		p.listen.ReplyStarted(at)
 		p.setState(StateSpeaking, at)
 	}
 	at, audible, ok := r.PlayedOut()
@@ -414,25 +328,26 @@ func (p *Pipeline) trackPlayback() {
 	if audible {
 		p.micOpen = at + p.cfg.HalfDuplex.Tail
 	}
-	p.remember(r.Said())
+	text, interrupted := r.Said()
+	p.remember(ctx, text, interrupted)
 	p.finishTurn(r, at)
 	p.endResponse(at)
-	if p.listen.speaking() {
+	if p.listen.Speaking() {
 		p.setState(StateUserSpeaking, at)
 	} else {
 		p.setState(StateListening, at)
 	}
 }
 
-// finishTurn records and publishes a turn's metrics once it is over, at
-// at (which may be just ahead of the clock: when the reply's last sample
-// will have played).
+// finishTurn records and publishes a turn's metrics once its reply is
+// over, at at (which may be just ahead of the clock: when the reply's last
+// sample will have played).
 func (p *Pipeline) finishTurn(r *reply.Reply, at time.Duration) {
 	m := r.Metrics()
 	p.mu.Lock()
 	p.metrics = append(p.metrics, m)
 	p.mu.Unlock()
-	p.emit(Event{Type: EvTurnMetrics, At: at, Turn: r.Turn(), Metrics: &m})
+	p.events.Emit(Event{Type: EvTurnMetrics, At: at, Turn: r.Turn(), Metrics: &m})
 }
 
 // stateTransitions are the legal moves of the state a user sees
@@ -453,7 +368,5 @@ func (p *Pipeline) setState(s State, at time.Duration) {
 	if !p.turnStates.Move(&p.state, s) {
 		return
 	}
-	p.emit(Event{Type: EvState, At: at, State: s})
+	p.events.Emit(Event{Type: EvState, At: at, State: s})
 }
-
-func (p *Pipeline) emit(e Event) { p.events.Emit(e) }

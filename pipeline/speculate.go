@@ -1,9 +1,9 @@
 package pipeline
 
 import (
+	"context"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/voiceassistant/voice/pipeline/reply"
 )
@@ -43,21 +43,6 @@ func answers(spoken, final string) bool {
 	return trim(spoken) == trim(final)
 }
 
-// JoinWords joins two stretches of one sentence (a turn and the words
-// that continue it): with a space, unless the join falls next to a script
-// written without spaces (Chinese).
-func JoinWords(a, b string) string {
-	if a == "" || b == "" {
-		return a + b
-	}
-	last, _ := utf8.DecodeLastRuneInString(a)
-	first, _ := utf8.DecodeRuneInString(b)
-	if unspaced(last) || unspaced(first) {
-		return a + b
-	}
-	return a + " " + b
-}
-
 // missAfterFrame is why the speculative reply r no longer answers the
 // open turn after a capture frame ("" if it still does): transcript is
 // what a reply started now would answer.
@@ -85,45 +70,23 @@ func missAtCommit(r *reply.Reply, final string) string {
 
 // speculate starts, keeps or drops the speculative reply after a capture
 // frame of the open turn, given whether the VAD hears a pause.
-func (p *Pipeline) speculate(pausing bool) {
-	l := &p.listen
-	words := l.turn.transcript()
-	text := l.turn.sentence(words)
+func (p *Pipeline) speculate(ctx context.Context, pausing bool) {
+	l := p.listen
+	words, text := l.Words()
 	if p.spec != nil {
-		if reason := missAfterFrame(p.spec, text, l.speaking(), pausing); reason != "" {
-			p.dropSpeculation(reason)
+		if reason := missAfterFrame(p.spec, text, l.Speaking(), pausing); reason != "" {
+			p.spec.Drop(reason)
+			p.spec = nil
 		}
 	}
-	quiet := pausing || !l.speaking()
+	quiet := pausing || !l.Speaking()
 	// No reply is going on (speech over one waits for the barge-in
 	// decision, which needs a reply to decide about).
 	if !p.speculates || p.spec != nil || !quiet || p.resp != nil || words == "" {
 		return
 	}
-	p.stopPrefillAhead(false)
-	at := l.now()
-	p.spec = reply.Speculate(p.ctx, &p.replies, p.turnNo+1, p.cfg.History.WithUser(text), text, at)
-	p.emit(Event{Type: EvSpeculationStart, At: at, Text: text})
-}
-
-// dropSpeculation cancels the speculative reply: a miss.
-func (p *Pipeline) dropSpeculation(reason string) {
-	r := p.spec
-	p.spec = nil
-	r.Drop(reason)
-	if !r.Ended() {
-		p.stopping++
-	}
-}
-
-// adoptSpeculation makes the speculative reply the response to the turn
-// just committed with the transcript it answered: a hit.
-func (p *Pipeline) adoptSpeculation(m TurnMetrics) {
-	r := p.spec
-	p.spec, p.resp = nil, r
-	r.Adopt(m)
-	if r.Ended() {
-		// It finished while waiting (a reply without audio).
-		p.replyGone(r)
-	}
+	p.ahead.stop(false)
+	at := l.Now()
+	p.spec = reply.Speculate(ctx, &p.replies, l.NextTurn(), p.cfg.History.WithUser(text), text, at)
+	p.events.Emit(Event{Type: EvSpeculationStart, At: at, Text: text})
 }

@@ -10,9 +10,7 @@ type (
 	EventType    = event.EventType
 	State        = event.State
 	TurnMetrics  = event.TurnMetrics
-	ChunkSpan    = event.ChunkSpan
 	PathMS       = event.PathMS
-	PathPart     = event.PathPart
 	Summary      = event.Summary
 	StageCompute = event.StageCompute
 )
@@ -43,6 +41,7 @@ const (
 	EvSpeculationStart = event.EvSpeculationStart
 	EvSpeculationHit   = event.EvSpeculationHit
 	EvSpeculationMiss  = event.EvSpeculationMiss
+	EvReplyState       = event.EvReplyState
 	EvTurnMetrics      = event.EvTurnMetrics
 	EvError            = event.EvError
 

@@ -22,6 +22,7 @@ import (
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/llm"
 	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/pipeline/listen"
 	"github.com/voiceassistant/voice/tts/normalize"
 	"github.com/voiceassistant/voice/vad"
 )
@@ -359,7 +360,7 @@ func heardWords(text string) []string {
 func joinHeard(words []string) string {
 	text := ""
 	for _, w := range words {
-		text = pipeline.JoinWords(text, w)
+		text = listen.JoinWords(text, w)
 	}
 	return text
 }

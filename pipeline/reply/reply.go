@@ -7,8 +7,11 @@
 //
 //	speculative ─Adopt→ current ─Interrupt→ cancelled
 //	            ─Drop→ dropped  ─PlayedOut→ done
+//	                            ─Drop→ dropped (the user went on with its turn)
 //
-// The pipeline decides when; the reply owns what each move does.
+// The pipeline decides when; the reply owns what each move does, and
+// publishes each (event.EvReplyState), so a front end follows a reply by
+// its events alone.
 package reply
 
 import (
@@ -26,39 +29,40 @@ import (
 	"github.com/voiceassistant/voice/tts/normalize"
 )
 
-// State is where a reply is in its life.
-type State int
+// State is where a reply is in its life; each move is published as it
+// happens (event.EvReplyState).
+type State = event.ReplyState
 
 const (
 	// Speculative answers a turn not yet committed: its events are held
 	// and its audio waits.
-	Speculative State = iota + 1
+	Speculative = event.ReplySpeculative
 	// Current is the response to the last committed turn, published and
 	// played.
-	Current
-	// Dropped was speculative and missed: it is winding down, and nothing
-	// of it is published.
-	Dropped
+	Current = event.ReplyCurrent
+	// Dropped was withdrawn unheard (a speculation miss, a turn the user
+	// went on with): it is winding down, and nothing more of it is
+	// published.
+	Dropped = event.ReplyDropped
 	// Cancelled was current and was cut (a barge-in, the session's end):
 	// it is winding down, and its end is still published.
-	Cancelled
+	Cancelled = event.ReplyCancelled
 	// Done was current and has played out.
-	Done
+	Done = event.ReplyDone
 )
 
-var stateNames = [...]string{Speculative: "speculative", Current: "current", Dropped: "dropped", Cancelled: "cancelled", Done: "done"}
-
-func (s State) String() string { return stateNames[s] }
-
 // Transitions are a reply's legal moves (docs/ARCHITECTURE.md, a reply's
-// table); dropped, cancelled and done are terminal.
+// table), "" being before it starts; dropped, cancelled and done are
+// terminal.
 var Transitions = map[State][]State{
+	"":          {Speculative, Current},
 	Speculative: {Current, Dropped},
-	Current:     {Cancelled, Done},
+	Current:     {Cancelled, Dropped, Done},
 }
 
-// Session is what every reply of a session shares.
-type Session struct {
+// Config is what every reply of a session shares, and the replies still
+// running.
+type Config struct {
 	Clock  clock.Clock
 	Player *audio.Player
 	LLM    Generator
@@ -69,15 +73,23 @@ type Session struct {
 	Emit func(event.Event)
 	// Report takes an illegal transition, a bug (fsm.Machine).
 	Report func(error)
-	// Ended receives each reply once its goroutines have returned, with
-	// the clock hold of the last of them, which the receiver releases.
+	// Ended receives each reply whose goroutines return while it is
+	// speculative or current (the session plays it out), with the clock
+	// hold of the last of them, which the receiver releases. A reply cut
+	// before, which nobody waits for, releases its own.
 	Ended chan<- *Reply
+
+	running sync.WaitGroup
 }
+
+// Wait waits until the goroutines of every reply started with c have
+// returned: the session's end, once it has cut them.
+func (c *Config) Wait() { c.running.Wait() }
 
 // Reply is one assistant turn. Its methods are for the goroutine that
 // runs the session, unless they say otherwise.
 type Reply struct {
-	s       *Session
+	s       *Config
 	turn    int
 	cancel  context.CancelFunc
 	machine fsm.Machine[State]
@@ -94,8 +106,8 @@ type Reply struct {
 	compute event.StageCompute // generation and synthesis
 	err     error
 
-	// ended is set once the reply's goroutines are gone (Gone).
-	ended bool
+	// done is closed once the reply's goroutines are gone.
+	done chan struct{}
 
 	// A speculative reply answers transcript before its turn is
 	// committed: until then its events are held and its audio waits for
@@ -115,8 +127,8 @@ type Reply struct {
 // Start starts the reply to conv as turn number turn, with the turn's
 // metrics so far; m.LLMStart is when, which the listening path may still
 // be catching up to (compute.CatchUp).
-func Start(ctx context.Context, s *Session, turn int, conv []llm.Message, m event.TurnMetrics) *Reply {
-	r := newReply(s, turn, conv, m, Current)
+func Start(ctx context.Context, s *Config, turn int, conv []llm.Message, m event.TurnMetrics) *Reply {
+	r := newReply(s, turn, conv, m, Current, m.LLMStart)
 	r.run(ctx, conv)
 	return r
 }
@@ -124,27 +136,37 @@ func Start(ctx context.Context, s *Session, turn int, conv []llm.Message, m even
 // Speculate starts a speculative reply to transcript (the user's words so
 // far, conv's last message), which holds its events and audio back until
 // Adopt.
-func Speculate(ctx context.Context, s *Session, turn int, conv []llm.Message, transcript string, at time.Duration) *Reply {
-	r := newReply(s, turn, conv, event.TurnMetrics{LLMStart: at}, Speculative)
+func Speculate(ctx context.Context, s *Config, turn int, conv []llm.Message, transcript string, at time.Duration) *Reply {
+	r := newReply(s, turn, conv, event.TurnMetrics{LLMStart: at}, Speculative, at)
 	r.transcript = transcript
 	r.run(ctx, conv)
 	return r
 }
 
-func newReply(s *Session, turn int, conv []llm.Message, m event.TurnMetrics, st State) *Reply {
-	return &Reply{s: s, turn: turn, metrics: m, state: st, lang: conversationLanguage(conv),
+func newReply(s *Config, turn int, conv []llm.Message, m event.TurnMetrics, st State, at time.Duration) *Reply {
+	r := &Reply{s: s, turn: turn, metrics: m, lang: conversationLanguage(conv), done: make(chan struct{}),
 		machine: fsm.New("reply", Transitions, s.Report)}
-}
-
-// move changes the reply's state, as Transitions allows.
-func (r *Reply) move(to State) bool {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.machine.Move(&r.state, to)
+	r.moveLocked(st, event.Event{At: at})
+	r.mu.Unlock()
+	return r
 }
 
-// Is says whether the reply is in state s; any goroutine may ask.
-func (r *Reply) Is(s State) bool {
+// moveLocked is the one place a reply's state changes, as Transitions
+// allows, and publishes the move: e says when, and why (Reason) or what
+// was heard (Text). r.mu is held, so that no event of the reply's own
+// overtakes it.
+func (r *Reply) moveLocked(to State, e event.Event) bool {
+	if !r.machine.Move(&r.state, to) {
+		return false
+	}
+	e.Type, e.Turn, e.Reply = event.EvReplyState, r.turn, to
+	r.s.Emit(e)
+	return true
+}
+
+// is says whether the reply is in state s.
+func (r *Reply) is(s State) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.state == s
@@ -162,7 +184,7 @@ func (r *Reply) Transcript() string { return r.transcript }
 // the audio may play.
 func (r *Reply) Adopt(m event.TurnMetrics) {
 	r.mu.Lock()
-	if !r.machine.Move(&r.state, Current) {
+	if !r.moveLocked(Current, event.Event{At: m.ASRFinal}) {
 		r.mu.Unlock()
 		return
 	}
@@ -185,7 +207,8 @@ func (r *Reply) Adopt(m event.TurnMetrics) {
 	r.openGate()
 }
 
-// Reasons a speculative reply is dropped: a miss.
+// Reasons a reply is dropped: a speculative one missed, or the user went
+// on with the turn a current one answered.
 const (
 	// MissSpeechResumed: the user went on speaking after the pause.
 	MissSpeechResumed = "speech_resumed"
@@ -197,61 +220,95 @@ const (
 	MissFailed = "failed"
 	// MissSessionEnd: the session ended first.
 	MissSessionEnd = "session_end"
+	// DropContinued: the user went on with the turn the current reply
+	// answered, before it had been heard for long (listen.Continuation).
+	DropContinued = "turn_continued"
 )
 
-// Drop cancels a speculative reply, for one of the Miss reasons: nothing
-// of it was played or shown.
+// Reasons a current reply is cancelled.
+const (
+	CutBargeIn    = "barge_in"
+	CutStopKey    = event.ReasonStopKey
+	CutSessionEnd = "session_end"
+)
+
+// Drop withdraws a reply unheard, for one of the reasons above: a
+// speculative one (a miss, published as such) or a current one at most a
+// word of which was played (a continuation), whose audio is flushed.
+// Nothing of it is published after. A reply over already stays as it is.
 func (r *Reply) Drop(reason string) {
-	if !r.move(Dropped) {
+	r.mu.Lock()
+	was := r.state
+	if (was != Speculative && was != Current) || !r.moveLocked(Dropped, event.Event{At: r.s.Clock.Now(), Reason: reason}) {
+		r.mu.Unlock()
 		return
 	}
+	failure := r.err
+	r.mu.Unlock()
 	r.cancel()
+	if was == Current {
+		r.s.Player.Flush()
+		return
+	}
 	e := event.Event{Type: event.EvSpeculationMiss, At: r.s.Clock.Now(), Text: r.transcript, Reason: reason}
 	if reason == MissFailed {
-		r.mu.Lock()
-		e.Err = r.err.Error()
-		r.mu.Unlock()
+		e.Err = failure.Error()
 	}
 	r.s.Emit(e)
 }
 
-// Interrupt cuts the current reply: cancelled first so no more audio can
-// be queued, then the player flushed so the next device period is
-// silent. It returns what the user heard of it, as spoken and as written
-// (Heard).
-func (r *Reply) Interrupt() (spoken, written string) {
-	if !r.move(Cancelled) {
+// Interrupt cuts the current reply for reason: cancelled first so no more
+// audio can be queued, then the player flushed so the next device period
+// is silent. It returns what the user heard of it, as spoken and as
+// written (Heard); a reply not current is left as it is, and heard
+// nothing more.
+func (r *Reply) Interrupt(reason string) (spoken, written string) {
+	if !r.is(Current) {
 		return "", ""
 	}
 	r.cancel()
 	spoken, written = r.Heard(r.s.Player.Flush())
 	r.mu.Lock()
 	r.metrics.Interrupted = true
+	r.moveLocked(Cancelled, event.Event{At: r.s.Clock.Now(), Reason: reason, Text: spoken})
 	r.mu.Unlock()
 	return spoken, written
 }
 
-// Gone takes the news that the reply's goroutines have returned; a
-// current or cancelled reply publishes its end (and its error, if one
-// ended it). It returns the state the reply is in.
-func (r *Reply) Gone() State {
-	r.ended = true
-	r.mu.Lock()
-	state, err, stats := r.state, r.err, r.stats
-	r.mu.Unlock()
-	if state != Current && state != Cancelled {
-		return state
-	}
-	now := r.s.Clock.Now()
-	if err != nil && !errors.Is(err, context.Canceled) {
-		r.s.Emit(event.Event{Type: event.EvError, At: now, Turn: r.turn, Err: err.Error()})
-	}
-	r.s.Emit(event.Event{Type: event.EvLLMDone, At: now, Turn: r.turn, Text: r.text(), Stats: &stats})
-	return state
-}
+// Done is closed once the reply's goroutines have returned.
+func (r *Reply) Done() <-chan struct{} { return r.done }
 
-// Ended says whether the reply's goroutines are gone.
-func (r *Reply) Ended() bool { return r.ended }
+// ended takes the news that the reply's goroutines have returned, on the
+// last of them, which holds the clock: a current or cancelled reply
+// publishes its end (and its error, if one ended it), held back while it
+// is speculative. A reply the session may yet play out is handed to it
+// with the hold; one cut before lets the hold go.
+func (r *Reply) ended() {
+	r.mu.Lock()
+	now := r.s.Clock.Now()
+	stats := r.stats
+	end := []event.Event{{Type: event.EvLLMDone, At: now, Turn: r.turn, Text: r.reply.String(), Stats: &stats}}
+	if err := r.err; err != nil && !errors.Is(err, context.Canceled) {
+		end = append([]event.Event{{Type: event.EvError, At: now, Turn: r.turn, Err: err.Error()}}, end...)
+	}
+	state := r.state
+	switch state {
+	case Speculative:
+		r.held = append(r.held, end...)
+	case Current, Cancelled:
+		for _, e := range end {
+			r.s.Emit(e)
+		}
+	}
+	close(r.done)
+	r.mu.Unlock()
+	if state == Speculative || state == Current {
+		r.s.Ended <- r
+	} else {
+		r.s.Clock.Release()
+	}
+	r.s.running.Done()
+}
 
 // Failed says whether the reply ended (or is ending) on an error of its
 // own, not a cancellation.
@@ -290,7 +347,9 @@ func (r *Reply) Started() (time.Duration, bool) {
 // last sample has played, publishing playback_stop: ok, with when it went
 // quiet, and whether it had audio.
 func (r *Reply) PlayedOut() (at time.Duration, audible, ok bool) {
-	if !r.ended {
+	select {
+	case <-r.done:
+	default:
 		return 0, false, false
 	}
 	at = r.s.Clock.Now()
@@ -304,7 +363,9 @@ func (r *Reply) PlayedOut() (at time.Duration, audible, ok bool) {
 		at += p.Format().Duration(1)
 		r.s.Emit(event.Event{Type: event.EvPlaybackStop, At: at, Turn: r.turn})
 	}
-	return at, audible, r.move(Done)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return at, audible, r.moveLocked(Done, event.Event{At: at})
 }
 
 // Said is what the history keeps of a reply that is over: all of it, or,

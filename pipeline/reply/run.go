@@ -38,7 +38,7 @@ func (r *Reply) run(parent context.Context, conv []llm.Message) {
 	// Holds follow runnable work: each of the two goroutines holds one
 	// while it runs and gives it back while it waits, on the clock or (for
 	// synthesis) for the next chunk. The goroutine that finishes last
-	// passes its hold on with the reply (Session.Ended), so the reply ends
+	// passes its hold on with the reply (Config.Ended), so the reply ends
 	// at a definite audio time.
 	var remaining atomic.Int32
 	remaining.Store(2)
@@ -58,8 +58,9 @@ func (r *Reply) run(parent context.Context, conv []llm.Message) {
 			return
 		}
 		cancel()
-		r.s.Ended <- r
+		r.ended()
 	}
+	r.s.running.Add(1)
 	r.s.Clock.Hold()
 	go func() {
 		// The listening path may still be catching up with its compute:

@@ -1,8 +1,9 @@
-package pipeline
+package listen
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/voiceassistant/voice/pipeline/compute"
@@ -29,22 +30,8 @@ import (
 // from 0.78-0.91 s to 1.04-1.14 s at p50 over 30 turns (full-size int4
 // stand-ins, two runs each, alternating).
 
-// Forker is implemented by recognizers that can copy the utterance so far.
-type Forker interface {
-	Fork() (Finalizer, error)
-}
-
-// Finalizer is a copy of a recognizer's utterance: FinalizeAfter gives
-// the final transcript it would have if it ended now, and runs while the
-// recognizer goes on listening, until its context is done. Close releases
-// it.
-type Finalizer interface {
-	QuietFinalizer
-	Close() error
-}
-
-// earlyFinal is one copy's final transcript, being made until ready.
-type earlyFinal struct {
+// Early is one copy's final transcript, being made until ready.
+type Early struct {
 	text    string
 	err     error
 	compute time.Duration // with a compute scale (Spent)
@@ -56,30 +43,34 @@ type earlyFinal struct {
 // Spent takes the copy's compute (compute.Account): it runs beside the
 // listening path, so its compute is not the listening path's to wait
 // for; it passes on the clock before the final is in, and is charged to
-// the turn then (earlyIn).
-func (e *earlyFinal) Spent(_ event.Stage, d time.Duration) { e.compute += d }
+// the turn then (EarlyIn).
+func (e *Early) Spent(_ event.Stage, d time.Duration) { e.compute += d }
 
-// finalEarly starts the open turn's early final once the VAD has ended
-// its speech, and drops it when speech resumes.
-func (l *listener) finalEarly(ctx context.Context) error {
+// EarlyFinals is where early finals come in, each with a hold on the
+// clock that the session releases once it has handed it to EarlyIn.
+func (l *Listener) EarlyFinals() <-chan *Early { return l.finals }
+
+// FinalEarly starts the open turn's early final once the VAD has ended its
+// speech, and drops it when speech resumes.
+func (l *Listener) FinalEarly(ctx context.Context) error {
 	t := l.turn
 	switch {
-	case l.speaking():
+	case l.Speaking():
 		t.dropEarlyFinal()
 		return nil
-	case l.stages.fork == nil || t.early != nil:
+	case l.cfg.Stages.Fork == nil || t.early != nil:
 		return nil
 	}
-	fork, err := l.stages.fork.Fork()
+	fork, err := l.cfg.Stages.Fork.Fork()
 	if err != nil {
-		return err
+		return fmt.Errorf("asr: %w", err)
 	}
 	ctx, stop := context.WithCancel(ctx)
-	e := &earlyFinal{stop: stop, turn: t}
+	e := &Early{stop: stop, turn: t}
 	t.early = e
 	quiet := l.quiet()
 	l.finishing++
-	l.clk.Hold()
+	l.cfg.Clock.Hold()
 	go func() {
 		defer stop()
 		e.text, e.err = fork.FinalizeAfter(compute.WithAccount(ctx, e), quiet)
@@ -89,10 +80,10 @@ func (l *listener) finalEarly(ctx context.Context) error {
 	return nil
 }
 
-// earlyIn takes an early final that is in, and says whether it is the
-// open turn's: a commit waiting for it then goes through with it, or a
-// speculative reply is checked against it.
-func (l *listener) earlyIn(e *earlyFinal) bool {
+// EarlyIn takes an early final that is in. If it is the open turn's, a
+// commit that waited for it goes through with it (its Final), or else
+// check says a speculative reply must be checked against it.
+func (l *Listener) EarlyIn(e *Early) (fin *Final, check bool, err error) {
 	l.finishing--
 	t := l.turn
 	if t != nil && t == e.turn {
@@ -100,7 +91,7 @@ func (l *listener) earlyIn(e *earlyFinal) bool {
 		t.compute.Add(event.StageASR, e.compute)
 	}
 	if t == nil || t.early != e {
-		return false // the user went on, or the turn is over
+		return nil, false, nil // the user went on, or the turn is over
 	}
 	if e.err != nil {
 		// The commit finalizes the recognizer itself, as without a fork.
@@ -108,7 +99,11 @@ func (l *listener) earlyIn(e *earlyFinal) bool {
 	} else {
 		e.ready = true
 	}
-	return true
+	if l.phase == Finalizing {
+		fin, err = l.final(t.reason)
+		return fin, false, err
+	}
+	return nil, true, nil
 }
 
 // dropEarlyFinal forgets the open turn's early final, and a commit
@@ -119,18 +114,4 @@ func (t *userTurn) dropEarlyFinal() {
 		t.early.stop()
 	}
 	t.early, t.reason = nil, ""
-}
-
-// earlyFinalIn takes an early final that is in: a commit waiting for it
-// goes through with it, or a speculative reply is checked against it.
-func (p *Pipeline) earlyFinalIn(e *earlyFinal) error {
-	l := &p.listen
-	if !l.earlyIn(e) {
-		return nil
-	}
-	if l.phase == phaseFinalizing {
-		return p.commit(l.turn.reason)
-	}
-	p.speculate(true)
-	return nil
 }
