@@ -72,7 +72,7 @@ func New(cfg Config) (*Pipeline, error) {
 		speculates: cfg.Speculate && rollsBack(cfg.LLM),
 	}
 	var err error
-	if p.charger, err = compute.New(cfg.Clock, cfg.ComputeScale, &p.listen); err != nil {
+	if p.charger, err = compute.New(cfg.Clock, cfg.measureCompute, cfg.ComputeScale, &p.listen); err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
 	p.stages = wireStages(cfg, p.charger)
