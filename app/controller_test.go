@@ -301,9 +301,9 @@ func TestModelRowsOfferOnlyMissing(t *testing.T) {
 	assert.Equal(t, []string{
 		"Model runtime (ONNX Runtime): installed",
 		"Speech detection (Silero VAD v5): installed",
-		"Speech recognition (X-ASR): not used, test double: scripted",
+		"Speech recognition (X-ASR): not used, stand-in: scripted",
 		"Turn detection (Smart Turn v3.2): not used, off",
-		"Language model (MNN-Pocket-0.3B): not used, test double: scripted",
+		"Language model (MNN-Pocket-0.3B): not used, stand-in: scripted",
 		"Speech synthesis (MOSS-TTS-Nano): missing, 683.9 MiB",
 	}, rowLines(rows))
 	miss := missingModels(rows)

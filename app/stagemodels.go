@@ -16,7 +16,7 @@ type ModelState string
 const (
 	ModelInstalled ModelState = "installed"
 	ModelMissing   ModelState = "missing"
-	// ModelUnused: the stage runs without a model (off, or a test double).
+	// ModelUnused: the stage runs without a model (off, or a stand-in).
 	ModelUnused ModelState = "not used"
 	// ModelNotBuilt: the stage's engine is not in this build.
 	ModelNotBuilt ModelState = "not in this build"
@@ -28,7 +28,7 @@ type ModelRow struct {
 	// "X-ASR".
 	Stage, Name string
 	State       ModelState
-	// Note says more where the state alone does not (which test double).
+	// Note says more where the state alone does not (which stand-in).
 	Note string
 	// Models are the manifest models that supply a missing stage, Bytes
 	// their size where known, estimated in part where SizeApprox.
@@ -83,7 +83,7 @@ func ModelRows(s wiring.Stages) ([]ModelRow, error) {
 		case sm.NotBuilt:
 			row.State = ModelNotBuilt
 		case !sm.Loads:
-			row.State, row.Note = ModelUnused, "test double: "+sm.Backend
+			row.State, row.Note = ModelUnused, "stand-in: "+sm.Backend
 			if sm.Backend == wiring.TurnNone || sm.Backend == wiring.TTSNone {
 				row.Note = "off"
 			}

@@ -112,7 +112,7 @@ func TestUIErrorView(t *testing.T) {
 
 var sileroMissing = []ModelRow{
 	{Stage: "Speech detection", Name: "Silero VAD v5", State: ModelMissing, Models: []string{"silero-vad-v5"}, Bytes: 2327524},
-	{Stage: "Speech synthesis", Name: "MOSS-TTS-Nano", State: ModelUnused, Note: "test double: tone"},
+	{Stage: "Speech synthesis", Name: "MOSS-TTS-Nano", State: ModelUnused, Note: "stand-in: tone"},
 }
 
 // The models panel lists each stage's model, offers the missing ones with
@@ -124,7 +124,7 @@ func TestUIModelsPanel(t *testing.T) {
 	require.True(t, u.models.Visible())
 	assert.Equal(t, "Speech detection (Silero VAD v5): missing, 2.2 MiB", u.modelRows.Objects[0].(*widget.Label).Text)
 	assert.Equal(t, widget.DangerImportance, u.modelRows.Objects[0].(*widget.Label).Importance)
-	assert.Equal(t, "Speech synthesis (MOSS-TTS-Nano): not used, test double: tone", u.modelRows.Objects[1].(*widget.Label).Text)
+	assert.Equal(t, "Speech synthesis (MOSS-TTS-Nano): not used, stand-in: tone", u.modelRows.Objects[1].(*widget.Label).Text)
 	assert.True(t, u.download.Visible())
 	assert.Equal(t, "Download Silero VAD v5 (2.2 MiB)", u.download.Text)
 	assert.False(t, u.progress.Visible())

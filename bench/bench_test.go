@@ -12,7 +12,7 @@ import (
 
 const demo = "../test/testdata/demo.wav"
 
-// doubles are every stage's test double, on the demo's script: no model
+// doubles are every stage's stand-in, on the demo's script: no model
 // is needed.
 func doubles() wiring.Stages {
 	s := wiring.DefaultStages()
@@ -66,7 +66,7 @@ func TestConversationReportsEveryTurn(t *testing.T) {
 	}
 }
 
-// Test doubles load no model: each stage is skipped, none measured.
+// Stand-ins load no model: each stage is skipped, none measured.
 func TestStagesSkipsTheDoubles(t *testing.T) {
 	res, err := Stages(context.Background(), doubles(), demo, StagesOptions{Text: "Hello."})
 	require.NoError(t, err)

@@ -18,7 +18,7 @@ type PipelineResult struct {
 	Input        string            `json:"input"`
 	ComputeScale float64           `json:"compute_scale"`
 	Stages       map[string]string `json:"stages"`
-	Swapped      []string          `json:"swapped_for_doubles"`
+	Swapped      []string          `json:"swapped_for_stand_ins"`
 	Turns        int               `json:"turns"`
 	Answered     int               `json:"answered"`
 	// Underruns counts device periods that ran dry after a reply's first

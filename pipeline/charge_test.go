@@ -71,13 +71,13 @@ func (d *cpuTurn) Predict(ctx context.Context, pcm []float32) (float64, error) {
 // pre-roll given to the recognizer as a turn opens was once left out).
 func TestEveryListeningCallIsCharged(t *testing.T) {
 	c := &cpu{now: time.Unix(0, 0), calls: map[string]int{}}
-	defer pipeline.SetComputeClock(c.Now)()
 	s := scenario{
 		length:  9 * time.Second,
 		user:    weatherQuestions,
 		replies: []string{"It is sunny today.", "Tomorrow it will rain."},
 		tune: func(cfg *pipeline.Config) {
 			cfg.ComputeScale = 1
+			pipeline.MeasureComputeOn(cfg, c.Now)
 			cfg.ASR = cpuASR{cfg.ASR.(*standin.ScriptedASR), c}
 			cfg.Turn = &cpuTurn{ScriptedTurn: standin.ScriptedTurn{Probs: []float64{0.9}}, cpu: c}
 		},

@@ -14,7 +14,7 @@ import (
 	"github.com/voiceassistant/voice/standin"
 )
 
-// busyLLM is a test double that spends work wall time on each piece, as a
+// busyLLM is a stand-in that spends work wall time on each piece, as a
 // real engine computes (it rolls back: its replies depend on nothing).
 type busyLLM struct {
 	pieces int

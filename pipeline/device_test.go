@@ -75,7 +75,7 @@ func TestStageErrorEndsTheSession(t *testing.T) {
 	cfg, _ := s.config(clk)
 	cfg.VAD = failingVAD{}
 	var errs []pipeline.Event
-	_, err := pipeline.Replay(context.Background(), clk, cfg, audio.VirtualConfig{Input: standin.Voice(s.length, s.user...)},
+	_, err := replay(t, clk, cfg, audio.VirtualConfig{Input: standin.Voice(s.length, s.user...)},
 		func(e pipeline.Event) {
 			if e.Type == pipeline.EvError {
 				errs = append(errs, e)

@@ -1,14 +1,9 @@
 package pipeline
 
-import (
-	"time"
+import "time"
 
-	"github.com/voiceassistant/voice/pipeline/compute"
-)
-
-// SetComputeClock makes compute measured on now for the rest of a test;
-// restore puts the wall clock back.
-func SetComputeClock(now func() time.Time) (restore func()) {
-	compute.Now = now
-	return func() { compute.Now = time.Now }
+// MeasureComputeOn makes cfg's pipeline measure compute on now instead of
+// the wall clock.
+func MeasureComputeOn(cfg *Config, now func() time.Time) {
+	cfg.measureCompute = now
 }

@@ -2,7 +2,6 @@ package pipeline_test
 
 import (
 	"cmp"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -64,7 +63,7 @@ func TestEventStreams(t *testing.T) {
 	clk := clock.NewVirtual()
 	cfg, _ := s.config(clk)
 	var thousand []pipeline.Event
-	_, err := pipeline.Replay(context.Background(), clk, cfg, audio.VirtualConfig{Source: src, NoRecording: true, Stall: 10 * time.Second},
+	_, err := replay(t, clk, cfg, audio.VirtualConfig{Source: src, NoRecording: true, Stall: 10 * time.Second},
 		func(e pipeline.Event) { thousand = append(thousand, e) })
 	require.NoError(t, err)
 	record("a thousand barge-ins", thousand)

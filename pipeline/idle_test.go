@@ -14,11 +14,10 @@ import (
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/llm"
-	"github.com/voiceassistant/voice/pipeline"
 	"github.com/voiceassistant/voice/standin"
 )
 
-// prefillingLLM is the scripted LLM with a Prefill (a test double) that
+// prefillingLLM is the scripted LLM with a Prefill (a stand-in) that
 // records the conversations it is given and, like a long prefill, runs
 // until it is cancelled.
 type prefillingLLM struct {
@@ -76,7 +75,7 @@ func TestConversationIsPrefilledWhileIdle(t *testing.T) {
 			gen := &prefillingLLM{ScriptedLLM: scripted}
 			cfg.LLM = gen
 			cfg.History = llm.NewHistory("sys", tc.budget)
-			_, err := pipeline.Replay(context.Background(), clk, cfg, audio.VirtualConfig{Input: standin.Voice(s.length, s.user...)}, nil)
+			_, err := replay(t, clk, cfg, audio.VirtualConfig{Input: standin.Voice(s.length, s.user...)}, nil)
 			require.NoError(t, err)
 
 			convs := gen.Conversations()

@@ -489,7 +489,7 @@ func TestThousandBargeIns(t *testing.T) {
 	cfg, _ := s.config(clk)
 	var last time.Duration
 	disorder := 0
-	_, err := pipeline.Replay(context.Background(), clk, cfg, audio.VirtualConfig{Source: src, NoRecording: true, Stall: 10 * time.Second},
+	_, err := replay(t, clk, cfg, audio.VirtualConfig{Source: src, NoRecording: true, Stall: 10 * time.Second},
 		func(e pipeline.Event) {
 			if e.At < last {
 				disorder++

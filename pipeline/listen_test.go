@@ -1,7 +1,6 @@
 package pipeline_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -23,7 +22,7 @@ func commitsWithTurn(t *testing.T, s scenario, det pipeline.TurnDetector) []pipe
 	cfg, _ := s.config(clk)
 	cfg.Turn = det
 	var commits []pipeline.Event
-	_, err := pipeline.Replay(context.Background(), clk, cfg, audio.VirtualConfig{Input: standin.Voice(s.length, s.user...)},
+	_, err := replay(t, clk, cfg, audio.VirtualConfig{Input: standin.Voice(s.length, s.user...)},
 		func(e pipeline.Event) {
 			if e.Type == pipeline.EvTurnCommit {
 				commits = append(commits, e)

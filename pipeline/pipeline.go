@@ -75,7 +75,8 @@ func New(cfg Config) (*Pipeline, error) {
 	illegal := func(err error) { p.events.Emit(Event{Type: EvError, At: p.clk.Now(), Err: err.Error()}) }
 	var err error
 	// The listening path's compute goes to its open turn.
-	if p.charger, err = compute.New(cfg.Clock, cfg.ComputeScale, spentFunc(func(s event.Stage, d time.Duration) { p.listen.Spent(s, d) })); err != nil {
+	listening := spentFunc(func(s event.Stage, d time.Duration) { p.listen.Spent(s, d) })
+	if p.charger, err = compute.New(cfg.Clock, cfg.measureCompute, cfg.ComputeScale, listening); err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
 	stages := wireStages(cfg, p.charger)

@@ -22,7 +22,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// scenario is a replay with the test doubles.
+// scenario is a replay with the stand-ins.
 type scenario struct {
 	length  time.Duration
 	user    []standin.Utterance
@@ -96,7 +96,7 @@ func (s scenario) run(t testing.TB) outcome {
 		defer cancel()
 		go pressAt(ctx, clk, keys, s.stopKeyAt)
 	}
-	res, err := pipeline.Replay(context.Background(), clk, cfg, dev, func(e pipeline.Event) {
+	res, err := replay(t, clk, cfg, dev, func(e pipeline.Event) {
 		out.events = append(out.events, e)
 	})
 	require.NoError(t, err)
@@ -109,6 +109,21 @@ func (s scenario) run(t testing.TB) outcome {
 		}
 	}
 	return out
+}
+
+// replay is pipeline.Replay that fails t on a move no state machine's
+// table allows: the pipeline reports one as an error event and goes on, as
+// a user's session must, so nothing else would fail the test.
+func replay(t testing.TB, clk *clock.Virtual, cfg pipeline.Config, dev audio.VirtualConfig, onEvent func(pipeline.Event)) (*pipeline.ReplayResult, error) {
+	t.Helper()
+	return pipeline.Replay(context.Background(), clk, cfg, dev, func(e pipeline.Event) {
+		if e.Type == pipeline.EvError && strings.Contains(e.Err, "no transition from") {
+			t.Errorf("an illegal move at %v: %s", e.At, e.Err)
+		}
+		if onEvent != nil {
+			onEvent(e)
+		}
+	})
 }
 
 // pressAt sends a key press at each audio time, holding the clock from

@@ -170,7 +170,7 @@ func TestRunWithoutASoundServerSaysWhatToDo(t *testing.T) {
 	assert.NotContains(t, string(out), "ALSA lib")
 	assert.Contains(t, string(out), "sound server")
 	assert.Contains(t, string(out), "voice-agent devices")
-	assert.Contains(t, string(out), "test doubles stand in for", "the doubles are named as such")
-	// The doubles, half duplex, the error and the way on: no more.
+	assert.Contains(t, string(out), "run on stand-ins, not models", "the stand-ins are named as such")
+	// The stand-ins, half duplex, the error and the way on: no more.
 	assert.LessOrEqual(t, strings.Count(string(out), "\n"), 4, "%s", out)
 }

@@ -76,7 +76,7 @@ func needPulse(t testing.TB) {
 // leaves inside the turn the recognizer hears.
 var liveDoubles = []string{"--vad", "energy", "--asr", "scripted", "--turn", "none", "--llm", "scripted", "--tts", "tone", "--script", "testdata/demo-live.json"}
 
-// startLive runs the agent live with the test doubles, listening to the
+// startLive runs the agent live with the stand-ins, listening to the
 // monitor of va_test_sink and playing into va_spare_sink: there is no echo
 // to cancel, and barge-in stays possible. env is added to its
 // environment; the agent is killed when t ends if it still runs.

@@ -14,9 +14,9 @@ const RunInfoFile = "run.json"
 
 // Stage kinds in RunInfo.
 const (
-	KindReal   = "real"
-	KindDouble = "test double"
-	KindOff    = "off"
+	KindReal    = "real"
+	KindStandIn = "stand-in"
+	KindOff     = "off"
 )
 
 // StageInfo is one stage of the set-up that answered.
@@ -27,13 +27,13 @@ type StageInfo struct {
 }
 
 // RunInfo is run.json: the set-up shared by every results file in the
-// directory, so a score is never reported for test doubles as if it were
+// directory, so a score is never reported for stand-ins as if it were
 // the real assistant's.
 type RunInfo struct {
 	Modality string      `json:"modality"`
 	Stages   []StageInfo `json:"stages"`
-	// Doubles names the stages that were test doubles.
-	Doubles []string `json:"test_doubles"`
+	// StandIns names the stages that were stand-ins.
+	StandIns []string `json:"stand_ins"`
 	// ComputeScale and Limit are the run's --compute-scale (which changes
 	// the latencies recorded) and --limit (which samples it answers).
 	ComputeScale float64 `json:"compute_scale,omitempty"`
@@ -49,7 +49,7 @@ type RunInfo struct {
 }
 
 func newRunInfo(cfg Config) RunInfo {
-	info := RunInfo{Modality: cfg.Modality, Doubles: []string{}, ComputeScale: cfg.ComputeScale, Limit: cfg.Limit}
+	info := RunInfo{Modality: cfg.Modality, StandIns: []string{}, ComputeScale: cfg.ComputeScale, Limit: cfg.Limit}
 	if cfg.Shard.Count > 1 {
 		info.Shard = &cfg.Shard
 	}
@@ -60,8 +60,8 @@ func newRunInfo(cfg Config) RunInfo {
 		kind := KindReal
 		switch {
 		case b.StandIn:
-			kind = KindDouble
-			info.Doubles = append(info.Doubles, b.Stage)
+			kind = KindStandIn
+			info.StandIns = append(info.StandIns, b.Stage)
 		case b.Off:
 			kind = KindOff
 		}
@@ -80,7 +80,29 @@ func ReadRunInfo(dir string) (RunInfo, error) {
 	if err := json.Unmarshal(data, &info); err != nil {
 		return info, fmt.Errorf("voicebench: %s: %w", filepath.Join(dir, RunInfoFile), err)
 	}
-	return info, nil
+	return info, readTestDoubles(data, &info)
+}
+
+// readTestDoubles reads what run.json called stand-ins before they were
+// so named (test doubles) into info, so that older results still score
+// with their note and a run into their directory goes on as the same
+// set-up.
+func readTestDoubles(data []byte, info *RunInfo) error {
+	var old struct {
+		TestDoubles []string `json:"test_doubles"`
+	}
+	if err := json.Unmarshal(data, &old); err != nil {
+		return err
+	}
+	if info.StandIns == nil {
+		info.StandIns = old.TestDoubles
+	}
+	for i := range info.Stages {
+		if info.Stages[i].Kind == "test double" {
+			info.Stages[i].Kind = KindStandIn
+		}
+	}
+	return nil
 }
 
 // recordRun adds subset to dir's run.json, refusing to mix results of a

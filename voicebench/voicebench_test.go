@@ -215,8 +215,18 @@ func TestRunResumesAfterInterruption(t *testing.T) {
 	}
 	info, err := voicebench.ReadRunInfo(out)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"vad", "asr", "llm", "tts"}, info.Doubles)
+	assert.Equal(t, []string{"vad", "asr", "llm", "tts"}, info.StandIns)
 	assert.Equal(t, []string{"alpacaeval", "ifeval", "sd-qa"}, info.Subsets)
+	// The JSON a stand-in run writes calls them so, not test doubles.
+	files := []string{filepath.Join(out, voicebench.RunInfoFile)}
+	for _, subset := range info.Subsets {
+		files = append(files, voicebench.ResultsPath(out, subset))
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		assert.NotRegexp(t, `(?i)double`, string(data), f)
+	}
 }
 
 // Records keep the dataset's own fields and types, as VoiceBench's

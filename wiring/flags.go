@@ -70,7 +70,7 @@ func (s *Stages) AddBackendFlags(f *pflag.FlagSet, groups FlagGroup) {
 		}
 	}
 	if groups&scriptStages != 0 {
-		f.StringVar(&s.Script, "script", s.Script, "JSON script for the scripted doubles")
+		f.StringVar(&s.Script, "script", s.Script, "JSON script for the scripted stand-ins")
 	}
 	if groups&onnxStages != 0 {
 		s.AddONNXRuntimeFlag(f)

@@ -37,8 +37,8 @@ type Live struct {
 func (l Live) Run(ctx context.Context) (stats device.Stats, err error) {
 	// Stages first: a missing model is reported without touching the
 	// audio hardware.
-	if doubles := l.Stages.StandIns(); len(doubles) > 0 && l.Warn != nil {
-		l.Warn("test doubles stand in for " + strings.Join(doubles, ", ") + ": a demo, not the assistant")
+	if standIns := l.Stages.StandIns(); len(standIns) > 0 && l.Warn != nil {
+		l.Warn(strings.Join(standIns, ", ") + " run on stand-ins, not models: a demo, not the assistant")
 	}
 	clk := clock.NewStream(audio.ProcessingRate)
 	cfg, closeStages, err := Build(l.Stages, clk)

@@ -56,7 +56,7 @@ type StageModel struct {
 	Stage string
 	// Backend is the configured backend ("onnxruntime" for the runtime).
 	Backend string
-	// Loads is whether the backend loads a model: a test double, "none"
+	// Loads is whether the backend loads a model: a stand-in, "none"
 	// or an engine not in this build does not.
 	Loads bool
 	// NotBuilt is set when the backend's engine is not in this build.

@@ -181,14 +181,14 @@ func names[T any](backends []backend[T]) []string {
 }
 
 // describe lists a stage's backends for its flag's help: "silero, or
-// energy (test double)".
+// energy (stand-in)".
 func describe[T any](backends []backend[T]) string {
 	var parts []string
 	for _, be := range backends {
 		p := be.name
 		switch {
 		case be.standIn:
-			p += " (test double)"
+			p += " (stand-in)"
 		case be.about != "":
 			p += " (" + be.about + ")"
 		}

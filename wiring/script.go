@@ -12,7 +12,7 @@ import (
 	"github.com/voiceassistant/voice/standin"
 )
 
-// Script is the JSON file read by the scripted doubles: what the user
+// Script is the JSON file read by the scripted stand-ins: what the user
 // says when (for the scripted recognizer) and what the assistant answers.
 type Script struct {
 	User []struct {
@@ -90,7 +90,7 @@ func (s *Script) Utterances() []standin.Utterance {
 
 func loadScript(path string) (*Script, error) {
 	if path == "" {
-		return nil, errors.New("the scripted doubles need --script FILE (JSON with \"user\" and \"replies\")")
+		return nil, errors.New("the scripted stand-ins need --script FILE (JSON with \"user\" and \"replies\")")
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {

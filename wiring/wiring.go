@@ -21,20 +21,20 @@ import (
 	"github.com/voiceassistant/voice/vad"
 )
 
-// Backend names. The real models are the defaults; the test doubles are
+// Backend names. The real models are the defaults; the stand-ins are
 // there for demos and tests and must be asked for by name.
 const (
 	VADSilero    = "silero"
-	VADEnergy    = "energy" // test double
+	VADEnergy    = "energy" // stand-in
 	ASRXASR      = "xasr"
-	ASRScripted  = "scripted" // test double
+	ASRScripted  = "scripted" // stand-in
 	TurnSmart    = "smart-turn"
-	TurnScripted = "scripted" // test double
+	TurnScripted = "scripted" // stand-in
 	TurnNone     = "none"
 	LLMMNN       = "mnn"
-	LLMScripted  = "scripted" // test double
+	LLMScripted  = "scripted" // stand-in
 	TTSMoss      = "moss"
-	TTSTone      = "tone" // test double
+	TTSTone      = "tone" // stand-in
 	TTSNone      = "none"
 )
 
@@ -45,7 +45,7 @@ type Stages struct {
 	Turn string `yaml:"turn"`
 	LLM  string `yaml:"llm"`
 	TTS  string `yaml:"tts"`
-	// Script drives the scripted doubles (see Script).
+	// Script drives the scripted stand-ins (see Script).
 	Script   string `yaml:"script"`
 	ModelDir string `yaml:"model_dir"`
 	// VADModel and TurnModel override where the models are looked for

@@ -185,7 +185,7 @@ func FuzzParseScript(f *testing.F) {
 	})
 }
 
-// The defaults are the real models, and each stage's test doubles are
+// The defaults are the real models, and each stage's stand-ins are
 // marked as such: they run only when asked for by name.
 func TestDefaultsAreNoDoubles(t *testing.T) {
 	s := DefaultStages()

@@ -67,7 +67,7 @@ func printStages(w io.Writer, r bench.StagesResult) {
 		}
 	}
 	if len(r.Skipped) > 0 {
-		fmt.Fprintf(w, "skipped (a test double, off, or no model installed): %v\n", r.Skipped)
+		fmt.Fprintf(w, "skipped (a stand-in, off, or no model installed): %v\n", r.Skipped)
 	}
 	if l := r.Limits; l != nil {
 		fmt.Fprintf(w, "bounds against this machine, one thread: read %.1f GB/s; ONNX Runtime's [1,768]x[768,3072] product fp32 %.1f, int8 %.1f, int4 %.1f G multiply-adds/s (on %d rows: %.1f, %.1f, %.1f)\n",

@@ -393,19 +393,37 @@ func TestBargeInTakesItsValueEitherWay(t *testing.T) {
 // word in a flag's usage for the name of its argument, and `--version
 // voice-agent version` read as if it took one.
 func TestBoolFlagsShowNoArgument(t *testing.T) {
-	var walk func(*cobra.Command)
-	walk = func(c *cobra.Command) {
+	eachCommand(newApp().root(), func(c *cobra.Command) {
 		c.Flags().VisitAll(func(f *pflag.Flag) {
 			if f.Value.Type() == "bool" {
 				name, _ := pflag.UnquoteUsage(f)
 				assert.Empty(t, name, "%s --%s", c.CommandPath(), f.Name)
 			}
 		})
-		for _, sub := range c.Commands() {
-			walk(sub)
-		}
+	})
+}
+
+// The models' stand-ins are called so wherever the help names them: no
+// command's help says "test double" (their name before).
+func TestHelpCallsStandInsSo(t *testing.T) {
+	root := newApp().root()
+	var all strings.Builder
+	eachCommand(root, func(c *cobra.Command) {
+		var help strings.Builder
+		root.SetOut(&help)
+		require.NoError(t, c.Help())
+		assert.NotRegexp(t, `(?i)\bdoubles?\b`, help.String(), "%s --help", c.CommandPath())
+		all.WriteString(help.String())
+	})
+	assert.Contains(t, all.String(), "energy (stand-in)", "the stage flags mark the stand-ins")
+}
+
+// eachCommand calls f with c and every command under it.
+func eachCommand(c *cobra.Command, f func(*cobra.Command)) {
+	f(c)
+	for _, sub := range c.Commands() {
+		eachCommand(sub, f)
 	}
-	walk(newApp().root())
 }
 
 // A recording in another format is named, with how to convert it, by the

@@ -27,7 +27,7 @@ func (a *app) ttsCmd() *cobra.Command {
 				return errors.New("--out OUT.wav is required")
 			}
 			if a.cfg.Stages.TTS == wiring.TTSNone {
-				return errors.New("the tts command needs a synthesizer: --tts moss (the default) or --tts tone (the test double)")
+				return errors.New("the tts command needs a synthesizer: --tts moss (the default) or --tts tone (the stand-in)")
 			}
 			tts, closeTTS, err := wiring.NewSynthesizer(a.cfg.Stages)
 			if err != nil {

@@ -39,7 +39,7 @@ func (a *app) voicebenchRunCmd() *cobra.Command {
 clock (or, with --modality text, gives its prompt straight to the LLM) and
 appends the answers to OUT/SUBSET.jsonl as they finish. Run it again to resume:
 finished samples are skipped. The stage flags choose the models; OUT/run.json
-records which stages were test doubles. With --compute-scale and several
+records which stages were stand-ins. With --compute-scale and several
 --workers, the workers' compute shares the cores.
 
 DIR holds the subsets as published (SUBSET/SPLIT-00000-of-00001.parquet) or
@@ -157,10 +157,10 @@ summary as Markdown.`,
 				r.Notes = append(r.Notes, "No run.json: which stages produced these results is unknown.")
 			case err != nil:
 				return err
-			case len(info.Doubles) > 0:
-				// A score of test doubles says nothing about the assistant.
-				r.Notes = append(r.Notes, fmt.Sprintf("Test doubles answered these results (%s): the scores test the harness, not the assistant.",
-					strings.Join(info.Doubles, ", ")))
+			case len(info.StandIns) > 0:
+				// A score of stand-ins says nothing about the assistant.
+				r.Notes = append(r.Notes, fmt.Sprintf("Stand-ins answered these results (%s): the scores test the harness, not the assistant.",
+					strings.Join(info.StandIns, ", ")))
 			}
 			if err := score.WriteReport(dir, r); err != nil {
 				return err

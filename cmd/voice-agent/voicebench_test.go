@@ -107,10 +107,10 @@ func TestVoiceBenchRunResumeScore(t *testing.T) {
 	// "blue" (not followed), so each prompt fails and half the
 	// instructions pass: the mean of 0, 0, 50 and 50.
 	assert.Regexp(t, `\| ifeval \|[^\n]*\| 3 \| 3 \| 25\.00 \|`, stdout)
-	assert.Contains(t, stdout, "Test doubles answered these results (asr, llm)")
+	assert.Contains(t, stdout, "Stand-ins answered these results (asr, llm)")
 	summary, err := os.ReadFile(filepath.Join(out, "summary.md"))
 	require.NoError(t, err)
-	assert.Contains(t, string(summary), "Test doubles answered these results (asr, llm)", "the saved summary says so too")
+	assert.Contains(t, string(summary), "Stand-ins answered these results (asr, llm)", "the saved summary says so too")
 	info, err := voicebench.ReadRunInfo(out)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"alpacaeval", "ifeval", "sd-qa"}, info.Subsets)

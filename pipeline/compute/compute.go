@@ -34,10 +34,6 @@ import (
 	"github.com/voiceassistant/voice/pipeline/event"
 )
 
-// Now is what compute is measured on: the wall clock, or in a test, one
-// that only the stages' calls move.
-var Now = time.Now
-
 // Account takes the compute a path spent, for its turn's figures.
 type Account interface {
 	Spent(s event.Stage, d time.Duration)
@@ -47,7 +43,10 @@ type Account interface {
 // CatchUp) belongs to the listening path's goroutine; Handed and Once may
 // run on any.
 type Charger struct {
-	clk       clock.Clock
+	clk clock.Clock
+	// measure is what compute is measured on: the wall clock, or in a
+	// test, one that only the stages' calls move.
+	measure   func() time.Time
 	scale     float64
 	listening Account
 	// busyUntil is when the listening path is done with the compute it
@@ -56,15 +55,19 @@ type Charger struct {
 }
 
 // New is the charger for a compute scale, charging the listening path's
-// compute to listening; nil when the scale is 0 and compute is free.
-func New(clk clock.Clock, scale float64, listening Account) (*Charger, error) {
+// compute, measured on measure (nil: the wall clock), to listening; nil
+// when the scale is 0 and compute is free.
+func New(clk clock.Clock, measure func() time.Time, scale float64, listening Account) (*Charger, error) {
 	switch {
 	case scale < 0 || scale > 1e4:
 		return nil, fmt.Errorf("compute scale %v is not between 0 (compute is free) and 10000", scale)
 	case scale == 0:
 		return nil, nil
 	}
-	return &Charger{clk: clk, scale: scale, listening: listening}, nil
+	if measure == nil {
+		measure = time.Now
+	}
+	return &Charger{clk: clk, measure: measure, scale: scale, listening: listening}, nil
 }
 
 func (c *Charger) scaled(d time.Duration) time.Duration {
@@ -80,9 +83,9 @@ const grain = 5 * time.Millisecond
 // to the listening account, and to the clock by moving the listening
 // path's next decisions later.
 func Listen[T any](c *Charger, s event.Stage, call func() (T, error)) (T, error) {
-	start := Now()
+	start := c.measure()
 	v, err := call()
-	d := Now().Sub(start)
+	d := c.measure().Sub(start)
 	c.listening.Spent(s, d)
 	c.busyUntil = c.Now(c.clk) + c.scaled(d)
 	return v, err
@@ -133,13 +136,13 @@ type meter struct {
 
 func (c *Charger) meter(ctx context.Context, s event.Stage) (*meter, bool) {
 	acct, ok := ctx.Value(accountKey{}).(Account)
-	return &meter{c: c, acct: acct, stage: s, last: Now()}, ok
+	return &meter{c: c, acct: acct, stage: s, last: c.measure()}, ok
 }
 
 // handOver records the compute since the stage started or last got
 // control back, and returns once that much (scaled) has passed.
 func (m *meter) handOver(ctx context.Context) error {
-	d := Now().Sub(m.last)
+	d := m.c.measure().Sub(m.last)
 	m.acct.Spent(m.stage, d)
 	m.owed += m.c.scaled(d)
 	if m.owed < grain {
@@ -160,7 +163,7 @@ func Handed[T any](c *Charger, ctx context.Context, s event.Stage, emit func(T) 
 		return emit
 	}
 	return func(v T) error {
-		defer func() { m.last = Now() }()
+		defer func() { m.last = c.measure() }()
 		if err := m.handOver(ctx); err != nil {
 			return err
 		}

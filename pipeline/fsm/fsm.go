@@ -7,32 +7,22 @@ package fsm
 import (
 	"fmt"
 	"slices"
-	"testing"
 )
 
 // Machine is a state machine's table of legal transitions.
 type Machine[S comparable] struct {
 	name  string
 	legal map[S][]S
-	// report takes an illegal transition, which is a bug: in production
-	// it becomes an error event and the state stays as it was; strict (in
-	// tests) it panics, so the test that reaches one fails where it
-	// happened.
+	// report takes an illegal transition, which is a bug, and the state
+	// stays as it was: the pipeline publishes it as an error event, on
+	// which its tests fail, while a user's session goes on.
 	report func(error)
-	strict bool
 }
 
 // New is the machine called name with the transitions legal, reporting an
 // illegal one to report.
 func New[S comparable](name string, legal map[S][]S, report func(error)) Machine[S] {
-	return Machine[S]{name: name, legal: legal, report: report, strict: testing.Testing()}
-}
-
-// Lenient is m reporting illegal transitions instead of panicking, in a
-// test as in production.
-func (m Machine[S]) Lenient(report func(error)) Machine[S] {
-	m.strict, m.report = false, report
-	return m
+	return Machine[S]{name: name, legal: legal, report: report}
 }
 
 // Move sets *state to next if that is a legal transition from it, and
@@ -42,10 +32,6 @@ func (m Machine[S]) Move(state *S, next S) bool {
 		*state = next
 		return true
 	}
-	err := fmt.Errorf("pipeline: %s: no transition from %v to %v", m.name, *state, next)
-	if m.strict {
-		panic(err)
-	}
-	m.report(err)
+	m.report(fmt.Errorf("pipeline: %s: no transition from %v to %v", m.name, *state, next))
 	return false
 }

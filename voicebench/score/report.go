@@ -53,7 +53,7 @@ type Report struct {
 	// Latency pools the samples of all subsets.
 	Latency map[string]Latency `json:"latency_ms,omitempty"`
 	// Notes are what the reader must know about how the results were
-	// made (e.g. that test doubles answered); the caller adds them.
+	// made (e.g. that stand-ins answered); the caller adds them.
 	Notes []string `json:"notes,omitempty"`
 
 	// samples keeps what was read, for the judge export.
