@@ -29,7 +29,7 @@ type ReplayResult struct {
 // Replay runs the pipeline over recorded audio on a virtual clock, as fast
 // as the stages allow (or at dev.Pace), calling onEvent for every event in
 // order. cfg's Clock and Device are set here to clk (which stages such as
-// scripted doubles may also use) and a virtual device.
+// scripted stand-ins may also use) and a virtual device.
 func Replay(ctx context.Context, clk *clock.Virtual, cfg Config, dev audio.VirtualConfig, onEvent func(Event)) (*ReplayResult, error) {
 	vd, err := audio.NewVirtual(clk, dev)
 	if err != nil {
