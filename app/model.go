@@ -8,8 +8,7 @@ import (
 	"time"
 
 	"github.com/voiceassistant/voice/audio/device"
-	"github.com/voiceassistant/voice/pipeline"
-	"github.com/voiceassistant/voice/pipeline/listen"
+	"github.com/voiceassistant/voice/pipeline/event"
 )
 
 // Status is what the window's state indicator shows: the pipeline's state
@@ -32,12 +31,12 @@ func (s Status) String() string {
 	return string(s)
 }
 
-var statusOf = map[pipeline.State]Status{
-	pipeline.StateListening:    Listening,
-	pipeline.StateUserSpeaking: UserSpeaking,
-	pipeline.StateThinking:     Thinking,
-	pipeline.StateSpeaking:     Speaking,
-	pipeline.StateInterrupted:  Interrupted,
+var statusOf = map[event.State]Status{
+	event.StateListening:    Listening,
+	event.StateUserSpeaking: UserSpeaking,
+	event.StateThinking:     Thinking,
+	event.StateSpeaking:     Speaking,
+	event.StateInterrupted:  Interrupted,
 }
 
 // Role says who spoke an entry of the conversation.
@@ -58,7 +57,8 @@ type Entry struct {
 	Text string
 	// Streaming is set while the reply is being generated.
 	Streaming bool
-	// Interrupted replies were cut by the user; Text is what was heard.
+	// Interrupted replies were cut (by the user or the session's end);
+	// Text is what was heard.
 	Interrupted bool
 }
 
@@ -71,6 +71,10 @@ type Stage struct {
 // Model is the window's state, fed by pipeline events and the controller,
 // and free of any GUI so it can be tested alone. It is not safe for
 // concurrent use: the app touches it on the UI thread only.
+//
+// Apply folds the event stream into it and keeps no life of a reply of its
+// own: the pipeline says each reply's moves (reply_state), and the model
+// shows what they say.
 type Model struct {
 	Status  Status
 	Entries []Entry
@@ -78,11 +82,10 @@ type Model struct {
 	Partial string
 	// Level is the capture level in [0, 1] (see levelOf).
 	Level float64
-	// UserVoice is set while the VAD hears speech; AssistantVoice while a
-	// reply plays.
-	UserVoice, AssistantVoice bool
+	// UserVoice is set while the VAD hears speech.
+	UserVoice bool
 	// Turns are the latency figures of finished turns, in order.
-	Turns []pipeline.TurnMetrics
+	Turns []event.TurnMetrics
 	// Err is the last error that ended or troubled the session; Notice a
 	// warning that did not stop it.
 	Err, Notice string
@@ -96,14 +99,13 @@ type Model struct {
 	// models: a download then starts it once they are in.
 	StartBlocked bool
 
-	// held is whether a reply was sounding when the user's voice paused
-	// it, so resuming it sounds again.
-	held bool
-	// continued is the turn the user went on from (turn_continued), whose
-	// entry the next commit extends; dropped are the turns whose replies
-	// were dropped for it, whose late pieces are not shown.
-	continued int
-	dropped   map[int]bool
+	// sounding is the turn whose reply plays (playback_start until
+	// playback_stop or the reply's end), paused the turn whose reply the
+	// user's voice paused (barge_in_pending until barge_in_resumed or the
+	// reply's end); 0 for none. They are kept by turn because another
+	// turn's reply can end meanwhile (a speculation dropped while the user
+	// talks over a reply that plays on).
+	sounding, paused int
 }
 
 // DownloadProgress is the state of a running download.
@@ -112,84 +114,90 @@ type DownloadProgress struct {
 	Fraction float64
 }
 
+// AssistantVoice is whether a reply is heard: playing and not paused for
+// the user.
+func (m *Model) AssistantVoice() bool { return m.sounding != 0 && m.sounding != m.paused }
+
 // Apply updates the model with one pipeline event.
-func (m *Model) Apply(e pipeline.Event) {
+func (m *Model) Apply(e event.Event) {
 	switch e.Type {
-	case pipeline.EvState:
+	case event.EvState:
 		if s, ok := statusOf[e.State]; ok {
 			m.Status = s
 		}
-	case pipeline.EvSpeechStart:
+	case event.EvSpeechStart:
 		m.UserVoice = true
-	case pipeline.EvSpeechEnd:
+	case event.EvSpeechEnd:
 		m.UserVoice = false
-	case pipeline.EvPartial:
+	case event.EvPartial:
 		m.Partial = e.Text
-	case pipeline.EvTurnCommit:
+	case event.EvTurnCommit:
 		m.commit(e)
 		m.Partial = ""
-	case pipeline.EvTurnContinued:
-		// The user went on: the reply is dropped, unheard, and the next
-		// commit ends the same sentence.
-		m.AssistantVoice, m.held = false, false
-		if i := m.replyIndex(e.Turn); i >= 0 {
-			m.Entries = slices.Delete(m.Entries, i, i+1)
-		}
-		if m.dropped == nil {
-			m.dropped = map[int]bool{}
-		}
-		m.dropped[e.Turn], m.continued = true, e.Turn
-	case pipeline.EvLLMPiece:
-		// Pieces still in flight when the user interrupted were not heard.
-		if m.dropped[e.Turn] {
-			return
-		}
-		if r := m.reply(e.Turn, e.At); !r.Interrupted {
-			r.Text += e.Text
-		}
-	case pipeline.EvLLMDone:
-		// An interrupted reply keeps what was heard, not what was generated.
+	case event.EvLLMPiece:
+		m.reply(e.Turn, e.At).Text += e.Text
+	case event.EvLLMDone:
+		// A cancelled reply keeps what was heard, not what was generated.
 		if r := m.existingReply(e.Turn); r != nil && !r.Interrupted {
 			r.Text, r.Streaming = e.Text, false
 		}
-	case pipeline.EvPlaybackStart:
-		m.AssistantVoice = true
-	case pipeline.EvPlaybackStop:
-		m.AssistantVoice = false
-	case pipeline.EvBargeInPending:
-		// Paused (or ducked) while the pipeline decides.
-		m.held = m.AssistantVoice
-		m.AssistantVoice = false
-	case pipeline.EvBargeInResumed:
-		m.AssistantVoice, m.held = m.held, false
-	case pipeline.EvBargeIn:
-		m.AssistantVoice, m.held = false, false
-		if r := m.reply(e.Turn, e.At); r != nil {
-			r.Text, r.Streaming, r.Interrupted = e.Text, false, true
-		}
-	case pipeline.EvTurnMetrics:
+	case event.EvReplyState:
+		m.replyMoved(e)
+	case event.EvPlaybackStart:
+		m.sounding = e.Turn
+	case event.EvPlaybackStop:
+		m.replyQuiet(e.Turn)
+	case event.EvBargeInPending:
+		m.paused = e.Turn
+	case event.EvBargeInResumed:
+		m.paused = 0
+	case event.EvTurnMetrics:
 		if e.Metrics != nil {
 			m.Turns = append(m.Turns, *e.Metrics)
 		}
-	case pipeline.EvError:
+	case event.EvError:
 		m.Err = oneLine(e.Err)
 	}
 }
 
-// commit shows a committed user turn: a new entry, or the end of the
-// sentence of the turn it continues.
-func (m *Model) commit(e pipeline.Event) {
-	if m.continued != 0 {
-		for i := len(m.Entries) - 1; i >= 0; i-- {
-			if u := &m.Entries[i]; u.Role == User && u.Turn == m.continued {
-				u.Text, u.Turn = listen.JoinWords(u.Text, e.Text), e.Turn
-				m.continued = 0
-				return
-			}
+// commit shows a committed user turn: a new entry, or, for a turn the user
+// went on with (committed again under its number), the whole sentence.
+func (m *Model) commit(e event.Event) {
+	for i := len(m.Entries) - 1; i >= 0; i-- {
+		if u := &m.Entries[i]; u.Role == User && u.Turn == e.Turn {
+			u.Text = e.Text
+			return
 		}
-		m.continued = 0
 	}
 	m.Entries = append(m.Entries, Entry{Role: User, Turn: e.Turn, At: e.At, Text: e.Text})
+}
+
+// replyMoved shows a reply's move: a dropped one goes, whatever was shown
+// of it; a cancelled one is cut to what was heard.
+func (m *Model) replyMoved(e event.Event) {
+	switch e.Reply {
+	case event.ReplySpeculative, event.ReplyCurrent:
+		return // its pieces show it
+	case event.ReplyDropped:
+		if i := m.replyIndex(e.Turn); i >= 0 {
+			m.Entries = slices.Delete(m.Entries, i, i+1)
+		}
+	case event.ReplyCancelled:
+		r := m.reply(e.Turn, e.At)
+		r.Text, r.Streaming, r.Interrupted = e.Text, false, true
+	}
+	// Any other move ends the reply.
+	m.replyQuiet(e.Turn)
+}
+
+// replyQuiet notes that turn's reply is heard no more.
+func (m *Model) replyQuiet(turn int) {
+	if m.sounding == turn {
+		m.sounding = 0
+	}
+	if m.paused == turn {
+		m.paused = 0
+	}
 }
 
 // reply returns the assistant entry of turn, creating it (streaming, as
@@ -228,7 +236,7 @@ func (m *Model) Started() {
 // Stopped marks the session as over; err is why, if it failed.
 func (m *Model) Stopped(err error) {
 	m.Status, m.Partial, m.Level = Idle, "", 0
-	m.UserVoice, m.AssistantVoice = false, false
+	m.UserVoice, m.sounding, m.paused = false, 0, 0
 	for i := range m.Entries {
 		m.Entries[i].Streaming = false
 	}
@@ -250,7 +258,7 @@ var StageNames = []string{"endpointing", "ASR final", "first token", "first audi
 
 // LastTurn is the latency panel's bar: the voice to voice of the last turn
 // whose reply played, part by part as it fell after the speech ended
-// (pipeline.PathMS), so the parts add up to it. A reply speculated at the
+// (event.PathMS), so the parts add up to it. A reply speculated at the
 // user's pause has its first token and audio ready during the endpointing
 // wait: those parts are then short, or nothing.
 func (m *Model) LastTurn() []Stage {
@@ -288,7 +296,7 @@ func (m *Model) LastTurnText() string {
 }
 
 // lastPlayed is the last turn whose reply played, or nil.
-func (m *Model) lastPlayed() *pipeline.TurnMetrics {
+func (m *Model) lastPlayed() *event.TurnMetrics {
 	for i := len(m.Turns) - 1; i >= 0; i-- {
 		if m.Turns[i].Path != nil {
 			return &m.Turns[i]
@@ -298,7 +306,7 @@ func (m *Model) lastPlayed() *pipeline.TurnMetrics {
 }
 
 // Summary is the session's latency distribution.
-func (m *Model) Summary() pipeline.Summary { return pipeline.Summarize(m.Turns) }
+func (m *Model) Summary() event.Summary { return event.Summarize(m.Turns) }
 
 // SummaryText is the p50/p95 line of the latency panel. A turn is
 // counted from the user's words in the conversation, so the first is one

@@ -239,7 +239,7 @@ func (u *UI) refresh() {
 	label := m.Status.String()
 	u.status.SetText(strings.ToUpper(label[:1]) + label[1:])
 	u.userVoice.SetText(indicator("You", m.UserVoice))
-	u.assistantVoice.SetText(indicator("Assistant", m.AssistantVoice))
+	u.assistantVoice.SetText(indicator("Assistant", m.AssistantVoice()))
 	level := min(max(m.Level, 0), 1)
 	u.level.Layout.(*barLayout).weights = []float64{level, 1 - level}
 	u.level.Refresh()

@@ -52,13 +52,13 @@ func TestUIScriptedConversation(t *testing.T) {
 	assert.Equal(t, "Start listening", u.startStop.Text)
 	assert.Equal(t, "Last turn: none yet", u.latencyText.Text)
 
-	u.feed(demoEvents[:5]...)
+	u.feed(demoEvents[:demoUserSpeaks]...)
 	assert.Equal(t, "User speaking", u.status.Text)
 	assert.Equal(t, "… what is the weather", u.partial.Text)
 	assert.Equal(t, "You: speaking", u.userVoice.Text)
 	assert.Empty(t, u.bubbles)
 
-	u.feed(demoEvents[5:13]...)
+	u.feed(demoEvents[demoUserSpeaks:demoReplyPlays]...)
 	assert.Equal(t, "Thinking", u.status.Text)
 	assert.Empty(t, u.partial.Text)
 	assert.Equal(t, []string{"[You · 0:00] what is the weather like today", "[Assistant · 0:00 · …] It is sunny"}, lineTexts(u), "the reply streams")
@@ -67,7 +67,7 @@ func TestUIScriptedConversation(t *testing.T) {
 	assert.Equal(t, "Session: 1 turn", u.summary.Text)
 	assert.Equal(t, "Last turn: figures once its reply has played", u.latencyText.Text)
 
-	u.feed(demoEvents[13:21]...)
+	u.feed(demoEvents[demoReplyPlays:demoInterrupted]...)
 	assert.Equal(t, "Interrupted", u.status.Text)
 	assert.Equal(t, "[Assistant · 0:00 · interrupted] It is sunny", u.bubbles[1].line())
 	assert.Equal(t, widget.WarningImportance, u.bubbles[1].head.Importance, "interrupted replies stand out")
@@ -75,7 +75,7 @@ func TestUIScriptedConversation(t *testing.T) {
 	assert.Equal(t, "Last turn: 1060 ms = endpointing 700 + ASR final 0 + first token 120 + first audio 240 + playback 0", u.latencyText.Text)
 	assert.Equal(t, []float64{700, 0, 120, 240, 0}, u.latencyBar.Layout.(*barLayout).weights)
 
-	u.feed(demoEvents[21:]...)
+	u.feed(demoEvents[demoInterrupted:]...)
 	assert.Equal(t, "Listening", u.status.Text)
 	assert.Len(t, u.bubbles, 4)
 	assert.Equal(t, "Session: 2 turns (1 interrupted)  end-to-end p50 980 ms  p95 980 ms", u.summary.Text)

@@ -122,8 +122,10 @@ func (w *voiceWorker) answer(ctx context.Context, s Sample) (Result, error) {
 const stall = 10 * time.Minute
 
 // firstTurn collects what a replay did with the first user turn it
-// committed. Events arrive on one goroutine, and Replay returns after the
-// last, so it needs no lock.
+// committed: a turn the user went on with is committed again under its
+// number, with the whole sentence, and a reply dropped for it publishes
+// nothing more. Events arrive on one goroutine, and Replay returns after
+// the last, so it needs no lock.
 type firstTurn struct {
 	turn       int
 	transcript string
@@ -144,6 +146,8 @@ func (t *firstTurn) observe(e pipeline.Event) {
 		return
 	}
 	switch e.Type {
+	case pipeline.EvTurnCommit:
+		t.transcript = e.Text
 	case pipeline.EvLLMDone:
 		t.reply, t.llm = e.Text, e.Stats
 	case pipeline.EvTurnMetrics:

@@ -10,7 +10,7 @@ import (
 	"os"
 	"sync"
 
-	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/pipeline/event"
 )
 
 // eventPrinter shows events: JSON lines on stdout with --json, otherwise
@@ -62,7 +62,7 @@ func (p *eventPrinter) Err() error {
 	return errors.Join(errs...)
 }
 
-func (p *eventPrinter) print(e pipeline.Event) {
+func (p *eventPrinter) print(e event.Event) {
 	for _, o := range p.outs {
 		o.write(e)
 	}
@@ -71,19 +71,26 @@ func (p *eventPrinter) print(e pipeline.Event) {
 	}
 	at := slog.Duration("at", e.At)
 	switch e.Type {
-	case pipeline.EvTurnCommit:
+	case event.EvTurnCommit:
 		p.log.Info("user", at, "turn", e.Turn, "text", e.Text)
-	case pipeline.EvLLMDone:
+	case event.EvLLMDone:
 		// Logged when the reply's text is complete, which is after its
 		// audio started: the key says so, lest it pass for the reply's start.
 		p.log.Info("assistant", slog.Duration("text_done_at", e.At), "turn", e.Turn, "text", e.Text)
-	case pipeline.EvBargeIn:
+	case event.EvBargeIn:
 		p.log.Info("barge-in", at, "turn", e.Turn, "heard", e.Text)
-	case pipeline.EvBargeInPending:
+	case event.EvBargeInPending:
 		p.log.Info("paused for the user", at, "turn", e.Turn)
-	case pipeline.EvBargeInResumed:
+	case event.EvBargeInResumed:
 		p.log.Info("resumed: not an interruption", at, "turn", e.Turn, "heard", e.Text)
-	case pipeline.EvTurnMetrics:
+	case event.EvTurnContinued:
+		// Said here, at Info, for the reply it drops: the turn's next
+		// "user" line has the whole sentence, and no "assistant" line
+		// follows for the reply dropped.
+		p.log.Info("turn continued: its reply is dropped", at, "turn", e.Turn)
+	case event.EvReplyState:
+		p.replyState(e)
+	case event.EvTurnMetrics:
 		// The parts as they fell on the path, which add up to the total:
 		// a speculated reply's own first-token and first-audio times
 		// overlap the endpointing wait, so a part is what was left of its
@@ -95,13 +102,25 @@ func (p *eventPrinter) print(e pipeline.Event) {
 			args = append(args, "path_"+part.Name+"_ms", part.MS)
 		}
 		p.log.Info("latency", append(args, "speculated", m.Speculated, "interrupted", m.Interrupted)...)
-	case pipeline.EvError:
+	case event.EvError:
 		p.log.Error("pipeline", at, "error", e.Err)
-	case pipeline.EvState:
+	case event.EvState:
 		p.log.Debug("state", at, "state", e.State)
 	default:
 		p.log.Debug(string(e.Type), at, "text", e.Text)
 	}
+}
+
+// replyState logs a reply's move at Debug: the lines at Info say what a
+// reader needs of it (a commit, a barge-in and what was heard, a
+// continuation, the reply's text), and a speculation dropped unseen is no
+// news. Its text is left out: a dropped reply's was never heard.
+func (p *eventPrinter) replyState(e event.Event) {
+	args := []any{slog.Duration("at", e.At), "turn", e.Turn, "state", e.Reply}
+	if e.Reason != "" {
+		args = append(args, "reason", e.Reason)
+	}
+	p.log.Debug("reply", args...)
 }
 
 // jsonLines writes events as JSON lines to one output. The first failed
@@ -130,7 +149,7 @@ func (l *jsonLines) watch(stop context.CancelCauseFunc) {
 	}
 }
 
-func (l *jsonLines) write(e pipeline.Event) {
+func (l *jsonLines) write(e event.Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.err != nil {

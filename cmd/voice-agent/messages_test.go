@@ -13,7 +13,7 @@ import (
 
 	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/bench"
-	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/pipeline/event"
 )
 
 // The latency line names the path's parts apart from the stage figures
@@ -26,16 +26,76 @@ func TestLogSaysWhichFiguresItGives(t *testing.T) {
 	log, err := newLogger(&buf, "info", "text")
 	require.NoError(t, err)
 	p := newEventPrinter(false, &bytes.Buffer{}, log)
-	p.print(pipeline.Event{Type: pipeline.EvLLMDone, At: 2970 * time.Millisecond, Turn: 1, Text: "It is sunny."})
-	p.print(pipeline.Event{Type: pipeline.EvTurnMetrics, Turn: 1, Metrics: &pipeline.TurnMetrics{
+	p.print(event.Event{Type: event.EvLLMDone, At: 2970 * time.Millisecond, Turn: 1, Text: "It is sunny."})
+	p.print(event.Event{Type: event.EvTurnMetrics, Turn: 1, Metrics: &event.TurnMetrics{
 		EndToEndMS: 214, EndpointingMS: 204, FirstTokenMS: 120, FirstAudioMS: 80, PlaybackMS: 10, Speculated: true,
-		Path: &pipeline.PathMS{Endpointing: 204, Playback: 10},
+		Path: &event.PathMS{Endpointing: 204, Playback: 10},
 	}})
 	out := buf.String()
 	assert.Contains(t, out, "msg=assistant text_done_at=2.97s turn=1")
 	assert.Contains(t, out, "end_to_end_ms=214 path_endpointing_ms=204 path_asr_ms=0 path_first_token_ms=0 path_first_audio_ms=0 path_playback_ms=10 speculated=true")
 	assert.NotContains(t, out, " first_token_ms=")
 	assert.NotContains(t, out, " at=")
+}
+
+// The log of a turn the user went on with says so at Info, has the turn's
+// whole sentence in its second "user" line and prints nothing of the
+// reply dropped for it; at Debug the drop is a line with its reason, and
+// nothing of the reply is printed from the drop on (its first piece was
+// printed as it came, as the stream had it then).
+func TestLogOfAContinuedTurn(t *testing.T) {
+	for _, tc := range []struct {
+		lang, first, whole, dropped, reply string
+	}{
+		{"English", "can you tell me", "can you tell me about the weather", "Let me", "It is sunny."},
+		{"Chinese", "请告诉我", "请告诉我明天的天气", "让我想想", "明天是晴天。"},
+	} {
+		stream := []event.Event{
+			{Type: event.EvTurnCommit, Turn: 1, Text: tc.first},
+			{Type: event.EvReplyState, Turn: 1, Reply: event.ReplyCurrent},
+			{Type: event.EvLLMPiece, Turn: 1, Text: tc.dropped},
+			{Type: event.EvTurnContinued, Turn: 1, Text: tc.first},
+			// Text on a drop is not in the contract: were it there, it
+			// must not be printed either.
+			{Type: event.EvReplyState, Turn: 1, Reply: event.ReplyDropped, Reason: "continued", Text: tc.dropped},
+			{Type: event.EvTurnCommit, Turn: 1, Text: tc.whole},
+			{Type: event.EvReplyState, Turn: 1, Reply: event.ReplyCurrent},
+			{Type: event.EvLLMDone, Turn: 1, Text: tc.reply},
+			{Type: event.EvReplyState, Turn: 1, Reply: event.ReplyDone},
+		}
+		for _, level := range []string{"info", "debug"} {
+			t.Run(tc.lang+" "+level, func(t *testing.T) {
+				var buf bytes.Buffer
+				log, err := newLogger(&buf, level, "text")
+				require.NoError(t, err)
+				p := newEventPrinter(false, &bytes.Buffer{}, log)
+				for _, e := range stream {
+					p.print(e)
+				}
+				out := buf.String()
+				assert.Contains(t, out, `msg="turn continued: its reply is dropped" at=0s turn=1`)
+				assert.Contains(t, out, "msg=user at=0s turn=1 text="+quoted(tc.whole))
+				assert.Contains(t, out, "turn=1 text="+quoted(tc.reply))
+				_, afterDrop, found := strings.Cut(out, "msg=\"turn continued")
+				require.True(t, found)
+				assert.NotContains(t, afterDrop, tc.dropped)
+				if level == "info" {
+					assert.NotContains(t, out, tc.dropped)
+					assert.NotContains(t, out, "msg=reply", "a reply's moves are for Debug")
+				} else {
+					assert.Contains(t, out, "msg=reply at=0s turn=1 state=dropped reason=continued\n")
+				}
+			})
+		}
+	}
+}
+
+// quoted is a value as the text handler writes it.
+func quoted(s string) string {
+	if strings.ContainsAny(s, " =\"") {
+		return `"` + s + `"`
+	}
+	return s
 }
 
 // Without the Smart Turn model, the turn command suggests what works for
