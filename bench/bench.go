@@ -2,7 +2,8 @@
 // (Stages), the language model (LLM, Conversation) and the whole pipeline
 // over a recording (Pipeline). Its results are what voice-agent bench
 // prints and writes as JSON, so their JSON names are a format that
-// scripts read.
+// scripts read (cmd/perfdoc makes docs/performance.md's tables of them);
+// each says where and when it was measured (Measured).
 package bench
 
 import (

@@ -70,7 +70,8 @@ type ConversationTurn struct {
 
 // ConversationResult is what Conversation measured.
 type ConversationResult struct {
-	Turns []ConversationTurn `json:"turns"`
+	Measured Measured           `json:"measured"`
+	Turns    []ConversationTurn `json:"turns"`
 	// The first token's and first text's p50 and p95 are over every
 	// turn.
 	FirstTokenP50MS float64 `json:"first_token_p50_ms"`

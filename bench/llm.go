@@ -47,6 +47,7 @@ type TurnTest struct {
 
 // LLMResult is what LLM measured.
 type LLMResult struct {
+	Measured     Measured  `json:"measured"`
 	Tests        []LLMTest `json:"tests"`
 	Turn         *TurnTest `json:"turn,omitempty"`
 	PeakRSSBytes int64     `json:"peak_rss_bytes"`

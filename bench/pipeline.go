@@ -15,6 +15,7 @@ import (
 // turn and voice-to-voice latency (the end of the user's speech to the
 // first reply audio), with the stages' compute on the replay clock.
 type PipelineResult struct {
+	Measured     Measured          `json:"measured"`
 	Input        string            `json:"input"`
 	ComputeScale float64           `json:"compute_scale"`
 	Stages       map[string]string `json:"stages"`

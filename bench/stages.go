@@ -97,9 +97,10 @@ type GraphResult struct {
 
 // StagesResult is what Stages measured.
 type StagesResult struct {
-	Input   string        `json:"input"`
-	Stages  []StageResult `json:"stages"`
-	Skipped []string      `json:"skipped"`
+	Measured Measured      `json:"measured"`
+	Input    string        `json:"input"`
+	Stages   []StageResult `json:"stages"`
+	Skipped  []string      `json:"skipped"`
 	// As bench pipeline's: the run's peaks, and the memory at its end.
 	PeakRSSBytes int64         `json:"peak_rss_bytes"`
 	Peak         memstat.Usage `json:"peak"`

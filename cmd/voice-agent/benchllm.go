@@ -28,12 +28,14 @@ func (a *app) benchLLMCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				res.Measured = bench.MeasuredNow(buildCommit())
 				return a.writeBench(cmd, res, func(w io.Writer) { printConversation(w, res) })
 			}
 			res, err := bench.LLM(cmd.Context(), a.cfg.Stages, runs)
 			if err != nil {
 				return err
 			}
+			res.Measured = bench.MeasuredNow(buildCommit())
 			return a.writeBench(cmd, res, func(w io.Writer) { printLLM(w, res) })
 		},
 	}

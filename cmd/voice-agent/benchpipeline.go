@@ -38,6 +38,7 @@ the scripted recognizer and LLM), and the report names it.`,
 			if err != nil {
 				return err
 			}
+			b.Measured = bench.MeasuredNow(buildCommit())
 			return a.writeBench(cmd, b, func(w io.Writer) { printBench(w, b) })
 		},
 	}

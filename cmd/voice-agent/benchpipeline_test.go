@@ -2,9 +2,17 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/voiceassistant/voice/bench"
 )
@@ -23,5 +31,33 @@ func TestBenchPipelineSaysWhereUnderrunsFell(t *testing.T) {
 		"dry 10 ms in reply 7, 2.25 s into its audio, inside chunk 2 of 2 (synthesized slower than it played)",
 	} {
 		assert.Contains(t, out.String(), want)
+	}
+}
+
+// Every bench command's JSON says which commit it measured, on what
+// machine and when, for cmd/perfdoc to head its tables with.
+func TestBenchJSONSaysWhereItWasMeasured(t *testing.T) {
+	// The demo's words, said at once: the LLM's tests run in no time.
+	fast := filepath.Join(t.TempDir(), "script.json")
+	require.NoError(t, os.WriteFile(fast, []byte(`{"user": [{"start_ms": 500, "end_ms": 2295, "text": "what is the weather like today"}],
+		"replies": ["It is sunny."], "first_token_ms": 1, "tokens_per_second": 100000}`), 0o644))
+	script := []string{"--script", fast, "--json"}
+	doubles := append([]string{"--vad", "energy", "--asr", "scripted", "--turn", "none", "--llm", "scripted", "--tts", "tone"}, script...)
+	llm := append([]string{"--llm", "scripted"}, script...)
+	for _, args := range [][]string{
+		append([]string{"bench", "pipeline", "../../test/testdata/demo.wav"}, doubles...),
+		append([]string{"bench", "stages", "../../test/testdata/demo.wav"}, doubles...),
+		append([]string{"bench", "llm", "--runs", "1"}, llm...),
+		append([]string{"bench", "llm", "--conversation", "2"}, llm...),
+	} {
+		t.Run(strings.Join(args[:3], " "), func(t *testing.T) {
+			before := time.Now().UTC().Truncate(time.Second)
+			_, _, out := executed(t, args...)
+			var res struct{ Measured bench.Measured }
+			require.NoError(t, json.Unmarshal(out.Bytes(), &res), out.String())
+			assert.Equal(t, buildCommit(), res.Measured.Commit)
+			assert.Contains(t, res.Measured.Machine, fmt.Sprintf("%d cores, %s/%s", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH))
+			assert.WithinRange(t, res.Measured.Date, before, time.Now().UTC())
+		})
 	}
 }

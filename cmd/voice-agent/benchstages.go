@@ -31,6 +31,7 @@ real-time factor and time to first audio on --text.`,
 			if err != nil {
 				return err
 			}
+			res.Measured = bench.MeasuredNow(buildCommit())
 			return a.writeBench(cmd, res, func(w io.Writer) { printStages(w, res) })
 		},
 	}

@@ -32,24 +32,15 @@ type buildVersion struct {
 var commit string
 
 func readBuildVersion(onnxLibrary string) buildVersion {
-	v := buildVersion{Version: "devel", Commit: commit, Go: runtime.Version(), MNN: mnn.Version()}
+	v := buildVersion{Version: "devel", Commit: buildCommit(), Go: runtime.Version(), MNN: mnn.Version()}
 	if info, ok := debug.ReadBuildInfo(); ok {
 		if info.Main.Version != "" && info.Main.Version != "(devel)" {
 			v.Version = info.Main.Version
 		}
-		var dirty bool
 		for _, s := range info.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				v.Commit = s.Value[:min(12, len(s.Value))]
-			case "vcs.modified":
-				dirty = s.Value == "true"
-			case "-tags":
+			if s.Key == "-tags" {
 				v.Tags = s.Value
 			}
-		}
-		if dirty {
-			v.Commit += "-dirty"
 		}
 	}
 	if err := onnx.Init(onnxLibrary); err != nil {
@@ -58,6 +49,28 @@ func readBuildVersion(onnxLibrary string) buildVersion {
 		v.ONNXRuntime = onnx.Version()
 	}
 	return v
+}
+
+// buildCommit is the commit this binary was built from: Go's VCS stamp
+// where it is there, else the one scripts/setup stamps; "" for neither.
+func buildCommit() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return commit
+	}
+	revision, dirty := commit, false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			revision = s.Value[:min(12, len(s.Value))]
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if dirty {
+		revision += "-dirty"
+	}
+	return revision
 }
 
 func (v buildVersion) print(w io.Writer) {
