@@ -51,6 +51,8 @@ type Config struct {
 	// each send (clock.Clock.Hold) and the pipeline releases it once it
 	// has acted, so on a virtual clock the stop lands at one audio time.
 	Interrupt <-chan struct{}
+	// Commands, if set, takes the host's commands (Command).
+	Commands <-chan Command
 	// Continue is when speech right after a commit continues that turn.
 	Continue Continuation
 	// ComputeScale puts each stage's measured compute, times this, on the

@@ -1,0 +1,43 @@
+package pipeline
+
+// Command is what the host around the assistant asks of a session: the
+// glasses' firmware or a companion app through the control socket
+// (package control), the desktop app through its buttons. As with capture
+// frames, a sender on a virtual clock holds the clock before each send
+// (clock.Clock.Hold) and the session releases it once it has acted, so on
+// a replay a command lands at one audio time.
+type Command struct {
+	Op Op
+	// Text is what OpSay speaks.
+	Text string
+	// Done, if set, receives nil once the session has acted on the
+	// command, or why it could not; the sender gives it room for one.
+	Done chan<- error
+}
+
+// Op names a command.
+type Op string
+
+const (
+	// OpTalkStart, OpTalkStop and OpTalkToggle are the push-to-talk
+	// button (activation "push"): a turn is open only between start and
+	// stop.
+	OpTalkStart  Op = "talk_start"
+	OpTalkStop   Op = "talk_stop"
+	OpTalkToggle Op = "talk_toggle"
+	// OpWake is the host's wake-word engine firing (activation "wake"):
+	// the next speech opens a turn.
+	OpWake Op = "wake"
+	// OpMute and OpUnmute close and open the microphone: muted, the
+	// listening side hears silence.
+	OpMute   Op = "mute"
+	OpUnmute Op = "unmute"
+	// OpCancel stops the reply, as the stop key does.
+	OpCancel Op = "cancel"
+	// OpSay speaks Text as an assistant turn, after a reply under way,
+	// which a barge-in can stop as any reply.
+	OpSay Op = "say"
+)
+
+// Ops are the commands a session takes, in the order the docs list them.
+var Ops = []Op{OpTalkStart, OpTalkStop, OpTalkToggle, OpWake, OpMute, OpUnmute, OpCancel, OpSay}
