@@ -1,5 +1,12 @@
 package pipeline
 
+import (
+	"context"
+	"fmt"
+
+	"github.com/voiceassistant/voice/pipeline/reply"
+)
+
 // Command is what the host around the assistant asks of a session: the
 // glasses' firmware or a companion app through the control socket
 // (package control), the desktop app through its buttons. As with capture
@@ -41,3 +48,23 @@ const (
 
 // Ops are the commands a session takes, in the order the docs list them.
 var Ops = []Op{OpTalkStart, OpTalkStop, OpTalkToggle, OpWake, OpMute, OpUnmute, OpCancel, OpSay}
+
+// command acts on a command of the host's and answers it.
+func (p *Pipeline) command(ctx context.Context, c Command) {
+	var err error
+	switch c.Op {
+	case OpCancel:
+		p.bargeIn(ctx, reply.CutStopKey)
+	case OpMute, OpUnmute:
+		// Muted, an open turn hears silence and ends as if the user had
+		// stopped: what was said so far is committed, nothing is lost.
+		p.muted = c.Op == OpMute
+	case OpTalkStart, OpTalkStop, OpTalkToggle, OpWake, OpSay:
+		err = fmt.Errorf("%s: not available in this version", c.Op)
+	default:
+		err = fmt.Errorf("%q is not a command (%v)", c.Op, Ops)
+	}
+	if c.Done != nil {
+		c.Done <- err
+	}
+}

@@ -43,6 +43,7 @@ type Pipeline struct {
 	micOpen    time.Duration
 	state      State // moved only by setState, as stateTransitions allows
 	turnStates fsm.Machine[State]
+	muted      bool         // the host closed the microphone (OpMute)
 	resp       *reply.Reply // the current reply: being generated or played
 	spec       *reply.Reply // a speculative reply to the open turn
 	speculates bool         // Config.Speculate, with a generator that rolls back
@@ -132,6 +133,9 @@ func (p *Pipeline) Run(ctx context.Context) (err error) {
 			at, err = p.clk.Now(), p.earlyIn(ctx, e)
 		case <-p.cfg.Interrupt:
 			p.bargeIn(ctx, reply.CutStopKey)
+		case c := <-p.cfg.Commands:
+			at = p.clk.Now()
+			p.command(ctx, c)
 		case f, ok := <-frames:
 			if !ok {
 				return p.cfg.Device.Err()
@@ -166,9 +170,9 @@ func (p *Pipeline) shutdown(ctx context.Context) {
 // heard.
 func (p *Pipeline) frame(ctx context.Context, f audio.Frame) error {
 	l := p.listen
-	// In half duplex the microphone hears the assistant now: none of it
-	// may reach the VAD.
-	muted := p.cfg.HalfDuplex.Enabled && (p.resp != nil || f.Start() < p.micOpen)
+	// Muted by the host, or in half duplex while the microphone hears the
+	// assistant, the VAD hears silence.
+	muted := p.muted || p.cfg.HalfDuplex.Enabled && (p.resp != nil || f.Start() < p.micOpen)
 	heard, err := l.Hear(f, muted)
 	if err != nil {
 		return err

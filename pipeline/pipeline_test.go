@@ -42,6 +42,8 @@ type scenario struct {
 	// stopKeyAt are the audio times the stop key is pressed at
 	// (Config.Interrupt).
 	stopKeyAt []time.Duration
+	// commands are the host's, sent at their times (Config.Commands).
+	commands []timed[pipeline.Command]
 }
 
 type outcome struct {
@@ -96,6 +98,13 @@ func (s scenario) run(t testing.TB) outcome {
 		defer cancel()
 		go pressAt(ctx, clk, keys, s.stopKeyAt)
 	}
+	if len(s.commands) > 0 {
+		commands := make(chan pipeline.Command)
+		cfg.Commands = commands
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go sendAt(ctx, clk, commands, s.commands)
+	}
 	res, err := replay(t, clk, cfg, dev, func(e pipeline.Event) {
 		out.events = append(out.events, e)
 	})
@@ -129,14 +138,30 @@ func replay(t testing.TB, clk *clock.Virtual, cfg pipeline.Config, dev audio.Vir
 // pressAt sends a key press at each audio time, holding the clock from
 // the moment it wakes until the pipeline has taken the press.
 func pressAt(ctx context.Context, clk *clock.Virtual, keys chan<- struct{}, times []time.Duration) {
+	var presses []timed[struct{}]
 	for _, at := range times {
+		presses = append(presses, timed[struct{}]{at: at})
+	}
+	sendAt(ctx, clk, keys, presses)
+}
+
+// timed is a value sent at an audio time.
+type timed[T any] struct {
+	at time.Duration
+	v  T
+}
+
+// sendAt sends each value on ch at its time, holding the clock for each
+// send as a sender to the session must.
+func sendAt[T any](ctx context.Context, clk *clock.Virtual, ch chan<- T, values []timed[T]) {
+	for _, tv := range values {
 		clk.Hold()
-		if clk.Sleep(ctx, at-clk.Now()) != nil {
+		if clk.Sleep(ctx, tv.at-clk.Now()) != nil {
 			clk.Release()
 			return
 		}
 		select {
-		case keys <- struct{}{}:
+		case ch <- tv.v:
 		case <-ctx.Done():
 			clk.Release()
 			return
