@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/voiceassistant/voice/pipeline/listen"
 	"github.com/voiceassistant/voice/pipeline/reply"
 )
 
@@ -49,22 +50,58 @@ const (
 // Ops are the commands a session takes, in the order the docs list them.
 var Ops = []Op{OpTalkStart, OpTalkStop, OpTalkToggle, OpWake, OpMute, OpUnmute, OpCancel, OpSay}
 
-// command acts on a command of the host's and answers it.
-func (p *Pipeline) command(ctx context.Context, c Command) {
-	var err error
-	switch c.Op {
+// command acts on a command of the host's and answers it; the error it
+// returns is a stage's, which ends the session.
+func (p *Pipeline) command(ctx context.Context, c Command) (err error) {
+	answer := func(e error) {
+		if c.Done != nil {
+			c.Done <- e
+		}
+	}
+	l := p.listen
+	op := c.Op
+	if op == OpTalkToggle {
+		op = map[bool]Op{false: OpTalkStart, true: OpTalkStop}[l.Talking()]
+	}
+	switch op {
 	case OpCancel:
 		p.bargeIn(ctx, reply.CutStopKey)
 	case OpMute, OpUnmute:
 		// Muted, an open turn hears silence and ends as if the user had
 		// stopped: what was said so far is committed, nothing is lost.
-		p.muted = c.Op == OpMute
-	case OpTalkStart, OpTalkStop, OpTalkToggle, OpWake, OpSay:
-		err = fmt.Errorf("%s: not available in this version", c.Op)
+		p.muted = op == OpMute
+	case OpTalkStart, OpTalkStop:
+		if p.cfg.Activation.Mode != ActivatePush {
+			answer(fmt.Errorf("%s: turns open on speech here (activation %q); the talk button needs activation push", c.Op, p.cfg.Activation.Mode))
+			return nil
+		}
+		if op == OpTalkStop {
+			// The release commits the turn (once its early final is in,
+			// if one is being made).
+			var fin *listen.Final
+			if fin, err = l.TalkStop(); fin != nil {
+				err = p.commit(ctx, fin)
+			}
+			if !l.Open() && p.resp == nil {
+				p.setState(StateListening, p.clk.Now())
+			}
+			break
+		}
+		// The press interrupts a reply, as the stop key does, and
+		// opens the turn.
+		p.bargeIn(ctx, reply.CutStopKey)
+		var opened bool
+		if opened, err = l.TalkStart(); opened {
+			p.ahead.stop(false)
+			p.setState(StateUserSpeaking, p.clk.Now())
+		}
+	case OpWake, OpSay:
+		answer(fmt.Errorf("%s: not available in this version", c.Op))
+		return nil
 	default:
-		err = fmt.Errorf("%q is not a command (%v)", c.Op, Ops)
+		answer(fmt.Errorf("%q is not a command (%v)", c.Op, Ops))
+		return nil
 	}
-	if c.Done != nil {
-		c.Done <- err
-	}
+	answer(err)
+	return err
 }

@@ -7,9 +7,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/pipeline"
 	"github.com/voiceassistant/voice/pipeline/event"
+	"github.com/voiceassistant/voice/pipeline/listen"
 	"github.com/voiceassistant/voice/standin"
+	"github.com/voiceassistant/voice/vad"
 )
 
 // command is a host command at an audio time, with room for its answer.
@@ -74,4 +77,90 @@ func TestHostCommandErrors(t *testing.T) {
 	s := scenario{length: time.Second, commands: []timed[pipeline.Command]{bogus}}
 	s.run(t)
 	assert.ErrorContains(t, <-bogusDone, `"tlak" is not a command`)
+}
+
+// countingVAD counts the frames the VAD is given.
+type countingVAD struct {
+	pipeline.VAD
+	frames int
+}
+
+func (v *countingVAD) Process(f audio.Frame) (vad.Result, error) {
+	v.frames++
+	return v.VAD.Process(f)
+}
+
+// With push-to-talk, only what is said between the talk button's start
+// and stop is a turn: speech before the press is not answered, the first
+// word said just before the press is kept (the pre-roll), and the release
+// commits the turn at once. Nothing runs while the button is up: the VAD
+// is given only the frames between the presses. In English and Chinese,
+// by start and stop and by toggle.
+func TestPushToTalk(t *testing.T) {
+	for _, words := range [][2]string{{"what is on the tv", "what time is it"}, {"电视上演什么", "现在几点了"}} {
+		for _, toggle := range []bool{false, true} {
+			start, stop := pipeline.OpTalkStart, pipeline.OpTalkStop
+			if toggle {
+				start, stop = pipeline.OpTalkToggle, pipeline.OpTalkToggle
+			}
+			press, pressDone := command(3100*time.Millisecond, start)
+			release, releaseDone := command(4300*time.Millisecond, stop)
+			counter := &countingVAD{}
+			s := scenario{
+				length: 7 * time.Second,
+				user: []standin.Utterance{
+					{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: words[0]},
+					{Start: 3 * time.Second, End: 4 * time.Second, Text: words[1]},
+				},
+				replies:  []string{"It is noon."},
+				commands: []timed[pipeline.Command]{press, release},
+				tune: func(c *pipeline.Config) {
+					c.Activation.Mode = pipeline.ActivatePush
+					counter.VAD = c.VAD
+					c.VAD = counter
+				},
+			}
+			o := s.run(t)
+			require.NoError(t, <-pressDone)
+			require.NoError(t, <-releaseDone)
+			commits := o.of(pipeline.EvTurnCommit)
+			require.Len(t, commits, 1, "only the pushed turn (toggle %v)", toggle)
+			assert.Equal(t, words[1], commits[0].Text, "its first word kept")
+			assert.Equal(t, string(listen.ReasonTalkStop), commits[0].Reason)
+			assert.Equal(t, 4300*time.Millisecond, commits[0].At, "committed at the release")
+			require.NotEmpty(t, o.of(pipeline.EvPlaybackStop), "and answered")
+			assert.InDelta(t, 120, counter.frames, 2, "the VAD runs between the presses only (10 ms frames)")
+		}
+	}
+}
+
+// The talk button pressed over a reply cuts it, and the turn it opens is
+// the next one; without push activation the button is refused.
+func TestPushToTalkOverAReply(t *testing.T) {
+	first, firstDone := command(300*time.Millisecond, pipeline.OpTalkStart)
+	firstUp, firstUpDone := command(1700*time.Millisecond, pipeline.OpTalkStop)
+	again, againDone := command(2500*time.Millisecond, pipeline.OpTalkStart)
+	againUp, againUpDone := command(3800*time.Millisecond, pipeline.OpTalkStop)
+	s := scenario{
+		length: 7 * time.Second,
+		user: []standin.Utterance{
+			{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: "tell me a story"},
+			{Start: 2600 * time.Millisecond, End: 3600 * time.Millisecond, Text: "a shorter one"},
+		},
+		replies:  []string{"Once upon a time there was a small robot who lived in a lighthouse by the sea.", "A robot slept."},
+		commands: []timed[pipeline.Command]{first, firstUp, again, againUp},
+		tune:     func(c *pipeline.Config) { c.Activation.Mode = pipeline.ActivatePush },
+	}
+	o := s.run(t)
+	for _, done := range []chan error{firstDone, firstUpDone, againDone, againUpDone} {
+		require.NoError(t, <-done)
+	}
+	assert.Equal(t, []string{"tell me a story", "a shorter one"}, texts(o.of(pipeline.EvTurnCommit)))
+	cuts := o.of(pipeline.EvBargeIn)
+	require.Len(t, cuts, 1)
+	assert.Equal(t, 2500*time.Millisecond, cuts[0].At)
+
+	refused, refusedDone := command(300*time.Millisecond, pipeline.OpTalkStart)
+	scenario{length: time.Second, commands: []timed[pipeline.Command]{refused}}.run(t)
+	assert.ErrorContains(t, <-refusedDone, "needs activation push")
 }

@@ -53,6 +53,9 @@ type Config struct {
 	Interrupt <-chan struct{}
 	// Commands, if set, takes the host's commands (Command).
 	Commands <-chan Command
+	// Activation is what opens a user turn: any speech, or the host's
+	// talk button (listen.Activation).
+	Activation Activation
 	// Continue is when speech right after a commit continues that turn.
 	Continue Continuation
 	// ComputeScale puts each stage's measured compute, times this, on the
@@ -68,6 +71,15 @@ type Config struct {
 // Continuation is when speech right after a commit continues that turn
 // (listen.Continuation).
 type Continuation = listen.Continuation
+
+// Activation is what opens a user turn (listen.Activation).
+type Activation = listen.Activation
+
+// The activations.
+const (
+	ActivateAlways = listen.ActivateAlways
+	ActivatePush   = listen.ActivatePush
+)
 
 // HalfDuplex configures microphone gating.
 type HalfDuplex struct {
@@ -119,6 +131,9 @@ func (c Config) validate() error {
 		return fmt.Errorf("pipeline: %w", err)
 	}
 	if err := c.BargeIn.Validate(); err != nil {
+		return fmt.Errorf("pipeline: %w", err)
+	}
+	if err := c.Activation.Validate(); err != nil {
 		return fmt.Errorf("pipeline: %w", err)
 	}
 	if err := c.Continue.Validate(); err != nil {

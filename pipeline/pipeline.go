@@ -90,7 +90,7 @@ func New(cfg Config) (*Pipeline, error) {
 		Clock: cfg.Clock, Charger: p.charger, Stages: stages.listen, History: cfg.History,
 		Emit: p.events.Emit, Report: illegal,
 		Endpoint: cfg.Endpoint, PreRoll: cfg.PreRoll, TurnWindow: cfg.TurnWindow,
-		HalfDuplex: cfg.HalfDuplex.Enabled, Continue: continuation,
+		HalfDuplex: cfg.HalfDuplex.Enabled, Continue: continuation, Activation: cfg.Activation,
 	})
 	p.replies = reply.Config{
 		Clock: cfg.Clock, Player: p.player, LLM: stages.llm, NewChunker: cfg.NewChunker, TTS: stages.tts,
@@ -134,8 +134,7 @@ func (p *Pipeline) Run(ctx context.Context) (err error) {
 		case <-p.cfg.Interrupt:
 			p.bargeIn(ctx, reply.CutStopKey)
 		case c := <-p.cfg.Commands:
-			at = p.clk.Now()
-			p.command(ctx, c)
+			at, err = p.clk.Now(), p.command(ctx, c)
 		case f, ok := <-frames:
 			if !ok {
 				return p.cfg.Device.Err()
@@ -170,6 +169,12 @@ func (p *Pipeline) shutdown(ctx context.Context) {
 // heard.
 func (p *Pipeline) frame(ctx context.Context, f audio.Frame) error {
 	l := p.listen
+	if l.Idle() {
+		// Nothing listens until the talk button is pressed.
+		l.Keep(f)
+		p.trackPlayback(ctx)
+		return nil
+	}
 	// Muted by the host, or in half duplex while the microphone hears the
 	// assistant, the VAD hears silence.
 	muted := p.muted || p.cfg.HalfDuplex.Enabled && (p.resp != nil || f.Start() < p.micOpen)

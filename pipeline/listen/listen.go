@@ -85,6 +85,8 @@ type Config struct {
 	// Continue is when speech right after a commit continues that turn;
 	// the session gives a Window of 0 where no reply is ever cut.
 	Continue Continuation
+	// Activation is what opens a turn.
+	Activation Activation
 }
 
 // Continuation lets the user go on after the end of their turn was called
@@ -133,6 +135,8 @@ type Listener struct {
 	// Early finals being made (early.go), and where they come in.
 	finishing int
 	finals    chan *Early
+	// talking is set between the talk button's start and stop (push).
+	talking bool
 }
 
 // New is a listening side, idle.
@@ -173,7 +177,7 @@ func (l *Listener) Spent(s event.Stage, d time.Duration) {
 // assistant). The pre-roll kept reaches back only to when the assistant
 // went quiet.
 func (l *Listener) Hear(f audio.Frame, muted bool) (vad.Result, error) {
-	l.recent.add(f)
+	l.Keep(f)
 	if muted {
 		f.Samples = make([]float32, len(f.Samples))
 	}
@@ -220,6 +224,9 @@ func (l *Listener) Boundary(ev vad.Event, at int64) (Change, error) {
 	change := SpeechResumed
 	switch l.phase {
 	case Idle, Committed:
+		if l.pushed() {
+			return NoTurn, nil // only the talk button opens a turn
+		}
 		if err := l.open(ev.Pos, at, l.continuing(ev.Pos)); err != nil {
 			return NoTurn, err
 		}
@@ -258,8 +265,8 @@ func (l *Listener) Listen(f audio.Frame, heard vad.Result) error {
 // final transcript once it is over, or nil while it goes on or its commit
 // waits for its early final.
 func (l *Listener) Decide(ctx context.Context, now time.Duration) (*Final, error) {
-	if l.phase == Finalizing {
-		return nil, nil
+	if l.phase == Finalizing || l.pushed() {
+		return nil, nil // in a push session the button ends the turn
 	}
 	t := l.turn
 	decision, reason := t.ep.Update(now)

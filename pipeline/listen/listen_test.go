@@ -177,3 +177,30 @@ func TestListenerSpeechWithoutWords(t *testing.T) {
 	assert.Equal(t, 1, s.l.NextTurn())
 	assert.Empty(t, s.history.Messages())
 }
+
+// In a push session speech opens no turn, whoever feeds the VAD: only the
+// talk button does, with the audio from before the press as pre-roll, and
+// its release ends the turn with what was said; in English and Chinese.
+func TestListenerPushToTalk(t *testing.T) {
+	for _, lang := range languages {
+		said := []standin.Utterance{
+			{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: lang.first},
+			{Start: 2 * time.Second, End: 3 * time.Second, Text: lang.second},
+		}
+		s := newSession(said, func(c *listen.Config) { c.Activation.Mode = listen.ActivatePush })
+		pcm := standin.Voice(4*time.Second, said...)
+		s.run(t, pcm[:audio.Mono16k.Samples(2100*time.Millisecond)], 0)
+		assert.NotContains(t, s.changes, listen.TurnOpened, "speech alone opens no turn")
+		assert.False(t, s.l.Open())
+		opened, err := s.l.TalkStart()
+		require.NoError(t, err)
+		require.True(t, opened)
+		s.run(t, pcm[:audio.Mono16k.Samples(3200*time.Millisecond)], 2100*time.Millisecond)
+		assert.Empty(t, s.turns, "the turn goes on while the button is down")
+		fin, err := s.l.TalkStop()
+		require.NoError(t, err)
+		require.NotNil(t, fin)
+		assert.Equal(t, listen.ReasonTalkStop, fin.Reason)
+		assert.Equal(t, lang.second, fin.Words, "the first word, said before the press, kept")
+	}
+}
