@@ -75,6 +75,9 @@ type Continuation = listen.Continuation
 // Activation is what opens a user turn (listen.Activation).
 type Activation = listen.Activation
 
+// ActivationMode names an activation.
+type ActivationMode = listen.ActivationMode
+
 // The activations.
 const (
 	ActivateAlways = listen.ActivateAlways

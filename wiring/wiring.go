@@ -96,6 +96,10 @@ type Stages struct {
 	// the conversation, so this bounds its memory (docs/performance.md,
 	// "The KV cache's memory").
 	HistoryTokens int `yaml:"history_tokens"`
+	// Activation is what opens a user turn: any speech (always), or the
+	// host's talk button through the control socket (push; see
+	// listen.Activation).
+	Activation pipeline.ActivationMode `yaml:"activation"`
 	// BargeIn is what happens when the user speaks over a reply.
 	BargeIn pipeline.BargeIn `yaml:"barge_in"`
 	// Speculate starts the reply at the user's first pause, before the
@@ -143,6 +147,7 @@ func DefaultStages() Stages {
 		HistoryChars:  4000,
 		HistoryTokens: 2048,
 		MemoryBudget:  DefaultMemoryBudget(runtime.GOARCH),
+		Activation:    pipeline.ActivateAlways,
 		BargeIn:       p.BargeIn,
 		Speculate:     p.Speculate,
 		Continue:      p.Continue,
@@ -258,6 +263,7 @@ func build(s Stages, clk clock.Clock, closers *closeAll) (pipeline.Config, error
 	if err := s.Validate(); err != nil {
 		return cfg, err
 	}
+	cfg.Activation.Mode = s.Activation
 	cfg.BargeIn = s.BargeIn
 	cfg.Speculate = s.Speculate
 	cfg.Continue = s.Continue
