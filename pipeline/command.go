@@ -95,7 +95,12 @@ func (p *Pipeline) command(ctx context.Context, c Command) (err error) {
 			p.ahead.stop(false)
 			p.setState(StateUserSpeaking, p.clk.Now())
 		}
-	case OpWake, OpSay:
+	case OpWake:
+		if err := l.Wake(); err != nil {
+			answer(fmt.Errorf("%s: %w", c.Op, err))
+			return nil
+		}
+	case OpSay:
 		answer(fmt.Errorf("%s: not available in this version", c.Op))
 		return nil
 	default:

@@ -79,13 +79,18 @@ func TestHostCommandErrors(t *testing.T) {
 	assert.ErrorContains(t, <-bogusDone, `"tlak" is not a command`)
 }
 
-// countingVAD counts the frames the VAD is given.
+// countingVAD counts the frames the VAD is given, and when the first
+// was.
 type countingVAD struct {
 	pipeline.VAD
 	frames int
+	first  time.Duration
 }
 
 func (v *countingVAD) Process(f audio.Frame) (vad.Result, error) {
+	if v.frames == 0 {
+		v.first = f.Start()
+	}
 	v.frames++
 	return v.VAD.Process(f)
 }
@@ -163,4 +168,71 @@ func TestPushToTalkOverAReply(t *testing.T) {
 	refused, refusedDone := command(300*time.Millisecond, pipeline.OpTalkStart)
 	scenario{length: time.Second, commands: []timed[pipeline.Command]{refused}}.run(t)
 	assert.ErrorContains(t, <-refusedDone, "needs activation push")
+}
+
+// With wake activation, a turn is what begins with a wake phrase, follows
+// the host's wake, or falls in the follow-up window after a reply: the TV
+// and the chatter after the window are not answered, and the LLM is not
+// given the phrase. In English and Chinese.
+func TestWakePhrase(t *testing.T) {
+	for _, lang := range []struct{ tv, woken, asked, followUp, chatter string }{
+		{"what is on the tv", "hey assistant, what time is it", "what time is it", "and in tokyo", "pass the salt please"},
+		{"电视上演什么", "你好助手现在几点了", "现在几点了", "那东京呢", "把盐递给我"},
+	} {
+		s := scenario{
+			length: 24 * time.Second,
+			user: []standin.Utterance{
+				{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: lang.tv},
+				{Start: 3 * time.Second, End: 4500 * time.Millisecond, Text: lang.woken},
+				{Start: 8 * time.Second, End: 9 * time.Second, Text: lang.followUp},
+				{Start: 20 * time.Second, End: 21 * time.Second, Text: lang.chatter},
+			},
+			replies: []string{"It is noon.", "It is night there."},
+			tune: func(c *pipeline.Config) {
+				c.Activation = pipeline.Activation{Mode: pipeline.ActivateWake, FollowUp: 8 * time.Second,
+					Phrases: append(listen.DefaultWakePhrases["en"], listen.DefaultWakePhrases["zh"]...)}
+			},
+		}
+		o := s.run(t)
+		assert.Equal(t, []string{lang.asked, lang.followUp}, texts(o.of(pipeline.EvTurnCommit)), "the woken turn and the follow-up only")
+		for _, conv := range o.llm.Conversations() {
+			for _, m := range conv {
+				assert.NotContains(t, m.Content, lang.woken[:6], "the phrase is not in the prompt")
+			}
+		}
+		var users []string
+		for _, m := range o.llm.Conversations()[0] {
+			if m.Role == "user" {
+				users = append(users, m.Content)
+			}
+		}
+		assert.Equal(t, []string{lang.asked}, users)
+	}
+}
+
+// With wake activation and no phrases, only the host's wake opens a turn,
+// and until it comes nothing runs: the VAD is not given a frame.
+func TestHostWake(t *testing.T) {
+	for _, words := range [][2]string{{"what is on the tv", "what time is it"}, {"电视上演什么", "现在几点了"}} {
+		wake, wakeDone := command(2900*time.Millisecond, pipeline.OpWake)
+		counter := &countingVAD{}
+		s := scenario{
+			length: 7 * time.Second,
+			user: []standin.Utterance{
+				{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: words[0]},
+				{Start: 3 * time.Second, End: 4 * time.Second, Text: words[1]},
+			},
+			replies:  []string{"It is noon."},
+			commands: []timed[pipeline.Command]{wake},
+			tune: func(c *pipeline.Config) {
+				c.Activation = pipeline.Activation{Mode: pipeline.ActivateWake, FollowUp: 8 * time.Second}
+				counter.VAD = c.VAD
+				c.VAD = counter
+			},
+		}
+		o := s.run(t)
+		require.NoError(t, <-wakeDone)
+		assert.Equal(t, []string{words[1]}, texts(o.of(pipeline.EvTurnCommit)))
+		assert.Equal(t, 2890*time.Millisecond, counter.first, "no VAD before the wake (the frame it came in)")
+	}
 }

@@ -82,6 +82,7 @@ type ActivationMode = listen.ActivationMode
 const (
 	ActivateAlways = listen.ActivateAlways
 	ActivatePush   = listen.ActivatePush
+	ActivateWake   = listen.ActivateWake
 )
 
 // HalfDuplex configures microphone gating.

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/voiceassistant/voice/pipeline/fsm"
 	"github.com/voiceassistant/voice/pipeline/listen"
@@ -115,7 +114,7 @@ func (b BargeIn) Validate() error {
 		return fmt.Errorf("barge_in.resume_after: %v is not between 0 and 1h", b.ResumeAfter)
 	}
 	for _, w := range b.Backchannels {
-		if len(words(w)) == 0 {
+		if len(listen.SplitWords(w)) == 0 {
 			return fmt.Errorf("barge_in.backchannels: %q has no word in it", w)
 		}
 	}
@@ -170,7 +169,7 @@ type arbiter struct {
 func newArbiter(cfg BargeIn, report func(error)) *arbiter {
 	a := &arbiter{cfg: cfg, machine: fsm.New("barge-in", bargeInTransitions, report)}
 	for _, b := range cfg.Backchannels {
-		a.backchannels = append(a.backchannels, words(b))
+		a.backchannels = append(a.backchannels, listen.SplitWords(b))
 	}
 	slices.SortStableFunc(a.backchannels, func(x, y []string) int { return len(y) - len(x) })
 	return a
@@ -259,7 +258,7 @@ func (a *arbiter) keeps(transcript string) bool {
 // count returns the transcript's words that are not part of a backchannel
 // phrase, and all its words.
 func (a *arbiter) count(transcript string) (content, all int) {
-	w := words(transcript)
+	w := listen.SplitWords(transcript)
 	for i := 0; i < len(w); {
 		n := a.backchannelAt(w[i:])
 		if n == 0 {
@@ -280,34 +279,6 @@ func (a *arbiter) backchannelAt(w []string) int {
 		}
 	}
 	return 0
-}
-
-// words splits text into lower-case words without punctuation or hyphens; each Han,
-// kana or Hangul character is a word of its own, since those scripts are
-// written without spaces.
-func words(text string) []string {
-	var out []string
-	var word strings.Builder
-	flush := func() {
-		if word.Len() > 0 {
-			out = append(out, word.String())
-			word.Reset()
-		}
-	}
-	for _, r := range strings.ToLower(text) {
-		switch {
-		case listen.Unspaced(r):
-			flush()
-			out = append(out, string(r))
-		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'':
-			word.WriteRune(r)
-		default:
-			// Hyphens split too: "uh-huh" matches a recognizer's "uh huh".
-			flush()
-		}
-	}
-	flush()
-	return out
 }
 
 // speechOverReply starts deciding whether speech that began during a

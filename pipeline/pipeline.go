@@ -188,8 +188,15 @@ func (p *Pipeline) frame(ctx context.Context, f audio.Frame) error {
 		}
 	}
 	if l.Open() {
-		if err := l.Listen(f, heard); err != nil {
+		switch heeded, err := l.Listen(f, heard); {
+		case err != nil:
 			return err
+		case heeded == listen.TurnWoken:
+			p.setState(StateUserSpeaking, p.clk.Now())
+		case heeded != listen.TurnHeard:
+			// Speech a wake session checks for its phrase, or has ruled out.
+			p.trackPlayback(ctx)
+			return nil
 		}
 		if p.barge.pending() {
 			p.arbitrate(ctx, f.Stop())
@@ -228,7 +235,7 @@ func (p *Pipeline) boundary(ev vad.Event, f audio.Frame) error {
 		p.speechOverReply()
 	}
 	switch {
-	case change == listen.NoTurn || p.barge.pending():
+	case change == listen.NoTurn || change == listen.TurnSpotting || p.barge.pending():
 	case ev.Kind == vad.SpeechStart:
 		p.setState(StateUserSpeaking, p.clk.Now())
 	default:

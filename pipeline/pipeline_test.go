@@ -96,6 +96,7 @@ func (s scenario) run(t testing.TB) outcome {
 		cfg.Interrupt = keys
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
+		clk.Hold()
 		go pressAt(ctx, clk, keys, s.stopKeyAt)
 	}
 	if len(s.commands) > 0 {
@@ -103,6 +104,7 @@ func (s scenario) run(t testing.TB) outcome {
 		cfg.Commands = commands
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
+		clk.Hold()
 		go sendAt(ctx, clk, commands, s.commands)
 	}
 	res, err := replay(t, clk, cfg, dev, func(e pipeline.Event) {
@@ -152,10 +154,14 @@ type timed[T any] struct {
 }
 
 // sendAt sends each value on ch at its time, holding the clock for each
-// send as a sender to the session must.
+// send as a sender to the session must. The caller takes the first hold
+// before it starts sendAt, lest the replay run past the first time
+// before sendAt runs.
 func sendAt[T any](ctx context.Context, clk *clock.Virtual, ch chan<- T, values []timed[T]) {
-	for _, tv := range values {
-		clk.Hold()
+	for i, tv := range values {
+		if i > 0 {
+			clk.Hold()
+		}
 		if clk.Sleep(ctx, tv.at-clk.Now()) != nil {
 			clk.Release()
 			return

@@ -137,6 +137,11 @@ type Listener struct {
 	finals    chan *Early
 	// talking is set between the talk button's start and stop (push).
 	talking bool
+	// replying is set from a commit to the end of its reply, and
+	// armedUntil is when the host's wake or a reply's follow-up window
+	// ends: speech then needs no wake phrase (wake).
+	replying   bool
+	armedUntil time.Duration
 }
 
 // New is a listening side, idle.
@@ -200,6 +205,14 @@ const (
 	SpeechResumed
 	// SpeechPaused: the open turn's speech ended.
 	SpeechPaused
+	// TurnSpotting: speech a wake session checks for its phrase: no turn
+	// yet, and none if the phrase is not said.
+	TurnSpotting
+	// TurnWoken: the speech being spotted began with a wake phrase: it is
+	// a turn from now on.
+	TurnWoken
+	// TurnHeard: the open turn heard a frame.
+	TurnHeard
 )
 
 // Boundary takes a speech boundary the VAD reported in the frame at
@@ -214,6 +227,10 @@ func (l *Listener) Boundary(ev vad.Event, at int64) (Change, error) {
 		if l.turn == nil {
 			return NoTurn, nil
 		}
+		if l.turn.spotting {
+			l.close(nil) // it ended without the phrase
+			return NoTurn, nil
+		}
 		t := l.turn
 		l.to(Paused)
 		t.speechEnd = audio.Mono16k.Duration(ev.Pos)
@@ -224,13 +241,21 @@ func (l *Listener) Boundary(ev vad.Event, at int64) (Change, error) {
 	change := SpeechResumed
 	switch l.phase {
 	case Idle, Committed:
-		if l.pushed() {
+		spotting := l.cfg.Activation.Mode == ActivateWake && !l.armed(ev.Pos)
+		switch {
+		case l.pushed():
 			return NoTurn, nil // only the talk button opens a turn
+		case spotting && len(l.cfg.Activation.Phrases) == 0:
+			return NoTurn, nil // only the host's wake does
 		}
 		if err := l.open(ev.Pos, at, l.continuing(ev.Pos)); err != nil {
 			return NoTurn, err
 		}
+		l.turn.spotting = spotting
 		change = TurnOpened
+		if spotting {
+			change = TurnSpotting
+		}
 	case Paused, Finalizing:
 		l.to(Speaking) // the open turn goes on
 	}
@@ -240,8 +265,25 @@ func (l *Listener) Boundary(ev vad.Event, at int64) (Change, error) {
 
 // Listen takes a frame of the open turn: the recognizer hears it (or, while
 // a copy of it finalizes, waits: early.go) and the endpointing policy
-// sees the transcript.
-func (l *Listener) Listen(f audio.Frame, heard vad.Result) error {
+// sees the transcript. It says TurnHeard, or for speech a wake session is
+// spotting its phrase in, TurnSpotting, TurnWoken once the phrase is
+// said, or NoTurn once it is ruled out.
+func (l *Listener) Listen(f audio.Frame, heard vad.Result) (Change, error) {
+	t := l.turn
+	if t.spotting {
+		if err := l.hear(f); err != nil {
+			return NoTurn, err
+		}
+		if !l.spot() {
+			return map[bool]Change{true: TurnSpotting, false: NoTurn}[l.turn == t], nil
+		}
+		return TurnWoken, l.listened(f, heard)
+	}
+	return TurnHeard, l.listened(f, heard)
+}
+
+// listened is Listen for a turn that is the user's.
+func (l *Listener) listened(f audio.Frame, heard vad.Result) error {
 	t := l.turn
 	if heard.Voiced {
 		t.voiced += f.Len()
@@ -296,14 +338,14 @@ type Speech struct {
 // Speech is the open turn's speech so far.
 func (l *Listener) Speech() Speech {
 	t := l.turn
-	return Speech{Partial: t.partial, Voiced: audio.Mono16k.Duration(int64(t.voiced)), Speaking: l.Speaking(), Ended: t.speechEnd}
+	return Speech{Partial: l.withoutPhrase(t.partial), Voiced: audio.Mono16k.Duration(int64(t.voiced)), Speaking: l.Speaking(), Ended: t.speechEnd}
 }
 
 // Words is what a reply started now would answer: the open turn's
 // transcript (its early final once in), and the sentence it makes with
 // the turn it continues.
 func (l *Listener) Words() (words, sentence string) {
-	words = l.turn.transcript()
+	words = l.withoutPhrase(l.turn.transcript())
 	return words, l.turn.sentence(words)
 }
 
@@ -322,6 +364,8 @@ func (l *Listener) ReplyStarted(at time.Duration) {
 // assistant went quiet at quietAt.
 func (l *Listener) ReplyOver(quietAt time.Duration) {
 	l.quietSince = max(l.quietSince, audio.Mono16k.Samples(quietAt))
+	l.replying = false
+	l.armedUntil = max(l.armedUntil, quietAt+l.cfg.Activation.FollowUp)
 	if l.phase == Committed {
 		l.last = nil
 		l.to(Idle)

@@ -72,7 +72,11 @@ func (s *session) run(t *testing.T, pcm []float32, from time.Duration) {
 		if !s.l.Open() {
 			continue
 		}
-		require.NoError(t, s.l.Listen(f, heard))
+		heeded, err := s.l.Listen(f, heard)
+		require.NoError(t, err)
+		if heeded != listen.TurnHeard && heeded != listen.TurnWoken {
+			continue
+		}
 		fin, err := s.l.Decide(context.Background(), f.Stop())
 		require.NoError(t, err)
 		if fin != nil {

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/pipeline/event"
@@ -48,6 +46,9 @@ type userTurn struct {
 	// stream position waitFrom on, because a copy of it is finalizing.
 	waiting  bool
 	waitFrom int64
+	// spotting is set while a wake session checks the turn's first words
+	// for a wake phrase.
+	spotting bool
 }
 
 // sentence is the user message for words said in this turn: with the
@@ -70,27 +71,6 @@ func (t *userTurn) keepAudio(samples []float32, window int) {
 	if len(t.audio) > 2*window {
 		t.audio = append(t.audio[:0], t.audio[len(t.audio)-window:]...)
 	}
-}
-
-// JoinWords joins two stretches of one sentence (a turn and the words
-// that continue it): with a space, unless the join falls next to a script
-// written without spaces (Chinese).
-func JoinWords(a, b string) string {
-	if a == "" || b == "" {
-		return a + b
-	}
-	last, _ := utf8.DecodeLastRuneInString(a)
-	first, _ := utf8.DecodeRuneInString(b)
-	if Unspaced(last) || Unspaced(first) {
-		return a + b
-	}
-	return a + " " + b
-}
-
-// Unspaced is true of the scripts written without spaces between words:
-// each character is a word of its own.
-func Unspaced(r rune) bool {
-	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }
 
 // turnPreSpeech is how much audio before the VAD's speech start the turn
@@ -222,6 +202,7 @@ func (l *Listener) final(reason turn.Reason) (*Final, error) {
 	if err != nil {
 		return nil, fmt.Errorf("asr: %w", err)
 	}
+	words = l.withoutPhrase(words)
 	l.committedUntil = l.recent.end
 	return &Final{Reason: reason, Words: words, Sentence: t.sentence(words), At: l.Now()}, nil
 }
@@ -275,6 +256,7 @@ func (l *Listener) Commit(fin *Final, asked string) (Turn, bool) {
 	l.cfg.Emit(event.Event{Type: event.EvFinal, At: fin.At, Turn: l.turns, Text: said})
 	l.cfg.Emit(event.Event{Type: event.EvTurnCommit, At: fin.At, Turn: l.turns, Text: said, Reason: string(fin.Reason)})
 	l.cfg.History.AddUser(asked)
+	l.replying = true
 	m := event.TurnMetrics{SpeechEnd: t.speechEnd, Commit: t.commitAt, ASRFinal: fin.At}
 	if l.cfg.Charger != nil {
 		listening := t.compute
