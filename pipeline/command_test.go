@@ -190,7 +190,7 @@ func TestWakePhrase(t *testing.T) {
 			replies: []string{"It is noon.", "It is night there."},
 			tune: func(c *pipeline.Config) {
 				c.Activation = pipeline.Activation{Mode: pipeline.ActivateWake, FollowUp: 8 * time.Second,
-					Phrases: append(listen.DefaultWakePhrases["en"], listen.DefaultWakePhrases["zh"]...)}
+					Phrases: listen.DefaultWakePhrases()}
 			},
 		}
 		o := s.run(t)

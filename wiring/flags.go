@@ -128,7 +128,7 @@ func (s *Stages) AddFlags(f *pflag.FlagSet, groups FlagGroup) {
 }
 
 func (s *Stages) addConversationFlags(f *pflag.FlagSet) {
-	f.Var(&s.Activation, "activation", "what opens a turn: any speech (always), or the host's talk button on the control socket (push: nothing listens while it is up)")
+	f.Var(&s.Activation, "activation", "what opens a turn: any speech (always); the host's talk button on the control socket (push: nothing listens while it is up); or a wake phrase, the host's wake command and the follow-up window after a reply (wake: see stages.wake_phrases and stages.follow_up)")
 	f.Var(&s.BargeIn.Mode, "barge-in", "when the user speaks over a reply: pause it and decide (cancel or resume), duck it and decide, or off (let it finish; the speech is the next turn)")
 	f.DurationVar(&s.BargeIn.MinSpeech, "barge-in-min-speech", s.BargeIn.MinSpeech, "speech this long interrupts even before it has words (0: at once)")
 	f.IntVar(&s.BargeIn.MinWords, "barge-in-min-words", s.BargeIn.MinWords, "words, backchannels aside, that interrupt (0: only --barge-in-min-speech decides)")

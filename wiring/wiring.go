@@ -16,6 +16,7 @@ import (
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/llm"
 	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/pipeline/listen"
 	"github.com/voiceassistant/voice/tts/chunk"
 	"github.com/voiceassistant/voice/turn"
 	"github.com/voiceassistant/voice/vad"
@@ -96,10 +97,17 @@ type Stages struct {
 	// the conversation, so this bounds its memory (docs/performance.md,
 	// "The KV cache's memory").
 	HistoryTokens int `yaml:"history_tokens"`
-	// Activation is what opens a user turn: any speech (always), or the
-	// host's talk button through the control socket (push; see
-	// listen.Activation).
+	// Activation is what opens a user turn: any speech (always), the
+	// host's talk button through the control socket (push), or a wake
+	// phrase, the host's wake, and the follow-up window after a reply
+	// (wake; see listen.Activation).
 	Activation pipeline.ActivationMode `yaml:"activation"`
+	// WakePhrases are the wake phrases, in any language (activation wake;
+	// none at all: only the host's wake opens a turn).
+	WakePhrases []string `yaml:"wake_phrases"`
+	// FollowUp is how long after a reply the next turn needs no wake
+	// phrase (activation wake).
+	FollowUp time.Duration `yaml:"follow_up"`
 	// BargeIn is what happens when the user speaks over a reply.
 	BargeIn pipeline.BargeIn `yaml:"barge_in"`
 	// Speculate starts the reply at the user's first pause, before the
@@ -148,6 +156,8 @@ func DefaultStages() Stages {
 		HistoryTokens: 2048,
 		MemoryBudget:  DefaultMemoryBudget(runtime.GOARCH),
 		Activation:    pipeline.ActivateAlways,
+		WakePhrases:   listen.DefaultWakePhrases(),
+		FollowUp:      listen.DefaultFollowUp,
 		BargeIn:       p.BargeIn,
 		Speculate:     p.Speculate,
 		Continue:      p.Continue,
@@ -263,7 +273,7 @@ func build(s Stages, clk clock.Clock, closers *closeAll) (pipeline.Config, error
 	if err := s.Validate(); err != nil {
 		return cfg, err
 	}
-	cfg.Activation.Mode = s.Activation
+	cfg.Activation = pipeline.Activation{Mode: s.Activation, Phrases: s.WakePhrases, FollowUp: s.FollowUp}
 	cfg.BargeIn = s.BargeIn
 	cfg.Speculate = s.Speculate
 	cfg.Continue = s.Continue

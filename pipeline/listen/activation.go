@@ -44,11 +44,10 @@ const (
 	ActivateWake   ActivationMode = "wake"
 )
 
-// DefaultWakePhrases are the phrases a "wake" session listens for, by
-// language.
-var DefaultWakePhrases = map[string][]string{
-	"en": {"hey assistant", "ok assistant", "okay assistant"},
-	"zh": {"你好助手", "小助手"},
+// DefaultWakePhrases are the phrases a "wake" session listens for, in
+// English and Chinese.
+func DefaultWakePhrases() []string {
+	return []string{"hey assistant", "ok assistant", "okay assistant", "你好助手", "小助手"}
 }
 
 // DefaultFollowUp is how long after a reply the next turn needs no phrase.
