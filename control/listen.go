@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/user"
+	"path/filepath"
 	"strconv"
 	"syscall"
 )
@@ -27,6 +28,9 @@ func listen(path, group string) (*net.UnixListener, error) {
 	gid, err := groupID(group)
 	if err != nil {
 		return nil, err
+	}
+	if dir := filepath.Dir(path); !isDir(dir) {
+		return nil, fmt.Errorf("control: the socket's directory %s does not exist; make it (under systemd, RuntimeDirectory=voice-agent makes /run/voice-agent), or set control.socket to another path", dir)
 	}
 	if err := checkFree(path); err != nil {
 		return nil, err
@@ -111,6 +115,11 @@ func removeOwnSocket(path string) error {
 		return fmt.Errorf("control: %w", err)
 	}
 	return nil
+}
+
+func isDir(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.IsDir()
 }
 
 func describe(m os.FileMode) string {

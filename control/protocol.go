@@ -178,3 +178,12 @@ func (c Command) request(id int64) request {
 	}
 	return r
 }
+
+// Config is the control socket's settings in the config file.
+type Config struct {
+	// Socket is the socket's path; "" serves none.
+	Socket string `yaml:"socket"`
+	// Group, if set, is the group that may use the socket besides its
+	// user (Options.Group).
+	Group string `yaml:"group"`
+}

@@ -295,7 +295,7 @@ func TestAPathThatIsNotAStaleSocketOfOursIsRefused(t *testing.T) {
 		{"regular file", file, file + " exists and is not a socket (a regular file); remove it, or set control.socket to another path"},
 		{"directory", dir, dir + " exists and is not a socket (a directory)"},
 		{"live socket", live, "something listens on " + live + " already"},
-		{"no directory", filepath.Join(dir, "none", "s"), "no such file or directory"},
+		{"no directory", filepath.Join(dir, "none", "s"), "the socket's directory " + filepath.Join(dir, "none") + " does not exist"},
 		{"too long", filepath.Join(dir, strings.Repeat("s", 120)), "a Unix socket's path has at most"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
