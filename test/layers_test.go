@@ -31,7 +31,7 @@ var layers = []layer{
 	{"stand-ins", []string{"standin"}},
 	{"composition root", []string{"wiring"}},
 	{"tools", []string{"bench", "quantize"}},
-	{"front ends", []string{"voicebench", "app", "cmd", "deploy", "test"}},
+	{"front ends", []string{"control", "voicebench", "app", "cmd", "deploy", "test"}},
 }
 
 type layer struct {

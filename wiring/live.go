@@ -30,6 +30,9 @@ type Live struct {
 	// Interrupt stops the reply when a value arrives (the stop key; see
 	// pipeline.Config.Interrupt).
 	Interrupt <-chan struct{}
+	// Commands takes the host's commands (the control socket's; see
+	// pipeline.Config.Commands).
+	Commands <-chan pipeline.Command
 }
 
 // Run builds the stages, opens the device and runs the pipeline until ctx
@@ -74,7 +77,7 @@ func (l Live) Run(ctx context.Context) (stats device.Stats, err error) {
 	defer func() { err = errors.Join(err, dev.Close()) }()
 	// The stream clock needs no hold for a press (its Hold and Release
 	// do nothing).
-	cfg.Clock, cfg.Device, cfg.Interrupt = clk, dev, l.Interrupt
+	cfg.Clock, cfg.Device, cfg.Interrupt, cfg.Commands = clk, dev, l.Interrupt, l.Commands
 	p, err := pipeline.New(cfg)
 	if err != nil {
 		return stats, err

@@ -20,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/voiceassistant/voice/audio/device"
+	"github.com/voiceassistant/voice/control"
 	"github.com/voiceassistant/voice/wiring"
 )
 
@@ -27,6 +28,8 @@ import (
 type Config struct {
 	Stages wiring.Stages `yaml:"stages"`
 	Device device.Config `yaml:"device"`
+	// Control is the control socket `run` serves and `ctl` talks to.
+	Control control.Config `yaml:"control"`
 	// ModelsCache is where pulled models live; --models-cache and
 	// $VOICE_MODELS win over it.
 	ModelsCache string `yaml:"models_cache"`

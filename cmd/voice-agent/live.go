@@ -37,7 +37,7 @@ command that gets it. With --pull it first downloads, verified and into the
 model cache, every model the configured stages lack (as voice-agent models
 pull does), then starts; --offline or $` + envOffline + ` skips the downloads.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if pull && !offline && os.Getenv(envOffline) == "" {
 				if err := a.pullMissing(cmd, mirror); err != nil {
 					return err
@@ -46,14 +46,20 @@ pull does), then starts; --offline or $` + envOffline + ` skips the downloads.`,
 			printer := newEventPrinter(a.json, cmd.OutOrStdout(), a.log)
 			ctx, stop := printer.watch(cmd.Context())
 			defer stop()
+			onEvent, commands, closeControl, err := serveControl(a.cfg.Control, printer.print, a.log)
+			if err != nil {
+				return err
+			}
+			defer func() { err = errors.Join(err, closeControl()) }()
 			listening := false
 			dev := *d
 			dev.OnCaptureGap = (&gapWarner{log: a.log}).gap
-			st, err := wiring.Live{
-				Stages:  a.cfg.Stages,
-				Device:  dev,
-				OnEvent: printer.print,
-				Warn:    func(msg string) { a.log.Warn(msg) },
+			st, runErr := wiring.Live{
+				Stages:   a.cfg.Stages,
+				Device:   dev,
+				OnEvent:  onEvent,
+				Commands: commands,
+				Warn:     func(msg string) { a.log.Warn(msg) },
 				Listening: func() {
 					listening = true
 					a.log.Info("listening", "capture", orDefault(d.Capture), "playback", orDefault(d.Playback))
@@ -63,7 +69,7 @@ pull does), then starts; --offline or $` + envOffline + ` skips the downloads.`,
 				a.log.Info("stopped", "capture_overruns", st.CaptureOverruns, "capture_gaps", st.CaptureGaps,
 					"capture_lost_ms", st.CaptureLost.Milliseconds(), "playback_underruns", st.PlaybackUnderruns)
 			}
-			return errors.Join(err, printer.Err())
+			return errors.Join(runErr, printer.Err())
 		},
 	}
 	f := cmd.Flags()

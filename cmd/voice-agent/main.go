@@ -245,7 +245,7 @@ func (a *app) root() *cobra.Command {
 	pf.StringVar(&a.cfg.LogFormat, "log-format", a.cfg.LogFormat, "log format on stderr: text or json")
 	pf.BoolVar(&a.cfg.JSON, "json", a.cfg.JSON, "print events as JSON lines on stdout")
 	pf.StringVar(&a.modelsCache, "models-cache", "", "model cache directory (default $VOICE_MODELS, else $XDG_DATA_HOME/voice-agent/models)")
-	root.AddCommand(a.versionCmd(), a.runCmd(), a.replayCmd(), a.configCmd(), a.devicesCmd(), a.vadCmd(), a.turnCmd(), a.asrCmd(), a.chatCmd(), a.benchCmd(), a.ttsCmd(), a.modelsCmd())
+	root.AddCommand(a.versionCmd(), a.runCmd(), a.replayCmd(), a.configCmd(), a.devicesCmd(), a.vadCmd(), a.turnCmd(), a.asrCmd(), a.chatCmd(), a.benchCmd(), a.ttsCmd(), a.modelsCmd(), a.ctlCmd())
 	for _, c := range optionalCommands {
 		root.AddCommand(c(a))
 	}
