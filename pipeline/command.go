@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/voiceassistant/voice/pipeline/listen"
 	"github.com/voiceassistant/voice/pipeline/reply"
@@ -101,12 +102,34 @@ func (p *Pipeline) command(ctx context.Context, c Command) (err error) {
 			return nil
 		}
 	case OpSay:
-		answer(fmt.Errorf("%s: not available in this version", c.Op))
-		return nil
+		if strings.TrimSpace(c.Text) == "" {
+			answer(fmt.Errorf("%s: no text to say", c.Op))
+			return nil
+		}
+		p.says.texts = append(p.says.texts, c.Text)
+		p.says.startNext(ctx, p)
 	default:
 		answer(fmt.Errorf("%q is not a command (%v)", c.Op, Ops))
 		return nil
 	}
 	answer(err)
 	return err
+}
+
+// announcements are the host's texts to say (OpSay), waiting for the
+// assistant to be free.
+type announcements struct{ texts []string }
+
+// startNext says the next text once the assistant is free: no reply, and
+// no user turn open (it goes after the reply to that turn).
+func (a *announcements) startNext(ctx context.Context, p *Pipeline) {
+	if len(a.texts) == 0 || p.resp != nil || p.spec != nil || p.listen.Open() {
+		return
+	}
+	text := a.texts[0]
+	a.texts = a.texts[1:]
+	p.ahead.stop(false)
+	at := p.listen.Now()
+	p.resp = reply.Announce(ctx, &p.replies, p.listen.TakeTurn(), text, at)
+	p.setState(StateThinking, at)
 }

@@ -236,3 +236,81 @@ func TestHostWake(t *testing.T) {
 		assert.Equal(t, 2890*time.Millisecond, counter.first, "no VAD before the wake (the frame it came in)")
 	}
 }
+
+// say is the host's say command at an audio time.
+func say(at time.Duration, text string) (timed[pipeline.Command], chan error) {
+	c, done := command(at, pipeline.OpSay)
+	c.v.Text = text
+	return c, done
+}
+
+// The host's say is spoken as an assistant turn of its own: at once when
+// the assistant is free, after the reply under way otherwise; it reports
+// no latency (no user turn), is remembered, and the user's next turn is
+// numbered after it. In English and Chinese.
+func TestHostSays(t *testing.T) {
+	for _, lang := range []struct{ question, note, later string }{
+		{"what time is it", "You have a new message from Anna.", "read it to me"},
+		{"现在几点了", "你有一条安娜发来的新消息。", "读给我听"},
+	} {
+		during, duringDone := say(2500*time.Millisecond, lang.note)
+		s := scenario{
+			length: 10 * time.Second,
+			user: []standin.Utterance{
+				{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: lang.question},
+				{Start: 7 * time.Second, End: 8 * time.Second, Text: lang.later},
+			},
+			replies:  []string{"It is noon and the sun is high.", "Anna says hello."},
+			commands: []timed[pipeline.Command]{during},
+		}
+		o := s.run(t)
+		require.NoError(t, <-duringDone)
+		var note []string
+		for _, e := range o.of(pipeline.EvLLMDone) {
+			if e.Turn == 2 {
+				note = append(note, e.Text)
+			}
+		}
+		require.Equal(t, []string{lang.note}, note, "said, as turn 2")
+		stops := o.of(pipeline.EvPlaybackStop)
+		require.Len(t, stops, 3)
+		var noteStart time.Duration
+		for _, e := range o.of(pipeline.EvPlaybackStart) {
+			if e.Turn == 2 {
+				noteStart = e.At
+			}
+		}
+		assert.GreaterOrEqual(t, noteStart, stops[0].At, "after the reply under way")
+		commits := o.of(pipeline.EvTurnCommit)
+		require.Len(t, commits, 2)
+		assert.Equal(t, []int{1, 3}, []int{commits[0].Turn, commits[1].Turn}, "the say is turn 2")
+		assert.Len(t, o.result.Metrics, 2, "no latency for the say")
+		var said []string
+		for _, m := range o.llm.Conversations()[1] {
+			if m.Role == "assistant" {
+				said = append(said, m.Content)
+			}
+		}
+		assert.Contains(t, said, lang.note, "remembered")
+	}
+}
+
+// Speech over the host's say cuts it as any reply; a say with no text is
+// refused.
+func TestHostSayIsInterrupted(t *testing.T) {
+	note, noteDone := say(300*time.Millisecond, "You have three new messages, the first from Anna, the second from Bob, and the third from Carol.")
+	empty, emptyDone := say(400*time.Millisecond, "  ")
+	s := scenario{
+		length:   6 * time.Second,
+		user:     []standin.Utterance{{Start: 1500 * time.Millisecond, End: 2500 * time.Millisecond, Text: "stop reading please"}},
+		replies:  []string{"Okay."},
+		commands: []timed[pipeline.Command]{note, empty},
+	}
+	o := s.run(t)
+	require.NoError(t, <-noteDone)
+	assert.ErrorContains(t, <-emptyDone, "no text to say")
+	cuts := o.of(pipeline.EvBargeIn)
+	require.Len(t, cuts, 1)
+	assert.Equal(t, 1, cuts[0].Turn)
+	assert.Equal(t, []string{"stop reading please"}, texts(o.of(pipeline.EvTurnCommit)))
+}

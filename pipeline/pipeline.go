@@ -43,7 +43,8 @@ type Pipeline struct {
 	micOpen    time.Duration
 	state      State // moved only by setState, as stateTransitions allows
 	turnStates fsm.Machine[State]
-	muted      bool         // the host closed the microphone (OpMute)
+	muted      bool // the host closed the microphone (OpMute)
+	says       announcements
 	resp       *reply.Reply // the current reply: being generated or played
 	spec       *reply.Reply // a speculative reply to the open turn
 	speculates bool         // Config.Speculate, with a generator that rolls back
@@ -170,9 +171,11 @@ func (p *Pipeline) shutdown(ctx context.Context) {
 func (p *Pipeline) frame(ctx context.Context, f audio.Frame) error {
 	l := p.listen
 	if l.Idle() {
-		// Nothing listens until the talk button is pressed.
+		// Nothing listens until the talk button is pressed, or the host's
+		// wake comes.
 		l.Keep(f)
 		p.trackPlayback(ctx)
+		p.says.startNext(ctx, p)
 		return nil
 	}
 	// Muted by the host, or in half duplex while the microphone hears the
@@ -217,6 +220,7 @@ func (p *Pipeline) frame(ctx context.Context, f audio.Frame) error {
 		}
 	}
 	p.trackPlayback(ctx)
+	p.says.startNext(ctx, p)
 	return nil
 }
 
@@ -360,6 +364,9 @@ func (p *Pipeline) trackPlayback(ctx context.Context) {
 // over, at at (which may be just ahead of the clock: when the reply's last
 // sample will have played).
 func (p *Pipeline) finishTurn(r *reply.Reply, at time.Duration) {
+	if r.Announced() {
+		return // the host's text: no user turn, no latency
+	}
 	m := r.Metrics()
 	p.mu.Lock()
 	p.metrics = append(p.metrics, m)

@@ -226,6 +226,15 @@ func (l *Listener) finalWords() (string, error) {
 	return l.cfg.Stages.ASR.Finalize()
 }
 
+// TakeTurn numbers a turn of the assistant's own (the host's say), which
+// a barge-in may cut as any reply, and after which a wake session's
+// follow-up window opens (ReplyOver).
+func (l *Listener) TakeTurn() int {
+	l.turns++
+	l.replying = true
+	return l.turns
+}
+
 // Turn is a user turn as committed.
 type Turn struct {
 	Number int

@@ -90,6 +90,7 @@ func (c *Config) Wait() { c.running.Wait() }
 // runs the session, unless they say otherwise.
 type Reply struct {
 	s       *Config
+	gen     Generator // the session's LLM, or an announcement's text
 	turn    int
 	cancel  context.CancelFunc
 	machine fsm.Machine[State]
@@ -108,6 +109,8 @@ type Reply struct {
 
 	// done is closed once the reply's goroutines are gone.
 	done chan struct{}
+	// announced is set for the host's text (Announce).
+	announced bool
 
 	// A speculative reply answers transcript before its turn is
 	// committed: until then its events are held and its audio waits for
@@ -133,6 +136,30 @@ func Start(ctx context.Context, s *Config, turn int, conv []llm.Message, m event
 	return r
 }
 
+// Announce starts a current reply that says text, as turn number turn of
+// the assistant's own (the host's say: a notification), at at: no LLM,
+// and no user turn before it. It plays, and is cut, as any reply.
+func Announce(ctx context.Context, s *Config, turn int, text string, at time.Duration) *Reply {
+	r := newReply(s, turn, nil, event.TurnMetrics{LLMStart: at}, Current, at)
+	r.gen, r.announced = announcement(text), true
+	r.run(ctx, nil)
+	return r
+}
+
+// announcement is a generator that says its text, as one piece.
+type announcement string
+
+func (a announcement) Generate(ctx context.Context, _ []llm.Message, emit func(string) error) (llm.Stats, error) {
+	if err := emit(string(a)); err != nil {
+		return llm.Stats{}, err
+	}
+	return llm.Stats{}, ctx.Err()
+}
+
+// Announced says whether the reply says the host's text, answering no
+// user turn: it has no latency to report.
+func (r *Reply) Announced() bool { return r.announced }
+
 // Speculate starts a speculative reply to transcript (the user's words so
 // far, conv's last message), which holds its events and audio back until
 // Adopt.
@@ -144,7 +171,7 @@ func Speculate(ctx context.Context, s *Config, turn int, conv []llm.Message, tra
 }
 
 func newReply(s *Config, turn int, conv []llm.Message, m event.TurnMetrics, st State, at time.Duration) *Reply {
-	r := &Reply{s: s, turn: turn, metrics: m, lang: conversationLanguage(conv), done: make(chan struct{}),
+	r := &Reply{s: s, gen: s.LLM, turn: turn, metrics: m, lang: conversationLanguage(conv), done: make(chan struct{}),
 		machine: fsm.New("reply", Transitions, s.Report)}
 	r.mu.Lock()
 	r.moveLocked(st, event.Event{At: at})

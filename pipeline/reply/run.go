@@ -87,7 +87,7 @@ func (r *Reply) generate(ctx context.Context, conv []llm.Message, chunks *chunkQ
 		}
 		return ctx.Err()
 	}
-	stats, err := r.s.LLM.Generate(ctx, conv, func(piece string) error {
+	stats, err := r.gen.Generate(ctx, conv, func(piece string) error {
 		now := r.s.Clock.Now()
 		r.mu.Lock()
 		if r.metrics.FirstToken == 0 {
