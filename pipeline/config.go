@@ -56,6 +56,11 @@ type Config struct {
 	// Activation is what opens a user turn: any speech, or the host's
 	// talk button (listen.Activation).
 	Activation Activation
+	// Alive, if set, is called once per round of Run's loop, from the
+	// loop: a stage that blocks the loop stops the calls, which is what a
+	// watchdog (systemd's, package sdnotify) watches for. It must not
+	// block.
+	Alive func()
 	// Continue is when speech right after a commit continues that turn.
 	Continue Continuation
 	// ComputeScale puts each stage's measured compute, times this, on the

@@ -147,6 +147,9 @@ func (p *Pipeline) Run(ctx context.Context) (err error) {
 			p.events.Emit(Event{Type: EvError, At: at, Err: err.Error()})
 			return err
 		}
+		if p.cfg.Alive != nil {
+			p.cfg.Alive()
+		}
 	}
 }
 

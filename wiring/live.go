@@ -33,6 +33,9 @@ type Live struct {
 	// Commands takes the host's commands (the control socket's; see
 	// pipeline.Config.Commands).
 	Commands <-chan pipeline.Command
+	// Alive is called once per round of the pipeline's loop (systemd's
+	// watchdog; see pipeline.Config.Alive).
+	Alive func()
 }
 
 // Run builds the stages, opens the device and runs the pipeline until ctx
@@ -77,7 +80,7 @@ func (l Live) Run(ctx context.Context) (stats device.Stats, err error) {
 	defer func() { err = errors.Join(err, dev.Close()) }()
 	// The stream clock needs no hold for a press (its Hold and Release
 	// do nothing).
-	cfg.Clock, cfg.Device, cfg.Interrupt, cfg.Commands = clk, dev, l.Interrupt, l.Commands
+	cfg.Clock, cfg.Device, cfg.Interrupt, cfg.Commands, cfg.Alive = clk, dev, l.Interrupt, l.Commands, l.Alive
 	p, err := pipeline.New(cfg)
 	if err != nil {
 		return stats, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +39,10 @@ model cache, every model the configured stages lack (as voice-agent models
 pull does), then starts; --offline or $` + envOffline + ` skips the downloads.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			svc, err := newService(a.log)
+			if err != nil {
+				return err
+			}
 			if pull && !offline && os.Getenv(envOffline) == "" {
 				if err := a.pullMissing(cmd, mirror); err != nil {
 					return err
@@ -54,17 +59,23 @@ pull does), then starts; --offline or $` + envOffline + ` skips the downloads.`,
 			listening := false
 			dev := *d
 			dev.OnCaptureGap = (&gapWarner{log: a.log}).gap
+			// A signal says STOPPING=1 at once, before the models close.
+			unwatch := context.AfterFunc(ctx, svc.stopping)
 			st, runErr := wiring.Live{
 				Stages:   a.cfg.Stages,
 				Device:   dev,
 				OnEvent:  onEvent,
 				Commands: commands,
 				Warn:     func(msg string) { a.log.Warn(msg) },
+				Alive:    svc.alive,
 				Listening: func() {
 					listening = true
+					svc.listening(ctx)
 					a.log.Info("listening", "capture", orDefault(d.Capture), "playback", orDefault(d.Playback))
 				},
 			}.Run(ctx)
+			unwatch()
+			svc.stopping()
 			if listening {
 				a.log.Info("stopped", "capture_overruns", st.CaptureOverruns, "capture_gaps", st.CaptureGaps,
 					"capture_lost_ms", st.CaptureLost.Milliseconds(), "playback_underruns", st.PlaybackUnderruns)
