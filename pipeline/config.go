@@ -117,6 +117,7 @@ func DefaultConfig() Config {
 		PreRoll:    700 * time.Millisecond,
 		TurnWindow: 8 * time.Second,
 		Speculate:  true,
+		Activation: Activation{Mode: ActivateAlways, Phrases: listen.DefaultWakePhrases(), FollowUp: listen.DefaultFollowUp},
 		Continue:   Continuation{Window: 1500 * time.Millisecond, MaxHeard: 300 * time.Millisecond},
 	}
 }
