@@ -50,7 +50,7 @@ func nextStep(m *Model) string {
 	if len(missingModels(m.Models).Rows) > 0 {
 		return "Download the missing models above, then press Start listening and speak."
 	}
-	return "Press Start listening and speak. In push-to-talk mode hold Space while you talk; Esc stops a reply."
+	return "Press Start listening and speak. In push-to-talk mode hold Space while you talk; in wake-word mode begin with \"hey assistant\" or press Space first; Esc stops a reply."
 }
 
 // bubble is one entry of the conversation, as in a chat: who and when

@@ -38,6 +38,9 @@ type Session struct {
 	// pipeline.Config.Interrupt (whose clock the Source knows: on a
 	// virtual clock each press must be sent with a hold on it).
 	StopKey <-chan struct{}
+	// Commands gets the user's presses of the talk (or wake) button, for
+	// pipeline.Config.Commands, sent as StopKey's are.
+	Commands <-chan pipeline.Command
 }
 
 // Controller runs sessions and downloads off the UI thread and reports to
@@ -47,7 +50,7 @@ type Session struct {
 // waits for the pipeline.
 type Controller struct {
 	update func(func(*Model))
-	// Gate is the microphone switch (mute, push-to-talk).
+	// Gate is the microphone switch (mute).
 	Gate audio.Gate
 	// Puller downloads missing models (Progress is set by the controller).
 	Puller assets.Puller
@@ -55,6 +58,9 @@ type Controller struct {
 	// stopKey holds one press of the stop key until the session takes
 	// it.
 	stopKey chan struct{}
+	// commands hold the talk button's presses until the session takes
+	// them: room for a few, so a release is not lost behind its press.
+	commands chan pipeline.Command
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // of the running job, nil when none
@@ -63,7 +69,20 @@ type Controller struct {
 
 // NewController returns a controller reporting through update.
 func NewController(update func(func(*Model))) *Controller {
-	return &Controller{update: update, stopKey: make(chan struct{}, 1)}
+	return &Controller{update: update, stopKey: make(chan struct{}, 1), commands: make(chan pipeline.Command, 8)}
+}
+
+// Command sends the running session a command of the host's (the talk
+// button's start and stop, the wake button); with no session it does
+// nothing, and it never waits: the UI thread sends it.
+func (c *Controller) Command(cmd pipeline.Command) {
+	if !c.Running() {
+		return
+	}
+	select {
+	case c.commands <- cmd:
+	default: // the session is not taking them; it ends or is stuck
+	}
 }
 
 // StopReply stops the reply the running session is speaking (the Esc
@@ -206,9 +225,10 @@ func (c *Controller) run(ctx context.Context, src Source, s wiring.Stages) error
 				c.update(func(m *Model) { m.Level = l })
 			}})
 		},
-		OnEvent: func(e pipeline.Event) { c.update(func(m *Model) { m.Apply(e) }) },
-		Warn:    func(msg string) { c.update(func(m *Model) { m.Notice = msg }) },
-		StopKey: c.stopKey,
+		OnEvent:  func(e pipeline.Event) { c.update(func(m *Model) { m.Apply(e) }) },
+		Warn:     func(msg string) { c.update(func(m *Model) { m.Notice = msg }) },
+		StopKey:  c.stopKey,
+		Commands: c.commands,
 	})
 }
 

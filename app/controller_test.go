@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -368,4 +369,88 @@ func TestModelRowsOfferTheLibrary(t *testing.T) {
 	assert.Equal(t, onnx.RuntimeModel(), miss.Models[0])
 	assert.Positive(t, miss.Bytes)
 	assert.Equal(t, "Model runtime (ONNX Runtime): missing, "+assets.FormatSize(rows[0].Bytes), rows[0].Line())
+}
+
+// In push mode a turn is open only while the talk button is down: speech
+// before the press is not answered, speech between press and release is,
+// in English and in Chinese. The presses land at their audio times.
+func TestControllerPushToTalk(t *testing.T) {
+	for _, tc := range []struct {
+		name, script string
+		presses      []timedOp
+		want         string
+	}{
+		{"en: the second question", "../test/testdata/demo.json",
+			[]timedOp{{4 * time.Second, pipeline.OpTalkStart}, {7500 * time.Millisecond, pipeline.OpTalkStop}},
+			"You: and tomorrow\nAssistant: It is sunny and warm today, with a light breeze in the afternoon.\n"},
+		{"en: never pressed", "../test/testdata/demo.json", nil, ""},
+		{"zh: the first question", "testdata/demo-zh.json",
+			[]timedOp{{300 * time.Millisecond, pipeline.OpTalkStart}, {3 * time.Second, pipeline.OpTalkStop}},
+			"You: 今天天气怎么样\nAssistant: 今天晴天，很暖和，下午有微风。\n"},
+		{"zh: the second question", "testdata/demo-zh.json",
+			[]timedOp{{4 * time.Second, pipeline.OpTalkStart}, {7500 * time.Millisecond, pipeline.OpTalkStop}},
+			"You: 明天呢\nAssistant: 今天晴天，很暖和，下午有微风。\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			var sm syncModel
+			c := NewController(sm.update)
+			s := demoStages()
+			s.Script, s.Activation = tc.script, pipeline.ActivatePush
+			c.Start(pressingSource{Replay{Input: demoInput(t)}, c, tc.presses}, s)
+			c.Wait()
+			m := sm.get()
+			assert.Empty(t, m.Err)
+			assert.Equal(t, tc.want, m.Transcript())
+		})
+	}
+}
+
+// timedOp is a press of the talk button at an audio time.
+type timedOp struct {
+	at time.Duration
+	op pipeline.Op
+}
+
+// pressingSource presses the talk button through the controller at the
+// presses' audio times: the capture chain waits, at the frame of each,
+// until the session has acted on it, so it lands at that time.
+type pressingSource struct {
+	Source
+	c       *Controller
+	presses []timedOp
+}
+
+func (p pressingSource) Run(ctx context.Context, s Session) error {
+	capture := s.Capture
+	s.Capture = func(inner audio.FrontEnd) audio.FrontEnd {
+		return audio.Chain(capture(inner), &presser{c: p.c, presses: p.presses})
+	}
+	return p.Source.Run(ctx, s)
+}
+
+type presser struct {
+	c       *Controller
+	presses []timedOp
+	heard   time.Duration
+}
+
+func (p *presser) Far([]float32) error { return nil }
+
+func (p *presser) Near(frame []float32) ([]float32, error) {
+	for len(p.presses) > 0 && p.presses[0].at <= p.heard {
+		done := make(chan error, 1)
+		p.c.Command(pipeline.Command{Op: p.presses[0].op, Done: done})
+		select {
+		case err := <-done:
+			if err != nil {
+				return nil, err
+			}
+		case <-time.After(30 * time.Second):
+			return nil, fmt.Errorf("%s at %v: the session did not take it", p.presses[0].op, p.presses[0].at)
+		}
+		p.presses = p.presses[1:]
+	}
+	p.heard += audio.Mono16k.Duration(int64(len(frame)))
+	return frame, nil
 }

@@ -6,7 +6,7 @@ import (
 )
 
 // bindKeys makes the keyboard work the assistant: Space is the talk button
-// in push-to-talk mode, Esc stops the reply, and the platform's settings
+// in push-to-talk mode (the wake button in wake-word mode), Esc stops the reply, and the platform's settings
 // shortcut (Ctrl+, or Cmd+,) opens the settings.
 func (u *UI) bindKeys() {
 	if dc, ok := u.win.Canvas().(desktop.Canvas); ok {

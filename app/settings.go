@@ -22,7 +22,9 @@ type Settings struct {
 	// Speculate starts replies at the user's first pause.
 	Speculate    bool
 	SystemPrompt string
-	PushToTalk   bool
+	// Activation is what opens a turn: any speech, the talk button or a
+	// wake phrase (the button's wake in the window).
+	Activation pipeline.ActivationMode
 	// Mirror, when set, serves the model downloads in place of their
 	// sources' hosts, as `voice-agent models pull --mirror` does.
 	Mirror string
@@ -51,13 +53,16 @@ type storedSetting struct {
 // oldModeKey is where the barge-in mode was kept before 2026-12-06.
 const oldModeKey = "barge_in_mode"
 
+// oldPushToTalkKey is where push-to-talk was kept, as a bool, before the
+// activation took its place (issue 72): true reads as activation push.
+const oldPushToTalkKey = "push_to_talk"
+
 // storedSettings are the settings kept between runs.
 var storedSettings = []storedSetting{
 	{"capture_device", "", func(s *Settings) any { return &s.CaptureDevice }},
 	{"playback_device", "", func(s *Settings) any { return &s.PlaybackDevice }},
 	{"model_dir", "", func(s *Settings) any { return &s.ModelDir }},
 	{"model_mirror", "", func(s *Settings) any { return &s.Mirror }},
-	{"push_to_talk", "", func(s *Settings) any { return &s.PushToTalk }},
 	{"stages.barge_in.mode", oldModeKey, func(s *Settings) any { return &s.BargeIn.Mode }},
 	{"stages.barge_in.min_speech", "barge_in_min_speech_ms", func(s *Settings) any { return &s.BargeIn.MinSpeech }},
 	{"stages.barge_in.min_words", "barge_in_min_words", func(s *Settings) any { return &s.BargeIn.MinWords }},
@@ -66,6 +71,7 @@ var storedSettings = []storedSetting{
 	{"stages.frontend.aec", "aec", func(s *Settings) any { return &s.AEC }},
 	{"stages.speculate", "speculate", func(s *Settings) any { return &s.Speculate }},
 	{"stages.system_prompt", "system_prompt", func(s *Settings) any { return &s.SystemPrompt }},
+	{"stages.activation", "", func(s *Settings) any { return &s.Activation }},
 }
 
 // load reads the setting into s, whose value stays where p has none (or
@@ -80,7 +86,7 @@ func (e storedSetting) load(p fyne.Preferences, s *Settings) {
 		*v = p.IntWithFallback(e.key, legacy(e, p.IntWithFallback, *v))
 	case *[]string:
 		*v = p.StringListWithFallback(e.key, legacy(e, p.StringListWithFallback, *v))
-	case *pipeline.InterruptMode:
+	case flagValue: // a mode
 		_ = v.Set(p.StringWithFallback(e.key, legacy(e, p.StringWithFallback, v.String())))
 	case *time.Duration:
 		if ms := legacy(e, p.IntWithFallback, -1); ms >= 0 {
@@ -92,6 +98,12 @@ func (e storedSetting) load(p fyne.Preferences, s *Settings) {
 	default:
 		panic(fmt.Sprintf("app: setting %s: no stored form for %T", e.key, v))
 	}
+}
+
+// flagValue is a setting kept as its flag spells it.
+type flagValue interface {
+	Set(string) error
+	String() string
 }
 
 // legacy is the setting under its old key, def where it has none.
@@ -126,7 +138,7 @@ func (e storedSetting) save(p fyne.Preferences, s *Settings) {
 // DefaultSettings are the headless agent's defaults.
 func DefaultSettings() Settings {
 	d := wiring.DefaultStages()
-	return Settings{BargeIn: d.BargeIn, AEC: d.FrontEnd.AEC, Speculate: d.Speculate, SystemPrompt: d.SystemPrompt}
+	return Settings{BargeIn: d.BargeIn, AEC: d.FrontEnd.AEC, Speculate: d.Speculate, SystemPrompt: d.SystemPrompt, Activation: d.Activation}
 }
 
 // LoadSettings reads the settings, defaults where nothing was saved (or
@@ -137,12 +149,16 @@ func LoadSettings(p fyne.Preferences) Settings {
 	for _, e := range storedSettings {
 		e.load(p, &s)
 	}
+	oldPush := p.BoolWithFallback(oldPushToTalkKey, false)
+	if oldPush && p.String("stages.activation") == "" {
+		s.Activation = pipeline.ActivatePush
+	}
 	if s.Validate() != nil {
 		s.BargeIn, s.Mirror = d.BargeIn, d.Mirror
 	}
 	// Settings were saved all at once, the mode never empty: with the
 	// mode under its old key, they all are, and are moved here, once.
-	if p.String(oldModeKey) != "" {
+	if p.String(oldModeKey) != "" || oldPush {
 		s.Save(p)
 	}
 	return s
@@ -168,6 +184,7 @@ func (s Settings) Save(p fyne.Preferences) {
 	for _, e := range storedSettings {
 		e.save(p, &s)
 	}
+	p.RemoveValue(oldPushToTalkKey)
 }
 
 // Apply puts the settings into a session's stages and live device.
@@ -177,5 +194,6 @@ func (s Settings) Apply(st *wiring.Stages, dev *device.Config) {
 	st.FrontEnd.AEC = s.AEC
 	st.Speculate = s.Speculate
 	st.SystemPrompt = s.SystemPrompt
+	st.Activation = s.Activation
 	dev.Capture, dev.Playback = s.CaptureDevice, s.PlaybackDevice
 }

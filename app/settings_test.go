@@ -147,11 +147,11 @@ func TestSettingsMirror(t *testing.T) {
 // the file writes it, and comes back as it was saved, in Chinese too.
 func TestSettingsRoundTrip(t *testing.T) {
 	for _, s := range []Settings{
-		{CaptureDevice: "USB mic", PlaybackDevice: "Speakers", ModelDir: "/models", PushToTalk: true, Mirror: "http://mirror.local:8080",
+		{CaptureDevice: "USB mic", PlaybackDevice: "Speakers", ModelDir: "/models", Activation: pipeline.ActivatePush, Mirror: "http://mirror.local:8080",
 			BargeIn: pipeline.BargeIn{Mode: pipeline.InterruptDuck, MinSpeech: 1500 * time.Millisecond, MinWords: 3,
 				Backchannels: []string{"yeah", "uh-huh", "right"}, ResumeAfter: 2 * time.Second},
 			Speculate: true, SystemPrompt: "Be terse.\nAnswer in English."},
-		{CaptureDevice: "麦克风", ModelDir: "/模型",
+		{CaptureDevice: "麦克风", ModelDir: "/模型", Activation: pipeline.ActivateWake,
 			BargeIn: pipeline.BargeIn{Mode: pipeline.InterruptOff, MinSpeech: 250 * time.Millisecond, MinWords: 0,
 				Backchannels: []string{"嗯", "对", "好的", "是的"}, ResumeAfter: time.Minute},
 			AEC: true, SystemPrompt: "你是一个语音助手。请用简短的中文口语回答。"},
@@ -195,6 +195,8 @@ func TestSettingsKeysAreTheConfigFiles(t *testing.T) {
 			*v += time.Millisecond
 		case *pipeline.InterruptMode:
 			*v = pipeline.InterruptOff
+		case *pipeline.ActivationMode:
+			*v = pipeline.ActivateWake
 		}
 		var changed []string
 		for key, v := range configFile(t, s) {
@@ -220,7 +222,7 @@ func TestSettingsMoveFromOldKeys(t *testing.T) {
 	p.SetBool("aec", false)
 	p.SetBool("speculate", true)
 	p.SetString("system_prompt", "请简短回答。")
-	want := Settings{CaptureDevice: "USB mic", PushToTalk: true,
+	want := Settings{CaptureDevice: "USB mic", Activation: pipeline.ActivatePush,
 		BargeIn: pipeline.BargeIn{Mode: pipeline.InterruptDuck, MinSpeech: 1200 * time.Millisecond, MinWords: 3,
 			Backchannels: []string{"嗯", "yeah"}},
 		Speculate: true, SystemPrompt: "请简短回答。"}
@@ -231,12 +233,40 @@ func TestSettingsMoveFromOldKeys(t *testing.T) {
 			assert.True(t, absent(p, e.old), "%s is moved", e.old)
 		}
 	}
+	assert.True(t, absent(p, oldPushToTalkKey), "push_to_talk is moved")
+	assert.Equal(t, "push", p.String("stages.activation"))
 	assert.Equal(t, "1.2s", p.String("stages.barge_in.min_speech"))
 	assert.Equal(t, want, LoadSettings(p), "from the new keys")
 
 	p.SetString(oldModeKey, "off")
+	p.SetBool(oldPushToTalkKey, false)
 	assert.Equal(t, want, LoadSettings(p), "a new key wins over an old one")
 	assert.True(t, absent(p, oldModeKey))
+}
+
+// An old settings file's push_to_talk reads as the activation it meant:
+// true as push, false as the default, and a saved activation wins.
+func TestSettingsOldPushToTalk(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		set        func(fyne.Preferences)
+		activation pipeline.ActivationMode
+	}{
+		{"true", func(p fyne.Preferences) { p.SetBool(oldPushToTalkKey, true) }, pipeline.ActivatePush},
+		{"false", func(p fyne.Preferences) { p.SetBool(oldPushToTalkKey, false) }, pipeline.ActivateAlways},
+		{"none", func(fyne.Preferences) {}, pipeline.ActivateAlways},
+		{"true beside wake", func(p fyne.Preferences) {
+			p.SetBool(oldPushToTalkKey, true)
+			p.SetString("stages.activation", "wake")
+		}, pipeline.ActivateWake},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := test.NewTempApp(t).Preferences()
+			tc.set(p)
+			assert.Equal(t, tc.activation, LoadSettings(p).Activation)
+			assert.Equal(t, tc.activation, LoadSettings(p).Activation, "loaded again")
+		})
+	}
 }
 
 // absent is whether p holds nothing under key, of any type the settings

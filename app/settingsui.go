@@ -259,7 +259,7 @@ func (u *UI) saveSettings(s Settings) {
 }
 
 // holdButton reports being held down, for push-to-talk: the mouse or a
-// finger on it opens the microphone, letting go closes it.
+// finger on it opens a turn, letting go ends it.
 type holdButton struct {
 	widget.Button
 	onHold func(bool)

@@ -17,7 +17,8 @@ type Live struct {
 }
 
 func (l Live) Run(ctx context.Context, s Session) error {
-	_, err := wiring.Live{Stages: s.Stages, Device: l.Device, Capture: s.Capture, OnEvent: s.OnEvent, Warn: s.Warn, Interrupt: s.StopKey}.Run(ctx)
+	_, err := wiring.Live{Stages: s.Stages, Device: l.Device, Capture: s.Capture, OnEvent: s.OnEvent, Warn: s.Warn,
+		Interrupt: s.StopKey, Commands: s.Commands}.Run(ctx)
 	return err
 }
 
@@ -42,26 +43,29 @@ func (r Replay) Run(ctx context.Context, s Session) (err error) {
 	defer func() { err = errors.Join(err, closeStages()) }()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	presses := make(chan struct{})
-	cfg.Interrupt = presses
-	go holdEachPress(ctx, clk, s.StopKey, presses)
+	presses, commands := make(chan struct{}), make(chan pipeline.Command)
+	cfg.Interrupt, cfg.Commands = presses, commands
+	go holdEach(ctx, clk, s.StopKey, presses)
+	go holdEach(ctx, clk, s.Commands, commands)
 	_, err = pipeline.Replay(ctx, clk, cfg, audio.VirtualConfig{Input: r.Input, Pace: r.Pace, FrontEnd: s.Capture(nil)}, s.OnEvent)
 	return err
 }
 
-// holdEachPress passes the stop key's presses on to a pipeline on a
-// virtual clock, holding the clock for each until the pipeline has taken
-// it (and releases the hold), so the replay does not run on past it.
-func holdEachPress(ctx context.Context, clk *clock.Virtual, keys <-chan struct{}, presses chan<- struct{}) {
+// holdEach passes the user's presses (of the stop key, of the talk
+// button) on to a pipeline on a virtual clock, holding the clock for each
+// until the pipeline has taken it (and releases the hold), so the replay
+// does not run on past it.
+func holdEach[T any](ctx context.Context, clk *clock.Virtual, in <-chan T, out chan<- T) {
 	for {
+		var v T
 		select {
-		case <-keys:
+		case v = <-in:
 		case <-ctx.Done():
 			return
 		}
 		clk.Hold()
 		select {
-		case presses <- struct{}{}:
+		case out <- v:
 		case <-ctx.Done():
 			clk.Release()
 			return

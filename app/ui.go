@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"image/color"
+	"slices"
 	"strings"
 	"sync"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/audio/device"
+	"github.com/voiceassistant/voice/pipeline"
 	"github.com/voiceassistant/voice/wiring"
 )
 
@@ -76,12 +78,13 @@ type UI struct {
 	level          *fyne.Container // barLayout: the level, the rest
 
 	startStop *widget.Button
-	// pushToTalk switches from hands-free to push-to-talk.
-	pushToTalk *widget.Check
-	talk       *holdButton
-	stopReply  *widget.Button
-	mute       *widget.Check
-	clear      *widget.Button
+	// activation picks what opens a turn (Settings.Activation).
+	activation *widget.Select
+	// talk is the talk button in push mode, the wake button in wake mode.
+	talk      *holdButton
+	stopReply *widget.Button
+	mute      *widget.Check
+	clear     *widget.Button
 
 	conversation *fyne.Container
 	bubbles      []*bubble
@@ -187,15 +190,14 @@ func (u *UI) build() fyne.CanvasObject {
 
 	u.startStop = widget.NewButton("", u.toggle)
 	u.startStop.Importance = widget.HighImportance
-	u.talk = newHoldButton("Hold to talk (Space)", u.ctl.Gate.SetTalking)
+	u.talk = newHoldButton(talkLabel, u.hold)
 	u.stopReply = widget.NewButton("Stop (Esc)", u.ctl.StopReply)
-	u.pushToTalk = widget.NewCheck("Push-to-talk", u.setPushToTalk)
+	u.activation = widget.NewSelect(activationLabels(), u.setActivation)
 	u.mute = widget.NewCheck("Mute", u.ctl.Gate.SetMuted)
 	u.clear = widget.NewButton("Clear", u.clearConversation)
 	settings := widget.NewButton("Settings…", u.showSettings)
-	controls := container.NewHBox(u.startStop, u.pushToTalk, u.talk, u.stopReply, u.mute, u.clear, settings)
-	u.pushToTalk.SetChecked(u.settings.PushToTalk)
-	u.setPushToTalk(u.settings.PushToTalk) // SetChecked calls back only on a change
+	controls := container.NewHBox(u.startStop, u.activation, u.talk, u.stopReply, u.mute, u.clear, settings)
+	u.activation.SetSelected(activationLabel(u.settings.Activation)) // sets up the talk button
 
 	u.conversation = container.NewVBox()
 	u.partial = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Italic: true})
@@ -317,17 +319,77 @@ func (u *UI) toggle() {
 	u.Start()
 }
 
-func (u *UI) setPushToTalk(ptt bool) {
-	u.ctl.Gate.SetPushToTalk(ptt)
-	if ptt {
-		u.talk.Enable()
-	} else {
+// activationChoice is a choice of what opens a turn, as the window names
+// it.
+type activationChoice struct {
+	mode  pipeline.ActivationMode
+	label string
+}
+
+var activations = []activationChoice{
+	{pipeline.ActivateAlways, "Always listening"},
+	{pipeline.ActivatePush, "Push to talk"},
+	{pipeline.ActivateWake, "Wake word"},
+}
+
+const (
+	talkLabel = "Hold to talk (Space)"
+	wakeLabel = "Wake (Space)"
+)
+
+func activationLabels() []string {
+	var labels []string
+	for _, a := range activations {
+		labels = append(labels, a.label)
+	}
+	return labels
+}
+
+func activationLabel(m pipeline.ActivationMode) string {
+	for _, a := range activations {
+		if a.mode == m {
+			return a.label
+		}
+	}
+	return activations[0].label
+}
+
+// setActivation takes the choice of what opens a turn; a running session
+// restarts to take it, as with any stage setting.
+func (u *UI) setActivation(label string) {
+	mode := activations[slices.IndexFunc(activations, func(a activationChoice) bool { return a.label == label })].mode
+	switch mode {
+	case pipeline.ActivateAlways:
+		u.talk.SetText(talkLabel)
 		u.talk.Disable()
+	case pipeline.ActivatePush:
+		u.talk.SetText(talkLabel)
+		u.talk.Enable()
+	case pipeline.ActivateWake:
+		u.talk.SetText(wakeLabel)
+		u.talk.Enable()
 	}
-	if ptt != u.settings.PushToTalk {
-		u.settings.PushToTalk = ptt
-		u.settings.Save(u.app.Preferences())
+	if mode != u.settings.Activation {
+		s := u.settings
+		s.Activation = mode
+		u.saveSettings(s)
 	}
+}
+
+// hold is the talk button (or Space) going down or up: in push mode the
+// turn is open while it is down; in wake mode pressing it is the host's
+// wake.
+func (u *UI) hold(down bool) {
+	op := pipeline.OpTalkStop
+	switch {
+	case u.settings.Activation == pipeline.ActivatePush && down:
+		op = pipeline.OpTalkStart
+	case u.settings.Activation == pipeline.ActivateWake && down:
+		op = pipeline.OpWake
+	case u.settings.Activation != pipeline.ActivatePush:
+		return
+	}
+	u.ctl.Command(pipeline.Command{Op: op})
 }
 
 // clearConversation empties the view; a running session is restarted so

@@ -185,21 +185,39 @@ func TestUIReplaySession(t *testing.T) {
 	assert.Equal(t, "Start listening", u.startStop.Text)
 }
 
-func TestUIPushToTalkAndMute(t *testing.T) {
-	u := newTestUI(t, Options{})
+// The talk button is the session's: in push mode it sends talk start and
+// stop, in wake mode a wake, and hands-free it is off. Choosing the mode
+// restarts the session with it.
+func TestUIActivationAndMute(t *testing.T) {
+	src := &heldSource{started: make(chan Session, 1)}
+	u := newTestUI(t, Options{Source: src, Stages: demoStages()})
 	g := &u.ctl.Gate
-	assert.True(t, g.Open())
 	assert.True(t, u.talk.Disabled(), "hands-free needs no talk button")
+	for _, tc := range []struct {
+		label, button string
+		mode          pipeline.ActivationMode
+		down, up      []pipeline.Op
+	}{
+		{"Push to talk", "Hold to talk (Space)", pipeline.ActivatePush, []pipeline.Op{pipeline.OpTalkStart}, []pipeline.Op{pipeline.OpTalkStop}},
+		{"Wake word", "Wake (Space)", pipeline.ActivateWake, []pipeline.Op{pipeline.OpWake}, nil},
+	} {
+		u.activation.SetSelected(tc.label)
+		u.Start()
+		s := <-src.started
+		assert.Equal(t, tc.mode, s.Stages.Activation, "the session runs with it")
+		assert.Equal(t, tc.button, u.talk.Text)
+		require.False(t, u.talk.Disabled())
+		u.talk.MouseDown(&desktop.MouseEvent{})
+		assert.Equal(t, tc.down, received(s.Commands), "pressed")
+		u.talk.MouseUp(&desktop.MouseEvent{})
+		assert.Equal(t, tc.up, received(s.Commands), "let go")
+		u.ctl.Stop()
+		u.ctl.Wait()
+	}
+	u.activation.SetSelected("Always listening")
+	assert.True(t, u.talk.Disabled())
 
-	u.pushToTalk.SetChecked(true)
-	assert.False(t, g.Open())
-	require.False(t, u.talk.Disabled())
-	u.talk.MouseDown(&desktop.MouseEvent{})
 	assert.True(t, g.Open())
-	u.talk.MouseUp(&desktop.MouseEvent{})
-	assert.False(t, g.Open())
-
-	u.pushToTalk.SetChecked(false)
 	test.Tap(u.mute)
 	assert.False(t, g.Open())
 	test.Tap(u.mute)
@@ -226,14 +244,15 @@ func TestUISettingsSaved(t *testing.T) {
 	s, err := f.settings(u.settings)
 	require.NoError(t, err)
 	u.saveSettings(s)
-	u.pushToTalk.SetChecked(true)
+	u.activation.SetSelected("Push to talk")
 
 	again := New(a, Options{})
-	want := Settings{CaptureDevice: "USB mic", ModelDir: "/models", SystemPrompt: "Be terse.", PushToTalk: true,
+	want := Settings{CaptureDevice: "USB mic", ModelDir: "/models", SystemPrompt: "Be terse.", Activation: pipeline.ActivatePush,
 		BargeIn: pipeline.BargeIn{Mode: pipeline.InterruptDuck, MinSpeech: 400 * time.Millisecond, MinWords: 2,
 			Backchannels: []string{"yeah", "嗯", "uh-huh"}}}
 	assert.Equal(t, want, again.settings)
-	assert.True(t, again.pushToTalk.Checked)
+	assert.Equal(t, "Push to talk", again.activation.Selected)
+	assert.False(t, again.talk.Disabled())
 	assert.Equal(t, bargeInModes[1].label, newSettingsForm(again.settings).bargeIn.Selected)
 
 	for _, bad := range []struct {
@@ -346,26 +365,29 @@ func TestDownloadLabel(t *testing.T) {
 	}
 }
 
-// The keyboard: Space holds the microphone open in push-to-talk mode (and
-// does nothing hands-free), Esc reaches the running session as a press of
-// the stop key.
+// The keyboard: Space is the talk button in push-to-talk mode (and does
+// nothing hands-free), Esc reaches the running session as a press of the
+// stop key.
 func TestUIKeys(t *testing.T) {
 	src := &heldSource{started: make(chan Session, 1)}
 	u := newTestUI(t, Options{Source: src, Stages: demoStages()})
-	g := &u.ctl.Gate
 	space := &fyne.KeyEvent{Name: fyne.KeySpace}
-	u.keyDown(space)
-	assert.True(t, g.Open(), "hands-free: the microphone is open anyway")
-	u.pushToTalk.SetChecked(true)
-	assert.False(t, g.Open())
-	u.keyDown(space)
-	assert.True(t, g.Open(), "Space held")
-	u.keyUp(space)
-	assert.False(t, g.Open(), "Space let go")
-
 	u.keyDown(&fyne.KeyEvent{Name: fyne.KeyEscape})
 	u.Start()
 	s := <-src.started
+	u.keyDown(space)
+	u.keyUp(space)
+	assert.Empty(t, received(s.Commands), "hands-free: Space does nothing")
+	u.ctl.Stop()
+	u.ctl.Wait()
+	u.activation.SetSelected("Push to talk")
+	u.Start()
+	s = <-src.started
+	u.keyDown(space)
+	assert.Equal(t, []pipeline.Op{pipeline.OpTalkStart}, received(s.Commands), "Space held")
+	u.keyUp(space)
+	assert.Equal(t, []pipeline.Op{pipeline.OpTalkStop}, received(s.Commands), "Space let go")
+
 	u.keyDown(&fyne.KeyEvent{Name: fyne.KeyEscape})
 	select {
 	case <-s.StopKey:
@@ -379,6 +401,19 @@ func TestUIKeys(t *testing.T) {
 	}
 	u.ctl.Stop()
 	u.ctl.Wait()
+}
+
+// received are the commands waiting on ch.
+func received(ch <-chan pipeline.Command) []pipeline.Op {
+	var ops []pipeline.Op
+	for {
+		select {
+		case c := <-ch:
+			ops = append(ops, c.Op)
+		default:
+			return ops
+		}
+	}
 }
 
 // heldSource is a Source double that runs until stopped, handing the test
