@@ -41,21 +41,17 @@ func (c chain) Near(frame []float32) ([]float32, error) {
 }
 
 // Gate is the capture stage that lets the microphone through or silences
-// it: closed while muted, and in push-to-talk mode unless talk is held. It
-// is set from any goroutine (a window, a button) and read on the audio
-// goroutine.
+// it while muted. It is set from any goroutine (a window, a button) and
+// read on the audio goroutine. (Push-to-talk is the pipeline's activation,
+// which keeps the pre-roll before the press: pipeline.Config.Activation.)
 type Gate struct {
-	muted, pushToTalk, talking atomic.Bool
+	muted atomic.Bool
 }
 
-func (g *Gate) SetMuted(v bool)      { g.muted.Store(v) }
-func (g *Gate) SetPushToTalk(v bool) { g.pushToTalk.Store(v) }
-func (g *Gate) SetTalking(v bool)    { g.talking.Store(v) }
+func (g *Gate) SetMuted(v bool) { g.muted.Store(v) }
 
 // Open is whether captured audio is let through now.
-func (g *Gate) Open() bool {
-	return !g.muted.Load() && (!g.pushToTalk.Load() || g.talking.Load())
-}
+func (g *Gate) Open() bool { return !g.muted.Load() }
 
 func (*Gate) Far([]float32) error { return nil }
 
