@@ -62,7 +62,10 @@ func (p *Pipeline) command(ctx context.Context, c Command) (err error) {
 	l := p.listen
 	op := c.Op
 	if op == OpTalkToggle {
-		op = map[bool]Op{false: OpTalkStart, true: OpTalkStop}[l.Talking()]
+		op = OpTalkStart
+		if l.Talking() {
+			op = OpTalkStop
+		}
 	}
 	switch op {
 	case OpCancel:

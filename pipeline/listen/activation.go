@@ -173,8 +173,8 @@ func (l *Listener) Wake() error {
 		l.cfg.Stages.VAD.Reset()
 	}
 	l.armedUntil = audio.Mono16k.Duration(l.recent.end) + max(l.cfg.Activation.FollowUp, time.Second)
-	if t := l.turn; t != nil && t.spotting {
-		t.spotting = false
+	if l.turn != nil {
+		l.turn.spotting = false
 	}
 	return nil
 }
@@ -184,7 +184,7 @@ func (l *Listener) Wake() error {
 // every phrase out.
 func (l *Listener) spot() (accepted bool) {
 	t := l.turn
-	switch wakePhrase(t.partial, l.cfg.Activation.Phrases) {
+	switch wakePhrase(t.partial, l.phrases) {
 	case phraseSaid:
 		t.spotting = false
 		return true
@@ -203,15 +203,14 @@ const (
 	phraseRuledOut
 )
 
-// wakePhrase compares text's first words with phrases.
-func wakePhrase(text string, phrases []string) phraseMatch {
+// wakePhrase compares text's first words with phrases (each as words).
+func wakePhrase(text string, phrases [][]string) phraseMatch {
 	said := SplitWords(text)
 	if len(said) == 0 {
 		return phraseUndecided
 	}
 	match := phraseRuledOut
-	for _, p := range phrases {
-		want := SplitWords(p)
+	for _, want := range phrases {
 		n := min(len(said), len(want))
 		if !slices.Equal(said[:n], want[:n]) {
 			continue
@@ -230,15 +229,14 @@ func (l *Listener) withoutPhrase(text string) string {
 	if l.cfg.Activation.Mode != ActivateWake {
 		return text
 	}
-	return stripPhrase(text, l.cfg.Activation.Phrases)
+	return stripPhrase(text, l.phrases)
 }
 
 // stripPhrase is text without the wake phrase it begins with, if it
 // begins with one, and the punctuation and spaces after it.
-func stripPhrase(text string, phrases []string) string {
+func stripPhrase(text string, phrases [][]string) string {
 	spans := wordSpans(text)
-	for _, p := range phrases {
-		want := SplitWords(p)
+	for _, want := range phrases {
 		if len(spans) < len(want) {
 			continue
 		}

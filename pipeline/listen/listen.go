@@ -135,6 +135,8 @@ type Listener struct {
 	// Early finals being made (early.go), and where they come in.
 	finishing int
 	finals    chan *Early
+	// phrases are the wake phrases, each as its words.
+	phrases [][]string
 	// talking is set between the talk button's start and stop (push).
 	talking bool
 	// replying is set from a commit to the end of its reply, and
@@ -146,12 +148,16 @@ type Listener struct {
 
 // New is a listening side, idle.
 func New(cfg Config) *Listener {
-	return &Listener{
+	l := &Listener{
 		cfg:     cfg,
 		machine: fsm.New("listening", Transitions, cfg.Report),
 		recent:  newRecentAudio(cfg.PreRoll + time.Second),
 		finals:  make(chan *Early),
 	}
+	for _, p := range cfg.Activation.Phrases {
+		l.phrases = append(l.phrases, SplitWords(p))
+	}
+	return l
 }
 
 func (l *Listener) to(next Phase) { l.machine.Move(&l.phase, next) }
@@ -275,7 +281,10 @@ func (l *Listener) Listen(f audio.Frame, heard vad.Result) (Change, error) {
 			return NoTurn, err
 		}
 		if !l.spot() {
-			return map[bool]Change{true: TurnSpotting, false: NoTurn}[l.turn == t], nil
+			if l.turn != t {
+				return NoTurn, nil // ruled out
+			}
+			return TurnSpotting, nil
 		}
 		return TurnWoken, l.listened(f, heard)
 	}
