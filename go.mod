@@ -7,6 +7,7 @@ require (
 	github.com/gen2brain/malgo v0.11.24
 	github.com/go-text/typesetting v0.2.1
 	github.com/gofrs/flock v0.13.2
+	github.com/google/pprof v0.0.0-20211214055906-6f57359322fd
 	github.com/mattn/go-isatty v0.0.24
 	github.com/neurosnap/sentences v1.1.2
 	github.com/parquet-go/parquet-go v0.32.0

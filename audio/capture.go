@@ -40,6 +40,33 @@ func (c chain) Near(frame []float32) ([]float32, error) {
 	return frame, nil
 }
 
+// Resting wraps the front end of a session that can rest (see
+// pipeline.Config.Rest): while resting, frames pass through untouched and
+// the wrapped front end does no work. Rest is called from any goroutine;
+// Far, which comes first for each frame, decides for the pair, so the
+// near and far streams the front end is given stay in step across a rest.
+type Resting struct {
+	FrontEnd FrontEnd
+	resting  atomic.Bool
+	skip     bool // this frame's decision, on the audio goroutine
+}
+
+func (r *Resting) Rest(on bool) { r.resting.Store(on) }
+
+func (r *Resting) Far(frame []float32) error {
+	if r.skip = r.resting.Load(); r.skip {
+		return nil
+	}
+	return r.FrontEnd.Far(frame)
+}
+
+func (r *Resting) Near(frame []float32) ([]float32, error) {
+	if r.skip {
+		return frame, nil
+	}
+	return r.FrontEnd.Near(frame)
+}
+
 // Gate is the capture stage that lets the microphone through or silences
 // it while muted. It is set from any goroutine (a window, a button) and
 // read on the audio goroutine. (Push-to-talk is the pipeline's activation,

@@ -64,3 +64,28 @@ func TestChain(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, in, out, "an empty chain passes the capture on")
 }
+
+// A resting front end passes frames through and does no work; a rest that
+// begins between a frame's far and near sides waits for the next frame,
+// so the front end never gets one side of a frame without the other.
+func TestResting(t *testing.T) {
+	inner := &halver{}
+	r := &Resting{FrontEnd: inner}
+	frame := []float32{0.5, -0.5}
+	near := func() []float32 {
+		t.Helper()
+		out, err := r.Near(frame)
+		require.NoError(t, err)
+		return out
+	}
+	require.NoError(t, r.Far(frame))
+	r.Rest(true)
+	assert.Equal(t, []float32{0.25, -0.25}, near(), "the frame begun awake ends awake")
+	require.NoError(t, r.Far(frame))
+	assert.Equal(t, frame, near())
+	assert.Equal(t, 1, inner.far)
+	r.Rest(false)
+	require.NoError(t, r.Far(frame))
+	assert.Equal(t, []float32{0.25, -0.25}, near())
+	assert.Equal(t, 2, inner.far)
+}

@@ -61,6 +61,11 @@ type Resampler struct {
 	base     int64
 	phase    int
 	produced int64 // output frames emitted since the last Reset
+	// audible is one past the last frame with a sample that is not zero:
+	// an output whose taps all fall at or after it is silence, and costs
+	// no filtering (a capture's far end is silent whenever nothing plays,
+	// most of a day).
+	audible int64
 }
 
 // NewResampler prepares a resampler from one rate to another for
@@ -188,6 +193,7 @@ func (r *Resampler) Reset() {
 	clear(r.buf)
 	r.start = -int64(r.half - 1)
 	r.base, r.phase, r.produced = 0, 0, 0
+	r.audible = r.start
 }
 
 // Process consumes in and appends every output sample that can already be
@@ -203,6 +209,12 @@ func (r *Resampler) Process(in []float32, out []float32) []float32 {
 		// remain, so there is always room for at least a block here.
 		n := min(len(in), cap(r.buf)-len(r.buf))
 		r.buf = append(r.buf, in[:n]...)
+		for i := len(r.buf) - 1; i >= len(r.buf)-n; i-- {
+			if r.buf[i] != 0 {
+				r.audible = r.start + int64(i/r.channels) + 1
+				break
+			}
+		}
 		in = in[n:]
 		out = r.drain(out, math.MaxInt64)
 		r.compact()
@@ -259,9 +271,14 @@ func (r *Resampler) drain(out []float32, limit int64) []float32 {
 	for r.base+half <= last && r.produced < limit {
 		row := r.table[r.phase*r.taps : (r.phase+1)*r.taps]
 		first := int(r.base - half + 1 - r.start)
-		if ch == 1 {
+		switch {
+		case r.start+int64(first) >= r.audible:
+			for range ch {
+				out = append(out, 0)
+			}
+		case ch == 1:
 			out = append(out, dot(row, r.buf[first:first+r.taps]))
-		} else {
+		default:
 			seg := r.buf[first*ch : (first+r.taps)*ch]
 			for c := range ch {
 				var s float32

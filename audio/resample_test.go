@@ -151,6 +151,44 @@ func TestResampleChunkedMatchesOneShot(t *testing.T) {
 	}
 }
 
+// Silence skips the filter (Resampler.audible): bursts between silences
+// must come out as a filter that never skips makes them. Offsetting the
+// whole signal by a constant leaves no window silent, and by linearity
+// the offset's own output comes off again.
+func TestResampleSilenceBetweenBursts(t *testing.T) {
+	for _, tt := range []struct{ from, to, channels int }{{48000, 16000, 1}, {22050, 16000, 2}} {
+		t.Run(fmt.Sprintf("%d-%d-%dch", tt.from, tt.to, tt.channels), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(3, 4))
+			in := make([]float32, tt.from*tt.channels)
+			for i := range in {
+				if frame := i / tt.channels; frame%9000 < 2000 {
+					in[i] = rng.Float32()*2 - 1
+				}
+			}
+			got, err := Resample(in, tt.from, tt.to, tt.channels)
+			require.NoError(t, err)
+			offset := make([]float32, len(in))
+			ones := make([]float32, len(in))
+			for i, v := range in {
+				offset[i], ones[i] = v+1, 1
+			}
+			shifted, err := Resample(offset, tt.from, tt.to, tt.channels)
+			require.NoError(t, err)
+			dc, err := Resample(ones, tt.from, tt.to, tt.channels)
+			require.NoError(t, err)
+			require.Len(t, got, len(shifted))
+			silent := 0
+			for i := range got {
+				require.InDelta(t, shifted[i]-dc[i], got[i], 1e-5, "sample %d", i)
+				if got[i] == 0 {
+					silent++
+				}
+			}
+			assert.Greater(t, silent, len(got)/2, "the silences come out as silence")
+		})
+	}
+}
+
 func TestResampleOutputLength(t *testing.T) {
 	pairs := [][2]int{
 		{48000, 16000}, {44100, 16000}, {22050, 16000}, {24000, 16000},
@@ -358,8 +396,15 @@ func TestConvertErrors(t *testing.T) {
 // BenchmarkResample48kTo16k runs the capture-path conversion on 10 ms
 // device periods; x_realtime is seconds of audio processed per second.
 func BenchmarkResample48kTo16k(b *testing.B) {
+	b.Run("tone", func(b *testing.B) { benchResample(b, sine(440, 0.5, 48000, 1, 48000)) })
+	// The far end while nothing plays.
+	b.Run("silence", func(b *testing.B) { benchResample(b, make([]float32, 48000)) })
+}
+
+// benchResample resamples in, a second at 48 kHz, a 10 ms period at a
+// time.
+func benchResample(b *testing.B, in []float32) {
 	const rate, period = 48000, 480
-	in := sine(440, 0.5, rate, 1, rate) // one second per iteration
 	r, err := NewResampler(rate, ProcessingRate, 1)
 	require.NoError(b, err)
 	out := make([]float32, 0, 2*period)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/pipeline"
 	"github.com/voiceassistant/voice/pipeline/event"
 	"github.com/voiceassistant/voice/pipeline/listen"
@@ -111,6 +112,7 @@ func TestPushToTalk(t *testing.T) {
 			press, pressDone := command(3100*time.Millisecond, start)
 			release, releaseDone := command(4300*time.Millisecond, stop)
 			counter := &countingVAD{}
+			var rests []restAt
 			s := scenario{
 				length: 7 * time.Second,
 				user: []standin.Utterance{
@@ -123,6 +125,7 @@ func TestPushToTalk(t *testing.T) {
 					c.Activation.Mode = pipeline.ActivatePush
 					counter.VAD = c.VAD
 					c.VAD = counter
+					c.Rest = recordRests(c.Clock, &rests)
 				},
 			}
 			o := s.run(t)
@@ -135,8 +138,35 @@ func TestPushToTalk(t *testing.T) {
 			assert.Equal(t, 4300*time.Millisecond, commits[0].At, "committed at the release")
 			require.NotEmpty(t, o.of(pipeline.EvPlaybackStop), "and answered")
 			assert.InDelta(t, 120, counter.frames, 2, "the VAD runs between the presses only (10 ms frames)")
+			played := o.of(pipeline.EvPlaybackStop)
+			require.Len(t, rests, 3, "%v", rests)
+			assert.Equal(t, restAt{true, 10 * time.Millisecond}, rests[0], "resting from the first frame")
+			assert.Equal(t, restAt{false, 3100 * time.Millisecond}, rests[1], "awake at the press")
+			assert.True(t, rests[2].on)
+			// The reply's end is when its last sample will have played,
+			// at most a period ahead of the clock.
+			assert.GreaterOrEqual(t, rests[2].at+10*time.Millisecond, played[len(played)-1].At, "and again once the reply has played")
 		}
 	}
+	// Listening to every word, a session never rests.
+	var rests []restAt
+	scenario{
+		length:  3 * time.Second,
+		user:    []standin.Utterance{{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: "hello"}},
+		replies: []string{"Hi."},
+		tune:    func(c *pipeline.Config) { c.Rest = recordRests(c.Clock, &rests) },
+	}.run(t)
+	assert.Empty(t, rests)
+}
+
+// restAt is a call of pipeline.Config.Rest, and when it came.
+type restAt struct {
+	on bool
+	at time.Duration
+}
+
+func recordRests(clk clock.Clock, into *[]restAt) func(bool) {
+	return func(on bool) { *into = append(*into, restAt{on, clk.Now()}) }
 }
 
 // The talk button pressed over a reply cuts it, and the turn it opens is

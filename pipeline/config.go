@@ -61,6 +61,14 @@ type Config struct {
 	// watchdog (systemd's, package sdnotify) watches for. It must not
 	// block.
 	Alive func()
+	// Rest, if set, is told when the session starts and stops resting:
+	// no stage needs the capture (an idle push or host-wake session, see
+	// listen.Listener.Idle), nothing is playing or waiting to be said. A
+	// resting session only keeps the capture for a turn's pre-roll, so
+	// the front end (echo cancellation, noise suppression) may rest too:
+	// nothing plays for it to cancel, and the pre-roll may be heard as
+	// captured. Called from Run's goroutine, on each change only.
+	Rest func(resting bool)
 	// Continue is when speech right after a commit continues that turn.
 	Continue Continuation
 	// ComputeScale puts each stage's measured compute, times this, on the

@@ -44,6 +44,7 @@ type Pipeline struct {
 	state      State // moved only by setState, as stateTransitions allows
 	turnStates fsm.Machine[State]
 	muted      bool // the host closed the microphone (OpMute)
+	resting    bool // as Config.Rest was last told
 	says       announcements
 	resp       *reply.Reply // the current reply: being generated or played
 	spec       *reply.Reply // a speculative reply to the open turn
@@ -149,6 +150,10 @@ func (p *Pipeline) Run(ctx context.Context) (err error) {
 		}
 		if p.cfg.Alive != nil {
 			p.cfg.Alive()
+		}
+		if rest := p.listen.Idle() && p.resp == nil && len(p.says.texts) == 0; rest != p.resting && p.cfg.Rest != nil {
+			p.resting = rest
+			p.cfg.Rest(rest)
 		}
 	}
 }

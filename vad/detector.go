@@ -45,6 +45,16 @@ type Config struct {
 	// the model reacts a little late to soft onsets and trailing
 	// consonants.
 	SpeechPad time.Duration `yaml:"speech_pad"`
+	// FloorDBFS is the level (of a window's loudest sample, in dB below
+	// full scale) under which a window outside speech is silence without
+	// asking the model (default -60; 0 asks it about every window). On a
+	// device that listens all day most windows are a quiet room, and the
+	// model is most of what listening costs there; speech whose peaks
+	// stay 60 dB down is not speech a recognizer can use. Inside speech
+	// every window is the model's, so the pauses between words are judged
+	// as the model's authors judge them; the recurrent state carries over
+	// the skipped windows to the next one the model hears.
+	FloorDBFS float64 `yaml:"floor_dbfs"`
 }
 
 // DefaultConfig returns the model authors' defaults.
@@ -54,6 +64,7 @@ func DefaultConfig() Config {
 		MinSpeech:  250 * time.Millisecond,
 		MinSilence: 100 * time.Millisecond,
 		SpeechPad:  30 * time.Millisecond,
+		FloorDBFS:  -60,
 	}
 }
 
@@ -77,6 +88,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("vad: durations must not be negative (min speech %v, min silence %v, pad %v)", c.MinSpeech, c.MinSilence, c.SpeechPad)
 	case c.MinSpeech > time.Hour || c.MinSilence > time.Hour || c.SpeechPad > time.Hour:
 		return fmt.Errorf("vad: durations over an hour are surely a unit mistake (min speech %v, min silence %v, pad %v)", c.MinSpeech, c.MinSilence, c.SpeechPad)
+	case math.IsNaN(c.FloorDBFS) || c.FloorDBFS > 0:
+		return fmt.Errorf("vad: floor %v dBFS must be 0 (off) or below", c.FloorDBFS)
 	}
 	return nil
 }
@@ -88,6 +101,7 @@ type Detector struct {
 	cfg        Config
 	p          Prober
 	exit       float32
+	quiet      float32 // FloorDBFS as an amplitude; 0: every window is asked
 	minSpeech  int64
 	minSilence int64
 	pad        int64
@@ -126,6 +140,7 @@ func NewDetector(p Prober, cfg Config) (*Detector, error) {
 		minSpeech:  audio.Mono16k.Samples(cfg.MinSpeech),
 		minSilence: audio.Mono16k.Samples(cfg.MinSilence),
 		pad:        audio.Mono16k.Samples(cfg.SpeechPad),
+		quiet:      float32(math.Pow(10, cfg.FloorDBFS/20)),
 		rf:         audio.NewReframer(WindowSize),
 		zeros:      make([]float32, WindowSize),
 	}
@@ -222,7 +237,7 @@ func (d *Detector) window(pos int64, samples []float32, n int) {
 	if d.err != nil {
 		return
 	}
-	p, err := d.p.Window(samples)
+	p, err := d.probability(samples)
 	if err != nil {
 		d.err = fmt.Errorf("vad: window at %d: %w", pos, err)
 		return
@@ -263,6 +278,21 @@ func (d *Detector) window(pos int64, samples []float32, n int) {
 			d.confirm()
 		}
 	}
+}
+
+// probability is the model's for a window, or 0 for one outside speech
+// under the floor.
+func (d *Detector) probability(samples []float32) (float32, error) {
+	if d.cfg.FloorDBFS != 0 && !d.triggered {
+		var peak float32
+		for _, v := range samples {
+			peak = max(peak, v, -v)
+		}
+		if peak < d.quiet {
+			return 0, nil
+		}
+	}
+	return d.p.Window(samples)
 }
 
 func (d *Detector) confirm() {

@@ -23,6 +23,14 @@ type script struct {
 	failAt int // window index that fails; -1 for none
 }
 
+// scripted is the default configuration for scripted probabilities, which
+// come with silent frames: the floor would keep those from the prober.
+func scripted() Config {
+	c := DefaultConfig()
+	c.FloorDBFS = 0
+	return c
+}
+
 func newScript(probs []float32) *script { return &script{probs: probs, failAt: -1} }
 
 func (s *script) Window(w []float32) (float32, error) {
@@ -135,7 +143,7 @@ func runWindows(t *testing.T, cfg Config, probs []float32, tail int) []eventAt {
 func TestStateMachine(t *testing.T) {
 	// Defaults in samples: pad 480, min speech 4000 (so 8 windows), min
 	// silence 1600 (confirmed at the 5th silent window, 2048 samples on).
-	def := DefaultConfig()
+	def := scripted()
 	with := func(f func(*Config)) Config { c := def; f(&c); return c }
 	for _, tc := range []struct {
 		name  string
@@ -209,7 +217,7 @@ func TestStateMachine(t *testing.T) {
 }
 
 func TestVoicedAndProb(t *testing.T) {
-	d, err := NewDetector(newScript(rep(0.2, 1, 0.7, 1, 0.5, 1)), DefaultConfig())
+	d, err := NewDetector(newScript(rep(0.2, 1, 0.7, 1, 0.5, 1)), scripted())
 	require.NoError(t, err)
 	feed := func(pos, n int) Result {
 		res, err := d.Process(audio.Frame{Format: audio.Mono16k, Pos: int64(pos), Samples: make([]float32, n)})
@@ -244,7 +252,7 @@ func TestPausing(t *testing.T) {
 	want := []bool{false, false, false, false, false,
 		false, false, false, false, false, false, false, false, false, false, false, true, true, false,
 		true, true, true, true, false, false, false, false}
-	d, err := NewDetector(newScript(probs), DefaultConfig())
+	d, err := NewDetector(newScript(probs), scripted())
 	require.NoError(t, err)
 	var got []bool
 	for i := range probs {
@@ -256,7 +264,7 @@ func TestPausing(t *testing.T) {
 }
 
 func TestDetectorErrors(t *testing.T) {
-	_, err := NewDetector(nil, DefaultConfig())
+	_, err := NewDetector(nil, scripted())
 	require.Error(t, err)
 	for _, bad := range []func(*Config){
 		func(c *Config) { c.Threshold = 0 },
@@ -267,14 +275,14 @@ func TestDetectorErrors(t *testing.T) {
 		func(c *Config) { c.MinSpeech = -time.Millisecond },
 		func(c *Config) { c.SpeechPad = 2 * time.Hour },
 	} {
-		cfg := DefaultConfig()
+		cfg := scripted()
 		bad(&cfg)
 		_, err := NewDetector(newScript(nil), cfg)
 		assert.Error(t, err, "%+v", cfg)
 	}
 
 	s := newScript(rep(0.9, 20))
-	d, err := NewDetector(s, DefaultConfig())
+	d, err := NewDetector(s, scripted())
 	require.NoError(t, err)
 	for _, f := range []audio.Frame{
 		{Format: audio.Format{Rate: 8000, Channels: 1}, Samples: make([]float32, 256)},
@@ -313,9 +321,44 @@ func TestDetectorErrors(t *testing.T) {
 
 func nan() float64 { var z float64; return z / z }
 
+// Windows outside speech under the floor are silence without the model;
+// inside speech the model hears every window.
+func TestFloorSkipsTheModel(t *testing.T) {
+	s := newScript(append(rep(0.1, 2), rep(0.9, 100)...))
+	d, err := NewDetector(s, DefaultConfig())
+	require.NoError(t, err)
+	pos := 0
+	window := func(amplitude float32) Result {
+		samples := make([]float32, WindowSize)
+		samples[WindowSize/2] = -amplitude
+		res, err := d.Process(audio.Frame{Format: audio.Mono16k, Pos: int64(pos), Samples: samples})
+		require.NoError(t, err)
+		pos += WindowSize
+		return res
+	}
+	// -60 dBFS is 0.001.
+	assert.InDelta(t, 0.1, window(0.002).Prob, 1e-6)
+	for range 5 {
+		assert.Zero(t, window(0.0009).Prob)
+	}
+	assert.Equal(t, 1, s.n, "the quiet windows never reached the model")
+	assert.InDelta(t, 0.1, window(0.5).Prob, 1e-6)
+	assert.InDelta(t, 0.9, window(0.5).Prob, 1e-6)
+	for range 3 {
+		assert.InDelta(t, 0.9, window(0.0001).Prob, 1e-6, "inside speech the model hears the quiet")
+	}
+	assert.Equal(t, 6, s.n)
+	assert.Zero(t, s.resets)
+
+	cfg := DefaultConfig()
+	cfg.FloorDBFS = 3
+	_, err = NewDetector(s, cfg)
+	assert.ErrorContains(t, err, "floor")
+}
+
 func TestResetForgetsEverything(t *testing.T) {
 	s := newScript(rep(0.9, 10, 0.0, 10))
-	d, err := NewDetector(s, DefaultConfig())
+	d, err := NewDetector(s, scripted())
 	require.NoError(t, err)
 	res, err := d.Process(audio.Frame{Format: audio.Mono16k, Pos: 0, Samples: make([]float32, 9*512+100)})
 	require.NoError(t, err)
@@ -378,7 +421,7 @@ func offline(t *testing.T, d *Detector, pcm []float32) []Event {
 }
 
 func TestStreamingEqualsOffline(t *testing.T) {
-	configs := []Config{DefaultConfig(), {Threshold: 0.6, MinSpeech: 0, MinSilence: 0, SpeechPad: 100 * time.Millisecond},
+	configs := []Config{scripted(), {Threshold: 0.6, MinSpeech: 0, MinSilence: 0, SpeechPad: 100 * time.Millisecond},
 		{Threshold: 0.5, ExitThreshold: 0.2, MinSpeech: 64 * time.Millisecond, MinSilence: 300 * time.Millisecond, SpeechPad: 0}}
 	total := 0
 	for seed := range uint64(200) {
@@ -410,7 +453,7 @@ func TestStreamingEqualsOffline(t *testing.T) {
 }
 
 func TestProcessDoesNotAllocate(t *testing.T) {
-	d, err := NewDetector(newScript(nil), DefaultConfig())
+	d, err := NewDetector(newScript(nil), scripted())
 	require.NoError(t, err)
 	frame := make([]float32, 160)
 	pos := int64(0)
@@ -423,7 +466,7 @@ func TestProcessDoesNotAllocate(t *testing.T) {
 }
 
 func TestSegmentsEmpty(t *testing.T) {
-	d, err := NewDetector(newScript(nil), DefaultConfig())
+	d, err := NewDetector(newScript(nil), scripted())
 	require.NoError(t, err)
 	segs, err := Segments(context.Background(), d, audio.SliceSource(nil))
 	require.NoError(t, err)

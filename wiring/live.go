@@ -69,9 +69,16 @@ func (l Live) Run(ctx context.Context) (stats device.Stats, err error) {
 		cfg.HalfDuplex.Enabled = true
 	}
 	devCfg := l.Device
-	devCfg.Clock, devCfg.FrontEnd = clk, fe
+	devCfg.Clock = clk
+	// The front end and the capture reader rest with the session: an
+	// idle push or wake session costs a battery the least it can.
+	var resting *audio.Resting
+	if fe != nil {
+		resting = &audio.Resting{FrontEnd: fe}
+		devCfg.FrontEnd = resting
+	}
 	if l.Capture != nil {
-		devCfg.FrontEnd = l.Capture(fe)
+		devCfg.FrontEnd = l.Capture(devCfg.FrontEnd)
 	}
 	dev, err := device.Open(devCfg)
 	if err != nil {
@@ -81,6 +88,12 @@ func (l Live) Run(ctx context.Context) (stats device.Stats, err error) {
 	// The stream clock needs no hold for a press (its Hold and Release
 	// do nothing).
 	cfg.Clock, cfg.Device, cfg.Interrupt, cfg.Commands, cfg.Alive = clk, dev, l.Interrupt, l.Commands, l.Alive
+	cfg.Rest = func(on bool) {
+		if resting != nil {
+			resting.Rest(on)
+		}
+		dev.Rest(on)
+	}
 	p, err := pipeline.New(cfg)
 	if err != nil {
 		return stats, err

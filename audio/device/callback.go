@@ -29,6 +29,9 @@ func (d *Duplex) process(out, in []byte, _ uint32) {
 	if d.farRing != nil {
 		d.writeFar(played, captured)
 	}
+	if d.resting.Load() && d.ring.Len() < d.restBatch {
+		return
+	}
 	select {
 	case d.wake <- struct{}{}:
 	default:

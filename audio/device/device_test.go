@@ -368,3 +368,33 @@ func BenchmarkCallback(b *testing.B) {
 	perOp := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 	b.ReportMetric(perOp/float64(10*time.Millisecond)*100, "%period")
 }
+
+// A resting reader is woken once a tenth of a second of capture waits for
+// it, not every period, and at once when the rest ends.
+func TestRestWakesTheReaderLess(t *testing.T) {
+	cfg := Config{Rate: 16000, PlaybackChannels: 1, Period: 10 * time.Millisecond, PlaybackBuffer: time.Second}
+	d, err := newDuplex(cfg, "test")
+	require.NoError(t, err)
+	d.now = stillClock
+	in, out := f32bytes(make([]float32, 160)), make([]byte, 160*4)
+	woken := func() bool {
+		select {
+		case <-d.wake:
+			return true
+		default:
+			return false
+		}
+	}
+	d.process(out, in, 160)
+	assert.True(t, woken(), "awake: every period")
+	d.ring.Read(make([]float32, 160)) // as the reader would
+	d.Rest(true)
+	for range 9 {
+		d.process(out, in, 160)
+		assert.False(t, woken(), "resting: not before 100 ms wait")
+	}
+	d.process(out, in, 160)
+	assert.True(t, woken(), "resting: 100 ms wait")
+	d.Rest(false)
+	assert.True(t, woken(), "the rest's end")
+}

@@ -24,6 +24,16 @@ type Processor struct {
 	out   []float32
 	aec   bool
 	delay int
+	// quiet is the same processing without the echo canceller, which
+	// takes the capture once nothing has played for quietAfter frames
+	// (farSilent counts them): with no echo to cancel, the canceller is
+	// most of what the front end costs a session that listens all day.
+	// apm is then not called at all, so its adaptive filter, its delay
+	// estimate and its far and near streams stay as they were, in step,
+	// and cancel the next reply's echo from its first frame.
+	quiet      *C.fe_apm
+	farSilent  int
+	quietAfter int
 	// restarts counts the times the processor was started afresh because
 	// its output was not finite.
 	restarts int
@@ -68,8 +78,25 @@ func New(cfg Config) (*Processor, error) {
 	if rc := C.fe_new(&cc, &a, &msg[0], msgLen); rc != 0 {
 		return nil, shimErr("New", rc, msg[:])
 	}
-	return &Processor{apm: a, out: make([]float32, FrameSize), aec: cfg.AEC, delay: cfg.DelayMS}, nil
+	p := &Processor{apm: a, out: make([]float32, FrameSize), aec: cfg.AEC, delay: cfg.DelayMS,
+		quietAfter: (quietAfterMS + cfg.DelayMS) / 10}
+	if cfg.AEC {
+		cc.aec = 0
+		if rc := C.fe_new(&cc, &p.quiet, &msg[0], msgLen); rc != 0 {
+			C.fe_free(a)
+			return nil, shimErr("New", rc, msg[:])
+		}
+	}
+	return p, nil
 }
+
+// quietAfterMS, beyond the configured delay, is how long the far end must
+// have been silent before the echo canceller rests: the extended filter's
+// tail is about 128 ms, and the delay estimate may exceed the setting.
+const quietAfterMS = 1000
+
+// resting says whether the echo canceller rests for the frame at hand.
+func (p *Processor) resting() bool { return p.quiet != nil && p.farSilent >= p.quietAfter }
 
 // Far feeds 10 ms (160 samples) of the signal that was played to the
 // speaker: the echo reference.
@@ -81,6 +108,16 @@ func (p *Processor) Far(frame []float32) error {
 	defer p.mu.Unlock()
 	if p.apm == nil {
 		return ErrClosed
+	}
+	p.farSilent++
+	for _, v := range frame {
+		if v != 0 {
+			p.farSilent = 0
+			break
+		}
+	}
+	if p.resting() {
+		return nil
 	}
 	var msg [msgLen]C.char
 	if rc := C.fe_far(p.apm, (*C.float)(unsafe.Pointer(&frame[0])), C.int(len(frame)), &msg[0], msgLen); rc != 0 {
@@ -100,8 +137,12 @@ func (p *Processor) Near(frame []float32) ([]float32, error) {
 	if p.apm == nil {
 		return nil, ErrClosed
 	}
+	apm := p.apm
+	if p.resting() {
+		apm = p.quiet
+	}
 	var msg [msgLen]C.char
-	rc := C.fe_near(p.apm, (*C.float)(unsafe.Pointer(&frame[0])), (*C.float)(unsafe.Pointer(&p.out[0])),
+	rc := C.fe_near(apm, (*C.float)(unsafe.Pointer(&frame[0])), (*C.float)(unsafe.Pointer(&p.out[0])),
 		C.int(len(frame)), nil, &msg[0], msgLen)
 	if rc == C.FE_RESTARTED {
 		p.restarts++
@@ -146,5 +187,9 @@ func (p *Processor) Close() {
 	if p.apm != nil {
 		C.fe_free(p.apm)
 		p.apm = nil
+	}
+	if p.quiet != nil {
+		C.fe_free(p.quiet)
+		p.quiet = nil
 	}
 }

@@ -304,3 +304,36 @@ func BenchmarkFrontend(b *testing.B) {
 	el := b.Elapsed()
 	b.ReportMetric(el.Seconds()/(float64(frames)*0.010), "rtf")
 }
+
+// Once nothing has played for a while the echo canceller rests (the quiet
+// instance takes the capture); the next reply's echo is cancelled from its
+// start, as by a canceller that never stopped, where one started afresh
+// would let its first second through.
+func TestEchoCancellationResumesAfterQuiet(t *testing.T) {
+	const delay = 60
+	n := 14 * fs
+	talk, _ := speech(n, 140, 0.25, 0.08, 0.5, 1)
+	far := make([]float32, n)
+	copy(far[:6*fs], talk[:6*fs])       // a reply,
+	copy(far[9*fs:], talk[6*fs:n-3*fs]) // three seconds of quiet, the next reply
+	echo := convolve(far, room(delay, 0.010, 0.5, 2))
+	p, err := New(Config{AEC: true, NS: true, DelayMS: delay})
+	require.NoError(t, err)
+	defer p.Close()
+	split := 8*fs + fs/2
+	out := run(t, p, far[:split], echo[:split])
+	require.True(t, p.resting(), "the canceller rests in the quiet")
+	out = append(out, run(t, p, far[split:], echo[split:])...)
+	resumed := func(i int) bool { return i >= 9*fs && i < 10*fs }
+	erle := db(energy(echo, resumed) / energy(out, resumed))
+
+	fresh, err := New(Config{AEC: true, NS: true, DelayMS: delay})
+	require.NoError(t, err)
+	defer fresh.Close()
+	freshOut := run(t, fresh, far[9*fs:], echo[9*fs:])
+	first := func(i int) bool { return i < fs }
+	freshERLE := db(energy(echo[9*fs:], first) / energy(freshOut, first))
+	t.Logf("first second of the second reply: ERLE %.1f dB after the quiet, %.1f dB from a fresh canceller", erle, freshERLE)
+	assert.GreaterOrEqual(t, erle, 20.0)
+	assert.Greater(t, erle, freshERLE+6, "the canceller kept what it had learnt")
+}

@@ -10,7 +10,7 @@ import (
 // benchCmd groups the benchmarks that write JSON.
 func (a *app) benchCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "bench", Short: "Measure the speed of a stage"}
-	cmd.AddCommand(a.benchLLMCmd(), a.benchPipelineCmd(), a.benchStagesCmd())
+	cmd.AddCommand(a.benchIdleCmd(), a.benchLLMCmd(), a.benchPipelineCmd(), a.benchStagesCmd())
 	return cmd
 }
 
