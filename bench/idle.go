@@ -207,6 +207,17 @@ const (
 	partForeign = "outside Go"
 )
 
+// IdlePartNames are the parts IdleResult.Parts may name.
+var IdlePartNames = func() []string {
+	names := []string{partRuntime, partForeign}
+	for _, p := range idleParts {
+		if !slices.Contains(names, p.part) {
+			names = append(names, p.part)
+		}
+	}
+	return names
+}()
+
 // split divides total among the parts by their share of p's samples.
 func split(p *profile.Profile, total float64) ([]IdlePart, int) {
 	counts := map[string]int64{}

@@ -112,7 +112,7 @@ func TestPushToTalk(t *testing.T) {
 			press, pressDone := command(3100*time.Millisecond, start)
 			release, releaseDone := command(4300*time.Millisecond, stop)
 			counter := &countingVAD{}
-			var rests []restAt
+			var needs []needAt
 			s := scenario{
 				length: 7 * time.Second,
 				user: []standin.Utterance{
@@ -125,7 +125,7 @@ func TestPushToTalk(t *testing.T) {
 					c.Activation.Mode = pipeline.ActivatePush
 					counter.VAD = c.VAD
 					c.VAD = counter
-					c.Rest = recordRests(c.Clock, &rests)
+					c.Need = recordNeeds(c.Clock, &needs)
 				},
 			}
 			o := s.run(t)
@@ -139,34 +139,40 @@ func TestPushToTalk(t *testing.T) {
 			require.NotEmpty(t, o.of(pipeline.EvPlaybackStop), "and answered")
 			assert.InDelta(t, 120, counter.frames, 2, "the VAD runs between the presses only (10 ms frames)")
 			played := o.of(pipeline.EvPlaybackStop)
-			require.Len(t, rests, 3, "%v", rests)
-			assert.Equal(t, restAt{true, 10 * time.Millisecond}, rests[0], "resting from the first frame")
-			assert.Equal(t, restAt{false, 3100 * time.Millisecond}, rests[1], "awake at the press")
-			assert.True(t, rests[2].on)
+			require.Len(t, needs, 3, "%v", needs)
+			assert.Equal(t, needAt{pipeline.NeedPreRoll, 10 * time.Millisecond}, needs[0], "a pre-roll from the first frame")
+			assert.Equal(t, needAt{pipeline.NeedPrompt, 3100 * time.Millisecond}, needs[1], "every frame at once from the press")
+			assert.Equal(t, pipeline.NeedPreRoll, needs[2].need)
 			// The reply's end is when its last sample will have played,
 			// at most a period ahead of the clock.
-			assert.GreaterOrEqual(t, rests[2].at+10*time.Millisecond, played[len(played)-1].At, "and again once the reply has played")
+			assert.GreaterOrEqual(t, needs[2].at+10*time.Millisecond, played[len(played)-1].At, "and a pre-roll again once the reply has played")
 		}
 	}
-	// Listening to every word, a session never rests.
-	var rests []restAt
-	scenario{
+	// Listening to every word, a session needs every frame, at once from
+	// the turn's start to its reply's end.
+	var needs []needAt
+	o := scenario{
 		length:  3 * time.Second,
 		user:    []standin.Utterance{{Start: 500 * time.Millisecond, End: 1500 * time.Millisecond, Text: "hello"}},
 		replies: []string{"Hi."},
-		tune:    func(c *pipeline.Config) { c.Rest = recordRests(c.Clock, &rests) },
+		tune:    func(c *pipeline.Config) { c.Need = recordNeeds(c.Clock, &needs) },
 	}.run(t)
-	assert.Empty(t, rests)
+	require.Len(t, needs, 3, "%v", needs)
+	assert.Equal(t, needAt{pipeline.NeedListen, 10 * time.Millisecond}, needs[0])
+	assert.Equal(t, needAt{pipeline.NeedPrompt, o.of(pipeline.EvSpeechStart)[0].At}, needs[1])
+	assert.Equal(t, pipeline.NeedListen, needs[2].need)
+	played := o.of(pipeline.EvPlaybackStop)
+	assert.GreaterOrEqual(t, needs[2].at+10*time.Millisecond, played[len(played)-1].At)
 }
 
-// restAt is a call of pipeline.Config.Rest, and when it came.
-type restAt struct {
-	on bool
-	at time.Duration
+// needAt is a call of pipeline.Config.Need, and when it came.
+type needAt struct {
+	need pipeline.Need
+	at   time.Duration
 }
 
-func recordRests(clk clock.Clock, into *[]restAt) func(bool) {
-	return func(on bool) { *into = append(*into, restAt{on, clk.Now()}) }
+func recordNeeds(clk clock.Clock, into *[]needAt) func(pipeline.Need) {
+	return func(n pipeline.Need) { *into = append(*into, needAt{n, clk.Now()}) }
 }
 
 // The talk button pressed over a reply cuts it, and the turn it opens is

@@ -61,14 +61,10 @@ type Config struct {
 	// watchdog (systemd's, package sdnotify) watches for. It must not
 	// block.
 	Alive func()
-	// Rest, if set, is told when the session starts and stops resting:
-	// no stage needs the capture (an idle push or host-wake session, see
-	// listen.Listener.Idle), nothing is playing or waiting to be said. A
-	// resting session only keeps the capture for a turn's pre-roll, so
-	// the front end (echo cancellation, noise suppression) may rest too:
-	// nothing plays for it to cancel, and the pre-roll may be heard as
-	// captured. Called from Run's goroutine, on each change only.
-	Rest func(resting bool)
+	// Need, if set, is told what the session needs of its capture, on
+	// each change (from Run's goroutine): a device may then wake less
+	// often, and a front end rest (see Need).
+	Need func(Need)
 	// Continue is when speech right after a commit continues that turn.
 	Continue Continuation
 	// ComputeScale puts each stage's measured compute, times this, on the
@@ -80,6 +76,28 @@ type Config struct {
 	// only the stages' calls move makes the figures exact.
 	measureCompute func() time.Time
 }
+
+// Need is what a session needs of its capture at a moment.
+type Need int
+
+const (
+	// NeedPrompt is each frame as soon as it is captured: a turn is
+	// open, or a reply is under way (speech over it is decided frame by
+	// frame).
+	NeedPrompt Need = iota
+	// NeedListen is every frame, but a few periods late will do: the
+	// session listens for speech to begin, and a turn opened that much
+	// later holds the same audio (its end, which the user waits on, is
+	// decided on prompt frames).
+	NeedListen
+	// NeedPreRoll is the capture only kept for a turn's pre-roll: no
+	// stage listens (an idle push or host-wake session, see
+	// listen.Listener.Idle) and nothing plays or waits to be said. The
+	// front end (echo cancellation, noise suppression) may rest too:
+	// nothing plays for it to cancel, and the pre-roll may be heard as
+	// captured.
+	NeedPreRoll
+)
 
 // Continuation is when speech right after a commit continues that turn
 // (listen.Continuation).

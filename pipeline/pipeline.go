@@ -44,7 +44,7 @@ type Pipeline struct {
 	state      State // moved only by setState, as stateTransitions allows
 	turnStates fsm.Machine[State]
 	muted      bool // the host closed the microphone (OpMute)
-	resting    bool // as Config.Rest was last told
+	need       Need // as Config.Need was last told
 	says       announcements
 	resp       *reply.Reply // the current reply: being generated or played
 	spec       *reply.Reply // a speculative reply to the open turn
@@ -143,6 +143,20 @@ func (p *Pipeline) Run(ctx context.Context) (err error) {
 			}
 			at, err = f.Stop(), p.frame(ctx, f)
 		}
+		// Told before the clock moves on: a replay's need has its time.
+		need := NeedPrompt
+		if p.resp == nil && p.spec == nil && len(p.says.texts) == 0 {
+			switch {
+			case p.listen.Idle():
+				need = NeedPreRoll
+			case !p.listen.Open():
+				need = NeedListen
+			}
+		}
+		if need != p.need && p.cfg.Need != nil {
+			p.need = need
+			p.cfg.Need(need)
+		}
 		p.clk.Release()
 		if err != nil {
 			p.events.Emit(Event{Type: EvError, At: at, Err: err.Error()})
@@ -150,10 +164,6 @@ func (p *Pipeline) Run(ctx context.Context) (err error) {
 		}
 		if p.cfg.Alive != nil {
 			p.cfg.Alive()
-		}
-		if rest := p.listen.Idle() && p.resp == nil && len(p.says.texts) == 0; rest != p.resting && p.cfg.Rest != nil {
-			p.resting = rest
-			p.cfg.Rest(rest)
 		}
 	}
 }

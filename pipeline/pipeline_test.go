@@ -154,22 +154,29 @@ type timed[T any] struct {
 }
 
 // sendAt sends each value on ch at its time, holding the clock for each
-// send as a sender to the session must. The caller takes the first hold
-// before it starts sendAt, lest the replay run past the first time
-// before sendAt runs.
+// send as a sender to the session must (the session releases it once it
+// has acted). The caller takes the first hold before it starts sendAt,
+// lest the replay run past the first time before sendAt runs; the hold
+// for each next value is taken before the value before it is sent, lest
+// the replay run past its time while this goroutine waits to be
+// scheduled (sleeping gives it back).
 func sendAt[T any](ctx context.Context, clk *clock.Virtual, ch chan<- T, values []timed[T]) {
 	for i, tv := range values {
-		if i > 0 {
-			clk.Hold()
-		}
 		if clk.Sleep(ctx, tv.at-clk.Now()) != nil {
 			clk.Release()
 			return
 		}
+		holds := 1
+		if i+1 < len(values) {
+			clk.Hold()
+			holds++
+		}
 		select {
 		case ch <- tv.v:
 		case <-ctx.Done():
-			clk.Release()
+			for range holds {
+				clk.Release()
+			}
 			return
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/audio/device"
@@ -36,6 +37,17 @@ type Live struct {
 	// Alive is called once per round of the pipeline's loop (systemd's
 	// watchdog; see pipeline.Config.Alive).
 	Alive func()
+}
+
+// needWake is how much capture wakes the device's reader for each need
+// of the session. A session listening for speech to begin hears it
+// 40 ms late at most, a sixth of the least speech the VAD reports; one keeping
+// a pre-roll sees a talk button's press at once (the press ends the
+// wait), and the pre-roll reaches further back than 100 ms.
+var needWake = map[pipeline.Need]time.Duration{
+	pipeline.NeedPrompt:  0,
+	pipeline.NeedListen:  40 * time.Millisecond,
+	pipeline.NeedPreRoll: 100 * time.Millisecond,
 }
 
 // Run builds the stages, opens the device and runs the pipeline until ctx
@@ -70,8 +82,8 @@ func (l Live) Run(ctx context.Context) (stats device.Stats, err error) {
 	}
 	devCfg := l.Device
 	devCfg.Clock = clk
-	// The front end and the capture reader rest with the session: an
-	// idle push or wake session costs a battery the least it can.
+	// The front end and the capture reader do as little as the session
+	// needs: one that listens all day costs a battery the least it can.
 	var resting *audio.Resting
 	if fe != nil {
 		resting = &audio.Resting{FrontEnd: fe}
@@ -88,11 +100,11 @@ func (l Live) Run(ctx context.Context) (stats device.Stats, err error) {
 	// The stream clock needs no hold for a press (its Hold and Release
 	// do nothing).
 	cfg.Clock, cfg.Device, cfg.Interrupt, cfg.Commands, cfg.Alive = clk, dev, l.Interrupt, l.Commands, l.Alive
-	cfg.Rest = func(on bool) {
+	cfg.Need = func(n pipeline.Need) {
 		if resting != nil {
-			resting.Rest(on)
+			resting.Rest(n == pipeline.NeedPreRoll)
 		}
-		dev.Rest(on)
+		dev.WakeEvery(needWake[n])
 	}
 	p, err := pipeline.New(cfg)
 	if err != nil {

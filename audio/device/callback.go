@@ -29,7 +29,7 @@ func (d *Duplex) process(out, in []byte, _ uint32) {
 	if d.farRing != nil {
 		d.writeFar(played, captured)
 	}
-	if d.resting.Load() && d.ring.Len() < d.restBatch {
+	if int64(d.ring.Len()) < d.wakeBatch.Load() {
 		return
 	}
 	select {

@@ -48,10 +48,6 @@ const (
 	// frameBuffer is how many frames may wait for a slow consumer before
 	// the reader blocks and the capture ring starts to fill.
 	frameBuffer = 50
-	// restWake is how much capture wakes a resting reader: well inside
-	// the ring and frameBuffer, and a tenth of a second late at most for
-	// a press of the talk button, whose pre-roll reaches further back.
-	restWake = 100 * time.Millisecond
 	// ringSeconds of capture absorb a stalled reader before samples are
 	// dropped.
 	ringSeconds = 2
@@ -122,8 +118,7 @@ type Duplex struct {
 	// preallocated state, so the callback never allocates or blocks.
 	ring        *audio.Ring
 	wake        chan struct{}
-	resting     atomic.Bool
-	restBatch   int // how much capture wakes a resting reader, in samples
+	wakeBatch   atomic.Int64 // how much capture wakes the reader (WakeEvery), in samples
 	callbacks   atomic.Uint64
 	overruns    atomic.Uint64
 	captureGaps atomic.Uint64
@@ -261,7 +256,6 @@ func newDuplex(cfg Config, name string) (*Duplex, error) {
 		frames:       make(chan audio.Frame, frameBuffer),
 		ring:         audio.NewRing(ringSeconds * cfg.Rate),
 		wake:         make(chan struct{}, 1),
-		restBatch:    int(audio.Format{Rate: cfg.Rate}.Samples(restWake)),
 		now:          time.Now,
 		detect:       newGapDetector(cfg.Rate, cfg.Period),
 		stallTimeout: defaultStallTimeout,
@@ -359,14 +353,15 @@ func (d *Duplex) Close() error {
 	return d.closeEr
 }
 
-// Rest lets the capture reader sleep while the session rests
-// (pipeline.Config.Rest): the callback wakes it for every restWake of
-// capture instead of every period, so a session that only keeps a
-// pre-roll, and the goroutines it feeds, wake ten times a second instead
-// of a hundred. The end of a rest wakes the reader at once.
-func (d *Duplex) Rest(on bool) {
-	d.resting.Store(on)
-	if !on {
+// WakeEvery says how much capture wakes the reader: 0 (the default)
+// wakes it every period; more lets a session that only listens for
+// speech to begin, or keeps a pre-roll, sleep longer, with the goroutines
+// it feeds (at 100 ms, ten times a second instead of a hundred). Frames
+// then come in bursts, as late as wait. A shorter wait wakes the reader
+// at once.
+func (d *Duplex) WakeEvery(wait time.Duration) {
+	n := audio.Format{Rate: d.cfg.Rate}.Samples(wait)
+	if old := d.wakeBatch.Swap(n); n < old {
 		select {
 		case d.wake <- struct{}{}:
 		default:

@@ -369,9 +369,9 @@ func BenchmarkCallback(b *testing.B) {
 	b.ReportMetric(perOp/float64(10*time.Millisecond)*100, "%period")
 }
 
-// A resting reader is woken once a tenth of a second of capture waits for
-// it, not every period, and at once when the rest ends.
-func TestRestWakesTheReaderLess(t *testing.T) {
+// A reader told to wake every 100 ms is woken once that much capture
+// waits for it, not every period, and at once when told to wake sooner.
+func TestWakeEvery(t *testing.T) {
 	cfg := Config{Rate: 16000, PlaybackChannels: 1, Period: 10 * time.Millisecond, PlaybackBuffer: time.Second}
 	d, err := newDuplex(cfg, "test")
 	require.NoError(t, err)
@@ -386,15 +386,16 @@ func TestRestWakesTheReaderLess(t *testing.T) {
 		}
 	}
 	d.process(out, in, 160)
-	assert.True(t, woken(), "awake: every period")
+	assert.True(t, woken(), "every period by default")
 	d.ring.Read(make([]float32, 160)) // as the reader would
-	d.Rest(true)
+	d.WakeEvery(100 * time.Millisecond)
+	assert.False(t, woken(), "a longer wait wakes nothing")
 	for range 9 {
 		d.process(out, in, 160)
-		assert.False(t, woken(), "resting: not before 100 ms wait")
+		assert.False(t, woken(), "not before 100 ms wait")
 	}
 	d.process(out, in, 160)
-	assert.True(t, woken(), "resting: 100 ms wait")
-	d.Rest(false)
-	assert.True(t, woken(), "the rest's end")
+	assert.True(t, woken(), "100 ms wait")
+	d.WakeEvery(0)
+	assert.True(t, woken(), "a shorter wait wakes it at once")
 }

@@ -72,7 +72,12 @@ func TestTablesReadWhatBenchWrites(t *testing.T) {
 	for _, g := range []string{"text rows", "decode step", "local frame", "codec"} {
 		tts.Graphs = append(tts.Graphs, bench.GraphResult{Graph: g, MSPerCall: 1, TimesBound: 1})
 	}
+	var idle bench.IdleResult
+	for _, name := range bench.IdlePartNames {
+		idle.Parts = append(idle.Parts, bench.IdlePart{Part: name, CPUPercent: 1})
+	}
 	written := map[string]any{
+		"idle":     idle,
 		"pipeline": bench.PipelineResult{VoiceToVoiceParts: parts},
 		"stages":   bench.StagesResult{Stages: []bench.StageResult{stage("asr"), stage("turn"), stage("llm"), tts}},
 	}

@@ -139,7 +139,11 @@ func tag(i int) string { return fmt.Sprintf("[%c]", 'a'+i) }
 
 func (t table) markdown(cells [][]string, from [][]runSet, used []runSet) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| figure | %s |\n|---%s|\n", strings.Join(t.sets, " | "), strings.Repeat("|---", len(t.sets)))
+	heads := t.sets
+	if t.heads != nil {
+		heads = t.heads
+	}
+	fmt.Fprintf(&b, "| figure | %s |\n|---%s|\n", strings.Join(heads, " | "), strings.Repeat("|---", len(t.sets)))
 	for i, r := range t.rows {
 		b.WriteString("| " + r.label)
 		for j, text := range cells[i] {

@@ -15,7 +15,9 @@ type table struct {
 	// <!-- perfdoc:NAME --> ... <!-- /perfdoc:NAME -->.
 	name string
 	sets []string
-	rows []row
+	// heads are the columns' headings, where the sets' names are not.
+	heads []string
+	rows  []row
 }
 
 // A row is one line of a table: its figures, each read by its JSON path
@@ -45,6 +47,33 @@ func stageRow(stage, label, format string, figures ...figure) row {
 	}
 	return row{label, "stages", format, figures}
 }
+
+// idleRow is a row of bench idle's figures, idlePart one of the parts of
+// its CPU.
+func idleRow(label, format string, figures ...figure) row {
+	return row{label, "idle", format, figures}
+}
+
+func idlePart(part, label string) row {
+	return idleRow("of it: "+label, "%s", figure{"parts[part=" + part + "].cpu_percent", ratio})
+}
+
+// idleRows are a bench idle table's, a column for each activation.
+var idleRows = []row{
+	idleRow("CPU, % of one core", "%s", figure{"cpu_percent", ratio}),
+	idlePart("front end", "the front end (echo canceller, noise suppressor)"),
+	idlePart("vad", "the VAD"),
+	idlePart("asr", "the recognizer (spotting a wake phrase)"),
+	idlePart("resampler", "resampling the capture"),
+	idlePart("capture reader", "the capture reader"),
+	idlePart("device callback", "the device callback"),
+	idlePart("pipeline", "the pipeline's loop"),
+	idlePart("Go runtime", "the Go runtime (scheduler, timers)"),
+	idlePart("outside Go", "threads outside Go (the audio backend's)"),
+	idleRow("RSS / anonymous memory", "%s / %s MiB", figure{"memory.rss_bytes", mib}, figure{"memory.anon_bytes", mib}),
+}
+
+var idleHeads = []string{"always", "push", "wake (host)", "wake (phrases)"}
 
 // The ways a figure is shown.
 var (
@@ -127,6 +156,8 @@ var tables = []table{
 		answered, voiceP50, voiceP95, endpoint, tokenP50, firstAudio, underruns,
 		pipelineRow("peak RSS (of it, anonymous)", "%s MiB (%s)", figure{"peak_rss_bytes", mib}, figure{"peak.anon_bytes", mib}),
 	}},
+	{name: "idle-silence", sets: []string{"idle-always", "idle-push", "idle-wake", "idle-phrases"}, heads: idleHeads, rows: idleRows},
+	{name: "idle-noise", sets: []string{"noise-always", "noise-push", "noise-wake", "noise-phrases"}, heads: idleHeads, rows: idleRows},
 	// README.md's summary.
 	{name: "summary", sets: []string{"int4", "lean"}, rows: []row{
 		asrChunk, turnCall, llmToken, llmFirst, ttsRTF, voice, underruns, peakAnon, peakFile, peakRSS,
