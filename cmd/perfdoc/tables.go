@@ -63,7 +63,6 @@ var idleRows = []row{
 	idleRow("CPU, % of one core", "%s", figure{"cpu_percent", ratio}),
 	idlePart("front end", "the front end (echo canceller, noise suppressor)"),
 	idlePart("vad", "the VAD"),
-	idlePart("asr", "the recognizer (spotting a wake phrase)"),
 	idlePart("resampler", "resampling the capture"),
 	idlePart("capture reader", "the capture reader"),
 	idlePart("device callback", "the device callback"),
