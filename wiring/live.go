@@ -40,8 +40,8 @@ type Live struct {
 }
 
 // needWake is how much capture wakes the device's reader for each need
-// of the session. A session listening for speech to begin hears it
-// 40 ms late at most, a sixth of the least speech the VAD reports; one keeping
+// of the session. A session listening for speech to begin hears it 40 ms
+// late at most, a sixth of the least speech the VAD reports; one keeping
 // a pre-roll sees a talk button's press at once (the press ends the
 // wait), and the pre-roll reaches further back than 100 ms.
 var needWake = map[pipeline.Need]time.Duration{

@@ -25,15 +25,14 @@ type Processor struct {
 	aec   bool
 	delay int
 	// quiet is the same processing without the echo canceller, which
-	// takes the capture once nothing has played for quietAfter frames
-	// (farSilent counts them): with no echo to cancel, the canceller is
-	// most of what the front end costs a session that listens all day.
-	// apm is then not called at all, so its adaptive filter, its delay
-	// estimate and its far and near streams stay as they were, in step,
-	// and cancel the next reply's echo from its first frame.
-	quiet      *C.fe_apm
-	farSilent  int
-	quietAfter int
+	// takes the capture once nothing has played for a while (farSilent
+	// frames; see resting): with no echo to cancel, the canceller is most
+	// of what the front end costs a session that listens all day. apm is
+	// then not called at all, so its adaptive filter, its delay estimate
+	// and its far and near streams stay as they were, in step, and cancel
+	// the next reply's echo from its first frame.
+	quiet     *C.fe_apm
+	farSilent int
 	// restarts counts the times the processor was started afresh because
 	// its output was not finite.
 	restarts int
@@ -78,8 +77,7 @@ func New(cfg Config) (*Processor, error) {
 	if rc := C.fe_new(&cc, &a, &msg[0], msgLen); rc != 0 {
 		return nil, shimErr("New", rc, msg[:])
 	}
-	p := &Processor{apm: a, out: make([]float32, FrameSize), aec: cfg.AEC, delay: cfg.DelayMS,
-		quietAfter: (quietAfterMS + cfg.DelayMS) / 10}
+	p := &Processor{apm: a, out: make([]float32, FrameSize), aec: cfg.AEC, delay: cfg.DelayMS}
 	if cfg.AEC {
 		cc.aec = 0
 		if rc := C.fe_new(&cc, &p.quiet, &msg[0], msgLen); rc != 0 {
@@ -96,7 +94,9 @@ func New(cfg Config) (*Processor, error) {
 const quietAfterMS = 1000
 
 // resting says whether the echo canceller rests for the frame at hand.
-func (p *Processor) resting() bool { return p.quiet != nil && p.farSilent >= p.quietAfter }
+func (p *Processor) resting() bool {
+	return p.quiet != nil && p.farSilent*1000*FrameSize/SampleRate >= quietAfterMS+p.delay
+}
 
 // Far feeds 10 ms (160 samples) of the signal that was played to the
 // speaker: the echo reference.
