@@ -337,3 +337,39 @@ func TestEchoCancellationResumesAfterQuiet(t *testing.T) {
 	assert.GreaterOrEqual(t, erle, 20.0)
 	assert.Greater(t, erle, freshERLE+6, "the canceller kept what it had learnt")
 }
+
+// The canceller rests a second after the far end went silent, plus the
+// delay in effect: a longer delay keeps the echo coming for longer.
+func TestEchoCancellerRestsAfterTheTail(t *testing.T) {
+	p, err := New(Config{AEC: true, DelayMS: 100})
+	require.NoError(t, err)
+	defer p.Close()
+	silence := make([]float32, FrameSize)
+	far := func(frames int) {
+		for range frames {
+			require.NoError(t, p.Far(silence))
+			_, err := p.Near(silence)
+			require.NoError(t, err)
+		}
+	}
+	far(109)
+	assert.False(t, p.resting(), "1.09 s")
+	far(1)
+	assert.True(t, p.resting(), "1.1 s")
+	p.SetDelay(300)
+	assert.False(t, p.resting(), "a longer delay")
+	far(20)
+	assert.True(t, p.resting())
+	sound := make([]float32, FrameSize)
+	sound[3] = 0.1
+	require.NoError(t, p.Far(sound))
+	assert.False(t, p.resting(), "awake at the first sound played")
+
+	plain, err := New(Config{NS: true})
+	require.NoError(t, err)
+	defer plain.Close()
+	for range 200 {
+		require.NoError(t, plain.Far(silence))
+	}
+	assert.False(t, plain.resting(), "no canceller, no rest")
+}
