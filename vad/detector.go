@@ -52,8 +52,10 @@ type Config struct {
 	// model is most of what listening costs there; speech whose peaks
 	// stay 60 dB down is not speech a recognizer can use. Inside speech
 	// every window is the model's, so the pauses between words are judged
-	// as the model's authors judge them; the recurrent state carries over
-	// the skipped windows to the next one the model hears.
+	// as the model's authors judge them. The model's recurrent state
+	// carries the quiet before speech for seconds, so at the first window
+	// above the floor the model is first given the last second of skipped
+	// windows (skippedReplay), as if it had heard them all.
 	FloorDBFS float64 `yaml:"floor_dbfs"`
 }
 
@@ -102,6 +104,10 @@ type Detector struct {
 	p          Prober
 	exit       float32
 	quiet      float32 // FloorDBFS as an amplitude; 0: every window is asked
+	// skipped are the latest windows the floor kept from the model
+	// (a ring of skippedReplay), n of them.
+	skipped  [][]float32
+	nSkipped int
 	minSpeech  int64
 	minSilence int64
 	pad        int64
@@ -143,6 +149,7 @@ func NewDetector(p Prober, cfg Config) (*Detector, error) {
 		quiet:      float32(math.Pow(10, cfg.FloorDBFS/20)),
 		rf:         audio.NewReframer(WindowSize),
 		zeros:      make([]float32, WindowSize),
+		skipped:    make([][]float32, skippedReplay),
 	}
 	d.onWindow = func(w audio.Frame) { d.window(w.Pos, w.Samples, WindowSize) }
 	return d, nil
@@ -219,7 +226,7 @@ func (d *Detector) Reset() {
 	d.rf.Reset()
 	d.started, d.next, d.err = false, 0, nil
 	d.triggered, d.confirmed, d.start, d.tentative, d.tempEnd, d.floor = false, false, 0, false, 0, 0
-	d.prob = 0
+	d.prob, d.nSkipped = 0, 0
 	d.events = nil
 	d.p.Reset()
 }
@@ -280,18 +287,37 @@ func (d *Detector) window(pos int64, samples []float32, n int) {
 	}
 }
 
+// skippedReplay is how many of the windows skipped under the floor the
+// model is given before the next one above it: a second, in which its
+// state settles where hearing the whole quiet would have left it. On the
+// spoken demo (test/testdata/demo.wav) the boundaries are then those of
+// the model hearing every window, to the sample; with 8 or 16 windows a
+// start came a window early. The model is never asked more often than
+// without the floor.
+const skippedReplay = 32
+
 // probability is the model's for a window, or 0 for one outside speech
 // under the floor.
 func (d *Detector) probability(samples []float32) (float32, error) {
-	if d.cfg.FloorDBFS != 0 && !d.triggered {
-		var peak float32
-		for _, v := range samples {
-			peak = max(peak, v, -v)
-		}
-		if peak < d.quiet {
-			return 0, nil
+	if d.cfg.FloorDBFS == 0 || d.triggered {
+		return d.p.Window(samples)
+	}
+	var peak float32
+	for _, v := range samples {
+		peak = max(peak, v, -v)
+	}
+	if peak < d.quiet {
+		slot := &d.skipped[d.nSkipped%skippedReplay]
+		*slot = append((*slot)[:0], samples...)
+		d.nSkipped++
+		return 0, nil
+	}
+	for i := max(d.nSkipped-skippedReplay, 0); i < d.nSkipped; i++ {
+		if _, err := d.p.Window(d.skipped[i%skippedReplay]); err != nil {
+			return 0, err
 		}
 	}
+	d.nSkipped = 0
 	return d.p.Window(samples)
 }
 

@@ -250,3 +250,26 @@ func BenchmarkSileroWindow(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/window")
 }
+
+// The floor leaves Silero's boundaries where hearing every window puts
+// them: the quiet it skips is given back to the model, a second of it,
+// before the next window above the floor. (With a quarter of a second
+// given back, the demo's second start came a window early.)
+func TestFloorKeepsTheBoundaries(t *testing.T) {
+	demo, err := audio.ReadWAVMono16k(context.Background(), "../../test/testdata/demo.wav")
+	require.NoError(t, err)
+	for name, pcm := range map[string][]float32{"spliced": splicedSpeech(t).pcm, "demo": demo} {
+		segments := func(floor float64) []vad.Segment {
+			cfg := vad.DefaultConfig()
+			cfg.FloorDBFS = floor
+			d, err := vad.NewDetector(openSilero(t), cfg)
+			require.NoError(t, err)
+			segs, err := vad.Segments(context.Background(), d, audio.SliceSource(pcm))
+			require.NoError(t, err)
+			return segs
+		}
+		every := segments(0)
+		require.Len(t, every, 2, name)
+		assert.Equal(t, every, segments(vad.DefaultConfig().FloorDBFS), name)
+	}
+}
