@@ -100,14 +100,14 @@ func (c Config) Validate() error {
 // Prober; it implements pipeline.VAD. See the package documentation for
 // the exact semantics. Not safe for concurrent use.
 type Detector struct {
-	cfg        Config
-	p          Prober
-	exit       float32
-	quiet      float32 // FloorDBFS as an amplitude; 0: every window is asked
+	cfg   Config
+	p     Prober
+	exit  float32
+	quiet float32 // FloorDBFS as an amplitude; 0: every window is asked
 	// skipped are the latest windows the floor kept from the model
-	// (a ring of skippedReplay), n of them.
-	skipped  [][]float32
-	nSkipped int
+	// (a ring of skippedReplay), nSkipped of them.
+	skipped    [][]float32
+	nSkipped   int
 	minSpeech  int64
 	minSilence int64
 	pad        int64
