@@ -41,7 +41,7 @@ func (c chain) Near(frame []float32) ([]float32, error) {
 }
 
 // Resting wraps the front end of a session that can rest (see
-// pipeline.Config.Rest): while resting, frames pass through untouched and
+// pipeline.NeedPreRoll): while resting, frames pass through untouched and
 // the wrapped front end does no work. Rest is called from any goroutine;
 // Far, which comes first for each frame, decides for the pair, so the
 // near and far streams the front end is given stay in step across a rest.

@@ -19,7 +19,9 @@ type Prober interface {
 }
 
 // Config tunes the speech state machine. The defaults are the model
-// authors' (get_speech_timestamps and VADIterator in silero-vad).
+// authors' (get_speech_timestamps and VADIterator in silero-vad), but
+// for FloorDBFS, which is this package's and leaves their boundaries as
+// they were.
 type Config struct {
 	// Threshold is the probability at or above which a window is speech.
 	// 0.5 is the authors' default: Silero's probabilities are bimodal on
@@ -59,7 +61,7 @@ type Config struct {
 	FloorDBFS float64 `yaml:"floor_dbfs"`
 }
 
-// DefaultConfig returns the model authors' defaults.
+// DefaultConfig returns the model authors' defaults, and the floor.
 func DefaultConfig() Config {
 	return Config{
 		Threshold:  0.5,
