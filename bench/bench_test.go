@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"testing"
 
+	"github.com/google/pprof/profile"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -25,7 +27,7 @@ func doubles() wiring.Stages {
 // With compute free the replay is the recording's own: every turn is
 // answered, and the parts on the path add up to voice to voice.
 func TestPipelineAnswersEveryTurnOfTheDemo(t *testing.T) {
-	res, err := Pipeline(context.Background(), demo, doubles(), 0)
+	res, err := Pipeline(context.Background(), demo, doubles(), PipelineOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, 2, res.Turns)
 	assert.Equal(t, 2, res.Answered)
@@ -72,4 +74,15 @@ func TestStagesSkipsTheDoubles(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, res.Stages)
 	assert.Subset(t, res.Skipped, []string{"vad", "asr", "turn", "llm", "tts"})
+}
+
+// A replay can keep the Go heap's profile at its peak, which go tool
+// pprof reads.
+func TestPipelineHeapProfile(t *testing.T) {
+	var prof bytes.Buffer
+	_, err := Pipeline(context.Background(), demo, doubles(), PipelineOptions{HeapProfile: &prof})
+	require.NoError(t, err)
+	p, err := profile.Parse(&prof)
+	require.NoError(t, err)
+	assert.NotEmpty(t, p.Sample)
 }

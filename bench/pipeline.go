@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/clock"
@@ -76,10 +77,19 @@ type Percentiles struct {
 	P95 float64 `json:"p95"`
 }
 
-// Pipeline replays the recording at path through the whole pipeline of s,
-// with each stage's measured compute charged to the replay clock times
-// computeScale; stages whose models are not installed run their stand-ins.
-func Pipeline(ctx context.Context, path string, s wiring.Stages, computeScale float64) (PipelineResult, error) {
+// PipelineOptions are a replay's settings beyond its stages.
+type PipelineOptions struct {
+	// ComputeScale charges each stage's measured compute to the replay
+	// clock times this (0: compute is free).
+	ComputeScale float64
+	// HeapProfile, if set, gets the Go heap's profile as it stood at the
+	// replay's peak of live objects (memstat.HeapAtPeak).
+	HeapProfile io.Writer
+}
+
+// Pipeline replays the recording at path through the whole pipeline of s;
+// stages whose models are not installed run their stand-ins.
+func Pipeline(ctx context.Context, path string, s wiring.Stages, o PipelineOptions) (_ PipelineResult, err error) {
 	// Streamed, so the peak RSS reported is the pipeline's, not the
 	// recording's.
 	input, err := audio.OpenWAVMono16k(ctx, path)
@@ -89,6 +99,14 @@ func Pipeline(ctx context.Context, path string, s wiring.Stages, computeScale fl
 	defer input.Close()
 	sampler := memstat.Sample(memorySampling)
 	defer sampler.Stop()
+	if o.HeapProfile != nil {
+		heap := memstat.FollowHeap(memorySampling)
+		defer func() {
+			if prof, _ := heap.Stop(); err == nil {
+				_, err = o.HeapProfile.Write(prof)
+			}
+		}()
+	}
 	stages, swapped := s.WithInstalled()
 	clk := clock.NewVirtual()
 	cfg, closeStages, err := wiring.Build(stages, clk)
@@ -96,7 +114,7 @@ func Pipeline(ctx context.Context, path string, s wiring.Stages, computeScale fl
 		return PipelineResult{}, err
 	}
 	defer closeStages()
-	cfg.ComputeScale = computeScale
+	cfg.ComputeScale = o.ComputeScale
 	res, err := pipeline.Replay(ctx, clk, cfg, audio.VirtualConfig{Source: input, NoRecording: true}, nil)
 	if err != nil {
 		return PipelineResult{}, err
@@ -107,7 +125,7 @@ func Pipeline(ctx context.Context, path string, s wiring.Stages, computeScale fl
 		return PipelineResult{}, fmt.Errorf("bench pipeline: stopped after %d turns, before the end of %s: %w", len(res.Metrics), path, err)
 	}
 	b := summarize(res.Metrics)
-	b.Input, b.ComputeScale, b.Swapped, b.Underruns = path, computeScale, swapped, res.Underruns
+	b.Input, b.ComputeScale, b.Swapped, b.Underruns = path, o.ComputeScale, swapped, res.Underruns
 	b.UnderrunGaps = underrunGaps(res.Gaps)
 	b.PeakRSSBytes, b.Peak, b.MemoryEnd = peaks(sampler)
 	b.Stages = map[string]string{"vad": stages.VAD, "asr": stages.ASR, "turn": stages.Turn, "llm": stages.LLM, "tts": stages.TTS}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,6 +15,7 @@ import (
 
 func (a *app) benchPipelineCmd() *cobra.Command {
 	var scale float64
+	var heapProfile string
 	cmd := &cobra.Command{
 		Use: "pipeline IN.wav",
 		Example: `  voice-agent bench pipeline test/testdata/demo.wav --asr scripted --llm scripted --script test/testdata/demo.json
@@ -28,8 +30,17 @@ Stages use the installed models; a stage whose model is not installed runs
 its stand-in instead (energy VAD, no turn model, tone TTS, and with --script
 the scripted recognizer and LLM), and the report names it.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			b, err := bench.Pipeline(cmd.Context(), args[0], a.cfg.Stages, scale)
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			o := bench.PipelineOptions{ComputeScale: scale}
+			if heapProfile != "" {
+				f, err := os.Create(heapProfile)
+				if err != nil {
+					return err
+				}
+				defer func() { err = errors.Join(err, f.Close()) }()
+				o.HeapProfile = f
+			}
+			b, err := bench.Pipeline(cmd.Context(), args[0], a.cfg.Stages, o)
 			if a.cfg.Stages.Script == "" && errors.Is(err, wiring.ErrUnavailable) {
 				// Every other stage has a stand-in of its own; the
 				// recognizer and the LLM need the script's words.
@@ -43,6 +54,7 @@ the scripted recognizer and LLM), and the report names it.`,
 		},
 	}
 	computeScaleFlag(cmd.Flags(), &scale, 1)
+	cmd.Flags().StringVar(&heapProfile, "heap-profile", "", "write the Go heap's profile at the replay's peak of live objects to this file (go tool pprof reads it)")
 	return a.stageFlags(cmd, wiring.PipelineFlags)
 }
 
