@@ -20,8 +20,7 @@ type HeapAtPeak struct {
 	mu      sync.Mutex
 	best    uint64
 	profile []byte
-	stop    chan struct{}
-	done    chan struct{}
+	ticks   ticker
 }
 
 // liveHeap is the heap's live objects as of the last collection.
@@ -29,21 +28,9 @@ const liveHeap = "/gc/heap/live:bytes"
 
 // FollowHeap starts looking at the live heap every interval.
 func FollowHeap(interval time.Duration) *HeapAtPeak {
-	h := &HeapAtPeak{stop: make(chan struct{}), done: make(chan struct{})}
+	h := &HeapAtPeak{}
 	h.look()
-	go func() {
-		defer close(h.done)
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-h.stop:
-				return
-			case <-t.C:
-				h.look()
-			}
-		}
-	}()
+	h.ticks.start(interval, h.look)
 	return h
 }
 
@@ -66,8 +53,7 @@ func (h *HeapAtPeak) look() {
 // (gzipped protocol buffers, as go tool pprof reads), and the live heap
 // then in bytes.
 func (h *HeapAtPeak) Stop() ([]byte, int64) {
-	close(h.stop)
-	<-h.done
+	h.ticks.halt()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.profile, int64(h.best)

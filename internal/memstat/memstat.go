@@ -104,31 +104,47 @@ func (r *procReader) close() {
 // high-water mark of resident memory only, not of its anonymous part.
 // A spike shorter than the interval can be missed; PeakRSS cannot miss it.
 type Sampler struct {
-	mu   sync.Mutex
-	r    procReader // under mu
-	peak Usage
-	stop chan struct{}
-	done chan struct{}
+	mu    sync.Mutex
+	r     procReader // under mu
+	peak  Usage
+	ticks ticker
 }
 
 // Sample starts following the peaks, reading every interval.
 func Sample(interval time.Duration) *Sampler {
-	s := &Sampler{stop: make(chan struct{}), done: make(chan struct{})}
+	s := &Sampler{}
 	s.peak = s.r.sample()
+	s.ticks.start(interval, func() { s.observe() })
+	return s
+}
+
+// ticker calls a function every interval on a goroutine of its own, until
+// halted.
+type ticker struct {
+	stop, done chan struct{}
+}
+
+func (t *ticker) start(interval time.Duration, f func()) {
+	t.stop, t.done = make(chan struct{}), make(chan struct{})
 	go func() {
-		defer close(s.done)
-		t := time.NewTicker(interval)
-		defer t.Stop()
+		defer close(t.done)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
 		for {
 			select {
-			case <-s.stop:
+			case <-t.stop:
 				return
-			case <-t.C:
-				s.observe()
+			case <-tick.C:
+				f()
 			}
 		}
 	}()
-	return s
+}
+
+// halt stops the calls and waits for the last to return.
+func (t *ticker) halt() {
+	close(t.stop)
+	<-t.done
 }
 
 func (s *Sampler) observe() Usage {
@@ -153,8 +169,7 @@ func (s *Sampler) Reset() Usage {
 // Stop ends the sampling and returns the peaks since the last Reset.
 func (s *Sampler) Stop() Usage {
 	peak := s.Reset()
-	close(s.stop)
-	<-s.done
+	s.ticks.halt()
 	s.r.close()
 	return peak
 }
