@@ -12,8 +12,8 @@ import (
 // says which code allocated what is live) as it stood at the peak of live
 // objects: at the end of a conversation the transients that made the
 // peak are gone. Both the profile and the live heap it follows are as of
-// the last garbage collection, so they agree, and no collection is
-// forced. A new profile is taken whenever the live heap has grown a
+// the last garbage collection, so they roughly agree (the profile may
+// lag by a collection, and is sampled), and no collection is forced. A new profile is taken whenever the live heap has grown a
 // fiftieth past the last one's, so a few hundred at most over a heap's
 // growth, each a few milliseconds.
 type HeapAtPeak struct {
