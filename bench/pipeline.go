@@ -51,6 +51,10 @@ type PipelineResult struct {
 	PeakRSSBytes int64         `json:"peak_rss_bytes"`
 	Peak         memstat.Usage `json:"peak"`
 	MemoryEnd    memstat.Usage `json:"memory_end"`
+	// PeakMappings is where the resident memory was at its sampled peak,
+	// by mapped file and kind of anonymous memory, the largest first;
+	// those under a mebibyte summed into the last.
+	PeakMappings []memstat.Mapping `json:"peak_mappings,omitempty"`
 }
 
 // UnderrunGap is where a reply's audio ran dry.
@@ -99,6 +103,8 @@ func Pipeline(ctx context.Context, path string, s wiring.Stages, o PipelineOptio
 	defer input.Close()
 	sampler := memstat.Sample(memorySampling)
 	defer sampler.Stop()
+	mappings := memstat.FollowMappings(memorySampling)
+	defer mappings.Stop()
 	if o.HeapProfile != nil {
 		heap := memstat.FollowHeap(memorySampling)
 		defer func() {
@@ -128,8 +134,29 @@ func Pipeline(ctx context.Context, path string, s wiring.Stages, o PipelineOptio
 	b.Input, b.ComputeScale, b.Swapped, b.Underruns = path, o.ComputeScale, swapped, res.Underruns
 	b.UnderrunGaps = underrunGaps(res.Gaps)
 	b.PeakRSSBytes, b.Peak, b.MemoryEnd = peaks(sampler)
+	atPeak, _ := mappings.Stop()
+	b.PeakMappings = largest(atPeak)
 	b.Stages = map[string]string{"vad": stages.VAD, "asr": stages.ASR, "turn": stages.Turn, "llm": stages.LLM, "tts": stages.TTS}
 	return b, nil
+}
+
+// largest keeps the mappings of a mebibyte or more resident, and sums the
+// rest into one.
+func largest(mappings []memstat.Mapping) []memstat.Mapping {
+	var out []memstat.Mapping
+	rest := memstat.Mapping{Name: "(the rest, each under 1 MiB)"}
+	for _, m := range mappings {
+		if m.RSS >= 1<<20 {
+			out = append(out, m)
+			continue
+		}
+		rest.RSS += m.RSS
+		rest.Anon += m.Anon
+	}
+	if rest.RSS > 0 {
+		out = append(out, rest)
+	}
+	return out
 }
 
 // summarize gives the figures of the turns.

@@ -97,6 +97,7 @@ func (r *procReader) sample() Usage {
 func (r *procReader) close() {
 	if r.status != nil {
 		_ = r.status.Close()
+		r.status = nil
 	}
 }
 
@@ -122,6 +123,7 @@ func Sample(interval time.Duration) *Sampler {
 // halted.
 type ticker struct {
 	stop, done chan struct{}
+	halted     sync.Once
 }
 
 func (t *ticker) start(interval time.Duration, f func()) {
@@ -141,9 +143,10 @@ func (t *ticker) start(interval time.Duration, f func()) {
 	}()
 }
 
-// halt stops the calls and waits for the last to return.
+// halt stops the calls and waits for the last to return; once halted,
+// it returns at once.
 func (t *ticker) halt() {
-	close(t.stop)
+	t.halted.Do(func() { close(t.stop) })
 	<-t.done
 }
 

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,6 +15,7 @@ import (
 	ort "github.com/yalue/onnxruntime_go"
 
 	"github.com/voiceassistant/voice/internal/graphedit"
+	"github.com/voiceassistant/voice/internal/memstat"
 	"github.com/voiceassistant/voice/internal/onnx"
 	"github.com/voiceassistant/voice/internal/testenv"
 	"github.com/voiceassistant/voice/quantize"
@@ -171,6 +173,28 @@ func TestRelayoutAlignsPrepackedBlobs(t *testing.T) {
 		require.Len(t, offsets, 2, "one packed blob for each weight")
 		for _, off := range offsets {
 			assert.Zero(t, off%4096, "a blob at offset %d", off)
+		}
+
+		// Loading read the scales and the blobs of the copy's data
+		// file; none of it stays resident until a run reads it.
+		s, err := onnx.Open(path, []onnx.Tensor{{Name: "x", Type: onnx.Float}},
+			[]onnx.Tensor{{Name: "y", Type: onnx.Float}, {Name: "y1", Type: onnx.Float}}, onnx.Options{}, "")
+		require.NoError(t, err)
+		defer s.Destroy()
+		if runtime.GOOS == "linux" {
+			weights, err := filepath.EvalSymlinks(filepath.Join(filepath.Dir(s.Mapped), "weights.bin"))
+			require.NoError(t, err)
+			areas, err := memstat.Areas()
+			require.NoError(t, err)
+			var mapped, resident int64
+			for _, a := range areas {
+				if a.Name == weights {
+					mapped += int64(a.End - a.Start)
+					resident += a.RSS
+				}
+			}
+			assert.Positive(t, mapped, "the copy's data file is mapped")
+			assert.Zero(t, resident, "of the copy's data file, resident after the load")
 		}
 	})
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -244,6 +245,8 @@ func Open(path string, inputs, outputs []Tensor, opts Options, hint string) (*Se
 	}
 	if load == path {
 		load = ""
+	} else {
+		dropLoadPages(filepath.Join(filepath.Dir(load), mappedWeights))
 	}
 	// What the load freed (ONNX Runtime's graph transformations, the
 	// copy's making) goes back to the system, not to the C heap's free
