@@ -86,6 +86,15 @@ type (
 // testModel is an opset 17 model of nodes, each written as its operator,
 // its inputs and its one output.
 func testModel(nodes [][]string, inits map[string]initializer, inputs, outputs []valueInfo) []byte {
+	var ns []*graphedit.Node
+	for _, n := range nodes {
+		ns = append(ns, graphedit.NewNode(n[0], n[1:len(n)-1], n[len(n)-1]))
+	}
+	return testModelOf(ns, inits, inputs, outputs)
+}
+
+// testModelOf is testModel of nodes with attributes.
+func testModelOf(nodes []*graphedit.Node, inits map[string]initializer, inputs, outputs []valueInfo) []byte {
 	msg := func(b []byte, num protowire.Number, v []byte) []byte {
 		return protowire.AppendBytes(protowire.AppendTag(b, num, protowire.BytesType), v)
 	}
@@ -103,7 +112,7 @@ func testModel(nodes [][]string, inits map[string]initializer, inputs, outputs [
 	}
 	var g []byte
 	for _, n := range nodes {
-		g = msg(g, 1, graphedit.NewNode(n[0], n[1:len(n)-1], n[len(n)-1]).Encode()) // node
+		g = msg(g, 1, n.Encode()) // node
 	}
 	g = str(g, 2, "test")
 	for _, name := range slices.Sorted(maps.Keys(inits)) {

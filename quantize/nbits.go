@@ -47,8 +47,9 @@ func (f Format) validate() error {
 // GatherBlockQuantized in the same format (quantizeGathers). Unlike Int8's
 // DequantizeLinear, both operators compute from the packed weights, so
 // the fp32 weights never exist in memory, and no run pays for turning them
-// back. Other operators (Conv, Gemm) are left as they are; Int8 quantizes
-// them.
+// back. A Gemm that is a MatMul with a bias added becomes one with
+// MatMulNBits' bias input, at 8 bits. Other operators (Conv, other
+// Gemms) are left as they are; Int8 quantizes them.
 func NBits(model []byte, f Format) ([]byte, Stats, error) {
 	if err := f.validate(); err != nil {
 		return nil, Stats{}, err
@@ -71,37 +72,119 @@ func nbitsGraph(g []byte, f Format, st *Stats) ([]byte, error) {
 	}
 	replaced := map[string]bool{}
 	var newInits [][]byte
-	packed := map[string][2]string{} // weight -> its packed and scales names
+	packed := map[string][2]string{} // weight (and how it is read) -> its packed and scales names
 	for _, n := range gr.Nodes {
-		if n.OpType != "MatMul" || n.Domain != "" || len(n.Inputs) != 2 {
-			continue
-		}
-		t := gr.Weight(n.Inputs[1])
-		if t == nil || t.Floats == nil || len(t.Dims) != 2 || gr.Inputs[t.Name] {
-			continue
-		}
-		k, cols := int(t.Dims[0]), int(t.Dims[1])
-		names, ok := packed[t.Name]
+		w, bias, transposed, ok := nbitsWeight(gr, n)
 		if !ok {
-			q, scales := packColumns(t.Floats, k, cols, f)
-			names = [2]string{t.Name + "_q" + strconv.Itoa(f.Bits), t.Name + "_scales"}
+			continue
+		}
+		k, cols := int(w.Dims[0]), int(w.Dims[1])
+		if transposed {
+			k, cols = cols, k
+		}
+		f := f
+		if n.OpType == "Gemm" {
+			// A Gemm is a model's last layer, where its outputs come
+			// from (X-ASR's joiner picks the tokens, Smart Turn's
+			// classifier gives the probability): 8 bits, as Int8 kept
+			// it, whatever the rest.
+			f.Bits = 8
+		}
+		key := fmt.Sprintf("%s@%t@%d", w.Name, transposed, f.Bits)
+		names, ok := packed[key]
+		if !ok {
+			floats := w.Floats
+			if transposed {
+				floats = transpose(floats, cols, k)
+			}
+			q, scales := packColumns(floats, k, cols, f)
+			base := w.Name
+			if transposed {
+				base += "_t"
+			}
+			names = [2]string{base + "_q" + strconv.Itoa(f.Bits), base + "_scales"}
 			blocks := (k + f.block() - 1) / f.block()
 			newInits = append(newInits,
 				graphedit.TensorBytes(names[0], graphedit.TypeUint8, []int64{int64(cols), int64(blocks), int64(f.block() * f.Bits / 8)}, q),
 				graphedit.TensorBytes(names[1], graphedit.TypeFloat, []int64{int64(cols * blocks)}, graphedit.Float32Raw(scales)))
-			packed[t.Name] = names
+			packed[key] = names
 			st.Weights++
-			st.FP32Bytes += int64(4 * len(t.Floats))
+			st.FP32Bytes += int64(4 * len(w.Floats))
 			st.Int8Bytes += int64(len(q) + 4*len(scales))
 		}
+		n.DropAttributes()
 		n.OpType, n.Domain = "MatMulNBits", graphedit.MSDomain
 		n.Inputs = []string{n.Inputs[0], names[0], names[1]}
+		if bias != "" {
+			// MatMulNBits' optional inputs: zero_points, g_idx, bias.
+			n.Inputs = append(n.Inputs, "", "", bias)
+		}
 		n.Extra = [][]byte{graphedit.IntAttr("K", int64(k)), graphedit.IntAttr("N", int64(cols)), graphedit.IntAttr("bits", int64(f.Bits)), graphedit.IntAttr("block_size", int64(f.block())), graphedit.IntAttr("accuracy_level", 4)}
-		replaced[t.Name] = true
+		replaced[w.Name] = true
 		st.microsoft = true
 	}
 	newInits = append(newInits, quantizeGathers(gr, f, st, replaced)...)
 	return gr.Encode(replaced, nil, newInits), nil
+}
+
+// nbitsWeight is the constant 2-D fp32 weight of a node MatMulNBits can
+// take its place of: a MatMul by it, or a Gemm that is one with a bias
+// added (alpha and beta 1, A not transposed; C, if any, a constant [N]).
+// transposed says the weight is stored [N, K] (Gemm's transB). A Gemm
+// left to Int8 would turn its int8 weight back into fp32 at every run
+// (DequantizeLinear): X-ASR's joiner, 10 MB a call, tens of calls a
+// second, enough allocation churn to grow the C heap by 100 MiB over a
+// conversation (docs/performance.md).
+func nbitsWeight(gr *graphedit.Graph, n *graphedit.Node) (w *graphedit.Tensor, bias string, transposed, ok bool) {
+	if n.Domain != "" || len(n.Inputs) < 2 {
+		return nil, "", false, false
+	}
+	switch {
+	case n.OpType == "MatMul" && len(n.Inputs) == 2:
+	case n.OpType == "Gemm" && len(n.Inputs) <= 3 && n.Ints["transA"] == 0 && attrOr(n.Floats, "alpha", 1) == 1:
+		transposed = n.Ints["transB"] != 0
+		if len(n.Inputs) == 3 && n.Inputs[2] != "" {
+			if attrOr(n.Floats, "beta", 1) != 1 {
+				return nil, "", false, false
+			}
+			bias = n.Inputs[2]
+		}
+	default:
+		return nil, "", false, false
+	}
+	w = gr.Weight(n.Inputs[1])
+	if w == nil || w.Floats == nil || len(w.Dims) != 2 || gr.Inputs[w.Name] {
+		return nil, "", false, false
+	}
+	if bias != "" {
+		c := gr.Weight(bias)
+		cols := w.Dims[1]
+		if transposed {
+			cols = w.Dims[0]
+		}
+		if c == nil || c.Floats == nil || gr.Inputs[bias] || len(c.Dims) != 1 || c.Dims[0] != cols {
+			return nil, "", false, false
+		}
+	}
+	return w, bias, transposed, true
+}
+
+func attrOr(attrs map[string]float32, name string, fallback float32) float32 {
+	if v, ok := attrs[name]; ok {
+		return v
+	}
+	return fallback
+}
+
+// transpose gives w [rows, cols] as [cols, rows].
+func transpose(w []float32, rows, cols int) []float32 {
+	t := make([]float32, len(w))
+	for r := range rows {
+		for c := range cols {
+			t[c*rows+r] = w[r*cols+c]
+		}
+	}
+	return t
 }
 
 // levels is the largest magnitude of a symmetric bits-bit value, and zero

@@ -3,12 +3,14 @@ package quantize
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	ort "github.com/yalue/onnxruntime_go"
 
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/internal/graphedit"
@@ -230,4 +232,95 @@ func original(t *testing.T, path string) (model []byte, dir string) {
 	model, err := os.ReadFile(path)
 	require.NoError(t, err)
 	return model, t.TempDir()
+}
+
+// A Gemm that is a MatMul with a bias added (X-ASR's joiner, Smart Turn's
+// classifier) becomes MatMulNBits with its bias input, at 8 bits in a
+// 4-bit set as in an 8-bit one, whether its weight
+// is stored [K, N] or transposed [N, K], and ONNX Runtime gives what the
+// fp32 Gemm gives within the weights' quantization; a Gemm of another
+// kind (alpha 0.5) is left to Int8's DequantizeLinear, and still runs.
+func TestGemmAsMatMulNBits(t *testing.T) {
+	testenv.ONNXRuntime(t)
+	const m, k, n = 3, 64, 10
+	x := make([]float32, m*k)
+	for i := range x {
+		x[i] = float32(math.Cos(float64(i) * 0.37))
+	}
+	w := make([]float32, k*n) // [K, N]
+	for i := range w {
+		w[i] = float32(math.Sin(float64(i)*0.11)) * 0.1
+	}
+	wT := make([]float32, n*k) // [N, K]
+	for r := range k {
+		for c := range n {
+			wT[c*k+r] = w[r*n+c]
+		}
+	}
+	bias := make([]float32, n)
+	for i := range bias {
+		bias[i] = float32(i) - 4.5
+	}
+	want := make([]float32, m*n)
+	for i := range m {
+		for c := range n {
+			want[i*n+c] = bias[c]
+			for j := range k {
+				want[i*n+c] += x[i*k+j] * w[j*n+c]
+			}
+		}
+	}
+	io := []valueInfo{{"x", graphedit.TypeFloat, []int64{m, k}}}
+	out := []valueInfo{{"y", graphedit.TypeFloat, []int64{m, n}}}
+	for _, c := range []struct {
+		name   string
+		node   *graphedit.Node
+		weight initializer
+		inputs []string // MatMulNBits' inputs; none: left to Int8
+	}{
+		{"transB with a bias", graphedit.NewNode("Gemm", []string{"x", "W", "C"}, "y", graphedit.IntAttr("transB", 1)), initializer{[]int64{n, k}, wT},
+			[]string{"x", "W_t_q8", "W_t_scales", "", "", "C"}},
+		{"[K, N] with a bias", graphedit.NewNode("Gemm", []string{"x", "W", "C"}, "y"), initializer{[]int64{k, n}, w},
+			[]string{"x", "W_q8", "W_scales", "", "", "C"}},
+		{"alpha 0.5", graphedit.NewNode("Gemm", []string{"x", "W", "C"}, "y", graphedit.FloatAttr("alpha", 0.5), graphedit.FloatAttr("beta", 1)), initializer{[]int64{k, n}, w}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			model := testModelOf([]*graphedit.Node{c.node}, map[string]initializer{"W": c.weight, "C": {[]int64{n}, bias}}, io, out)
+			q, st, err := Bits(model, Format{Bits: 4})
+			require.NoError(t, err)
+			require.Equal(t, 1, st.Weights)
+			gr := readModelGraph(t, q)
+			last := gr.Nodes[len(gr.Nodes)-1]
+			if c.inputs == nil {
+				require.Len(t, gr.Nodes, 2)
+				assert.Equal(t, "DequantizeLinear", gr.Nodes[0].OpType)
+				assert.Equal(t, "Gemm", last.OpType)
+			} else {
+				require.Len(t, gr.Nodes, 1)
+				assert.Equal(t, "MatMulNBits", last.OpType)
+				assert.Equal(t, c.inputs, last.Inputs)
+				assert.Equal(t, int64(8), last.Ints["bits"])
+				assert.NotContains(t, last.Ints, "transB", "Gemm's attributes are gone")
+			}
+			path := filepath.Join(t.TempDir(), "gemm.onnx")
+			require.NoError(t, os.WriteFile(path, q, 0o644))
+			s, err := onnx.Open(path, []onnx.Tensor{{Name: "x", Type: onnx.Float}}, []onnx.Tensor{{Name: "y", Type: onnx.Float}}, onnx.Options{}, "")
+			require.NoError(t, err)
+			defer s.Destroy()
+			in, err := ort.NewTensor(ort.NewShape(m, k), x)
+			require.NoError(t, err)
+			defer in.Destroy()
+			res := []ort.Value{nil}
+			require.NoError(t, s.Run([]ort.Value{in}, res))
+			defer res[0].Destroy()
+			scale := float32(1)
+			if c.inputs == nil {
+				scale = 0.5
+			}
+			for i, v := range res[0].(*ort.Tensor[float32]).GetData() {
+				c := i % n
+				assert.InDelta(t, scale*(want[i]-bias[c])+bias[c], v, 0.01, "y[%d]", i)
+			}
+		})
+	}
 }

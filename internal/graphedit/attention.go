@@ -363,7 +363,7 @@ func (e *graphEdit) attendShared(c KVCache, a *layerAttention, counts, total, fl
 		Inputs:  []string{p + "q", p + "k", p + "v", c.Key[0], c.Value[0], counts, total},
 		outputs: []string{p + "out", c.Key[1], c.Value[1]},
 		OpType:  "GroupQueryAttention", Domain: MSDomain,
-		Extra: [][]byte{IntAttr("num_heads", a.heads), IntAttr("kv_num_heads", a.heads), floatAttr("scale", a.scale)},
+		Extra: [][]byte{IntAttr("num_heads", a.heads), IntAttr("kv_num_heads", a.heads), FloatAttr("scale", a.scale)},
 	}
 	for _, o := range attend.outputs {
 		attend.Fields = append(attend.Fields, protowire.AppendString(protowire.AppendTag(nil, nodeOutput, protowire.BytesType), o))
@@ -498,18 +498,6 @@ func (e *graphEdit) addFloat(name string, v float32) {
 	e.initName[name] = true
 }
 
-// floatAttr is an AttributeProto of type FLOAT.
-func floatAttr(name string, v float32) []byte {
-	var a []byte
-	a = protowire.AppendTag(a, attrName, protowire.BytesType)
-	a = protowire.AppendString(a, name)
-	a = protowire.AppendTag(a, attrFloat, protowire.Fixed32Type)
-	a = protowire.AppendFixed32(a, math.Float32bits(v))
-	a = protowire.AppendTag(a, attrType, protowire.VarintType)
-	a = protowire.AppendVarint(a, attrTypeFloat)
-	return protowire.AppendBytes(protowire.AppendTag(nil, nodeAttr, protowire.BytesType), a)
-}
-
 // addInit32 adds an int32 initializer.
 func (e *graphEdit) addInit32(name string, dims []int64, v ...int32) {
 	b := make([]byte, 4*len(v))
@@ -523,7 +511,6 @@ func (e *graphEdit) addInit32(name string, dims []int64, v ...int32) {
 // Field numbers and types the attention rewrite writes besides the
 // others (AttributeProto, TensorProto.DataType).
 const (
-	attrFloat     = 2
 	attrTensor    = 5
 	attrTypeFloat = 1
 	typeInt32     = 6

@@ -1,6 +1,10 @@
 package graphedit
 
-import "google.golang.org/protobuf/encoding/protowire"
+import (
+	"math"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
 
 // ExactActivations returns the model with its MatMulNBits computing on
 // fp32 activations (accuracy level 0) rather than int8 ones (the 4 that
@@ -61,4 +65,16 @@ func IntAttr(name string, v int64) []byte {
 	var b []byte
 	b = protowire.AppendTag(b, nodeAttr, protowire.BytesType)
 	return protowire.AppendBytes(b, a)
+}
+
+// FloatAttr is an AttributeProto of type FLOAT.
+func FloatAttr(name string, v float32) []byte {
+	var a []byte
+	a = protowire.AppendTag(a, attrName, protowire.BytesType)
+	a = protowire.AppendString(a, name)
+	a = protowire.AppendTag(a, attrFloat, protowire.Fixed32Type)
+	a = protowire.AppendFixed32(a, math.Float32bits(v))
+	a = protowire.AppendTag(a, attrType, protowire.VarintType)
+	a = protowire.AppendVarint(a, attrTypeFloat)
+	return protowire.AppendBytes(protowire.AppendTag(nil, nodeAttr, protowire.BytesType), a)
 }

@@ -36,6 +36,7 @@ const (
 	nodeAttr    = 5
 	nodeDomain  = 7
 	attrName    = 1
+	attrFloat   = 2
 	attrInt     = 3
 	attrGraph   = 6
 	attrInts    = 8
@@ -115,6 +116,7 @@ type Node struct {
 	outputs        []string // also kept in Fields
 	OpType, Domain string
 	Ints           map[string]int64   // its integer attributes
+	Floats         map[string]float32 // its float attributes (a Gemm's alpha)
 	lists          map[string][]int64 // its integer-list attributes (a Transpose's perm)
 	subgraphs      bool               // an attribute holds a graph
 	Fields         [][]byte           // every other field, as written
@@ -300,6 +302,7 @@ func readNode(b []byte) (*Node, error) {
 		case num == nodeAttr && typ == protowire.BytesType:
 			var name string
 			var i int64
+			var f *float32
 			var list []int64
 			if err := eachField(val, func(num protowire.Number, typ protowire.Type, v, _ []byte) error {
 				switch {
@@ -308,6 +311,9 @@ func readNode(b []byte) (*Node, error) {
 				case num == attrInt && typ == protowire.VarintType:
 					x, _ := protowire.ConsumeVarint(v)
 					i = int64(x)
+				case num == attrFloat && typ == protowire.Fixed32Type:
+					x, _ := protowire.ConsumeFixed32(v)
+					f = new(math.Float32frombits(x))
 				case num == attrInts:
 					return appendInts(&list, typ, v)
 				case (num == attrGraph || num == attrGraphs) && typ == protowire.BytesType:
@@ -318,9 +324,12 @@ func readNode(b []byte) (*Node, error) {
 				return err
 			}
 			if n.Ints == nil {
-				n.Ints, n.lists = map[string]int64{}, map[string][]int64{}
+				n.Ints, n.Floats, n.lists = map[string]int64{}, map[string]float32{}, map[string][]int64{}
 			}
 			n.Ints[name] = i
+			if f != nil {
+				n.Floats[name] = *f
+			}
 			if list != nil {
 				n.lists[name] = list
 			}
@@ -329,6 +338,16 @@ func readNode(b []byte) (*Node, error) {
 		return nil
 	})
 	return n, err
+}
+
+// DropAttributes removes the node's attributes, for a rewrite that makes
+// it another operator, whose attributes go in Extra.
+func (n *Node) DropAttributes() {
+	n.Fields = slices.DeleteFunc(n.Fields, func(f []byte) bool {
+		num, _, _ := protowire.ConsumeTag(f)
+		return num == nodeAttr
+	})
+	n.Extra, n.Ints, n.Floats, n.lists = nil, nil, nil, nil
 }
 
 // Encode writes the node back: its inputs, operator and domain, then
