@@ -5,7 +5,8 @@
 // Bits does all of it. MatMul weights become ONNX Runtime's MatMulNBits
 // and embedding tables its GatherBlockQuantized, 8 or 4 bits in blocks of
 // 32 (or more) with one scale each (NBits): both compute from the packed weights.
-// The other weights of Gemm and Conv are stored as int8 with one scale per
+// So does a Gemm that is a MatMul with a bias, in 8 bits (NBits). The
+// other weights of Gemm and Conv are stored as int8 with one scale per
 // output channel, a DequantizeLinear in front of the operator giving the
 // fp32 weight back at run time (Int8). Activations stay fp32, so the
 // model's inputs, outputs and other numerics are unchanged: only the

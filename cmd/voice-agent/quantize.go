@@ -31,9 +31,10 @@ func (a *app) quantizeCmd() *cobra.Command {
 		Long: `Writes OUT: IN with its weights quantized, activations, inputs and outputs
 as they were. MatMul weights become ONNX Runtime's MatMulNBits and embedding
 tables its GatherBlockQuantized, --bits 8 or 4 in blocks of --block-size
-weights with a scale each, computed from directly; Conv and Gemm weights are
-stored as int8 per output channel, dequantized in front of their operator at
-run time. Larger blocks take less memory and follow the original less
+weights with a scale each, computed from directly, and so does a Gemm that is
+a MatMul with a bias (a joiner's or classifier's output layer), in 8 bits
+whatever --bits says; Conv weights (and other Gemms') are stored as int8 per
+output channel, dequantized in front of their operator at run time. Larger blocks take less memory and follow the original less
 closely (docs/performance.md has both for the full-size stand-ins).
 
 IN is a model file (OUT gets the model with its weights inside), or a
@@ -78,7 +79,7 @@ bench stages.`,
 			return nil
 		},
 	}
-	cmd.Flags().IntVar(&format.Bits, "bits", 8, "bits per MatMul weight and embedding: 8 or 4 (Conv and Gemm weights are int8 either way)")
+	cmd.Flags().IntVar(&format.Bits, "bits", 8, "bits per MatMul weight and embedding: 8 or 4 (Gemm and Conv weights are 8-bit either way)")
 	cmd.Flags().IntVar(&format.Block, "block-size", quantize.DefaultBlock, "MatMul weights (embedding values) per scale: 16, 32, 64, 128 or 256")
 	cmd.Flags().StringSliceVar(&keep, "keep", nil, "with a directory: graphs copied as they are (e.g. X-ASR's decoder, which sherpa-onnx keeps fp32)")
 	return cmd
