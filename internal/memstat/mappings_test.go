@@ -74,5 +74,7 @@ func TestMappingsAtPeak(t *testing.T) {
 	require.NotEmpty(t, at)
 	assert.Greater(t, anon(at)-before, int64(56<<20), "the 64 MiB are in the mappings at the peak")
 	assert.Greater(t, rss, int64(64<<20))
-	assert.Less(t, anon(Mappings())-before, int64(32<<20), "and given back since")
+	// Against the end, not the start: under the race detector the
+	// megabytes' shadow stays mapped once they are given back.
+	assert.Greater(t, anon(at)-anon(Mappings()), int64(32<<20), "the mappings are the peak's, not the end's")
 }
