@@ -54,6 +54,11 @@ func Areas() ([]Area, error) {
 
 func parseSmaps(smaps []byte) []Area {
 	var areas []Area
+	// The kernel writes smaps a read at a time, going on from the last
+	// mapping it wrote: a mapping that changed between two reads (the C
+	// heap growing) can be written twice. The second record stands.
+	index := map[uintptr]int{}
+	cur := -1 // the area whose fields follow
 	for line := range bytes.Lines(smaps) {
 		fields := bytes.Fields(line)
 		if len(fields) == 0 {
@@ -66,24 +71,31 @@ func parseSmaps(smaps []byte) []Area {
 			s, err1 := strconv.ParseUint(string(start), 16, 64)
 			e, err2 := strconv.ParseUint(string(end), 16, 64)
 			if err1 != nil || err2 != nil {
+				cur = -1
 				continue
 			}
 			a.Start, a.End = uintptr(s), uintptr(e)
 			if len(fields) > 5 {
 				a.Name = string(bytes.Join(fields[5:], []byte(" ")))
 			}
-			areas = append(areas, a)
+			var seen bool
+			if cur, seen = index[a.Start]; seen {
+				areas[cur] = a
+			} else {
+				cur = len(areas)
+				index[a.Start] = cur
+				areas = append(areas, a)
+			}
 			continue
 		}
-		if len(areas) == 0 {
+		if cur < 0 {
 			continue
 		}
-		at := &areas[len(areas)-1]
 		switch string(fields[0]) {
 		case "Rss:":
-			at.RSS += kbField(line, "Rss:")
+			areas[cur].RSS += kbField(line, "Rss:")
 		case "Anonymous:":
-			at.Anon += kbField(line, "Anonymous:")
+			areas[cur].Anon += kbField(line, "Anonymous:")
 		}
 	}
 	return areas

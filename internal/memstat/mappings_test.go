@@ -10,6 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// Mappings of one file or kind are summed, the largest first; one written
+// twice (the heap, grown between two reads of the file) counts once, as
+// its second record says; one with nothing resident is left out.
 func TestParseSmaps(t *testing.T) {
 	smaps := `5581a0000000-5581a0100000 r-xp 00000000 08:01 1234                       /usr/bin/voice agent
 Size:               1024 kB
@@ -34,11 +37,14 @@ Anonymous:            50 kB
 7f0000800000-7f0000900000 ---p 00000000 00:00 0 
 Rss:                   0 kB
 Anonymous:             0 kB
+5581a0200000-5581a0380000 rw-p 00000000 00:00 0                          [heap]
+Rss:                 320 kB
+Anonymous:           320 kB
 `
 	assert.Equal(t, []Mapping{
 		{Name: "/models/weights.bin", RSS: 1100 << 10, Anon: 20 << 10},
 		{Name: "/usr/bin/voice agent", RSS: 800 << 10},
-		{Name: "[heap]", RSS: 300 << 10, Anon: 300 << 10},
+		{Name: "[heap]", RSS: 320 << 10, Anon: 320 << 10},
 		{Name: "[anonymous]", RSS: 150 << 10, Anon: 150 << 10},
 	}, byName(parseSmaps([]byte(smaps))))
 	areas := parseSmaps([]byte(smaps))
