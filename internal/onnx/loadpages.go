@@ -8,7 +8,7 @@ import (
 
 // dropLoadPages takes out of the process's resident memory the pages of
 // the file at path (an optimized copy's weights) that its mappings hold
-// unchanged from the file, and returns how many bytes they were. Loading
+// unchanged from the file (on Linux; elsewhere it does nothing). Loading
 // reads more of the file than running does: ONNX Runtime prepacks each
 // MatMulNBits weight from the original weight and its scales, then finds
 // the same packed bytes among the blobs saved in the file and uses those.
@@ -22,9 +22,9 @@ import (
 // page cache at its next touch; a page they never read stays out:
 // 17.5 MiB of scales for X-ASR's encoder at int4, 13 for the
 // synthesizer's decode step (docs/performance.md).
-func dropLoadPages(path string) int64 {
+func dropLoadPages(path string) {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
 	}
-	return filemap.DropResident(func(name string) bool { return name == path })
+	filemap.DropResident(func(name string) bool { return name == path })
 }
