@@ -3,7 +3,10 @@
 // generation statistics. The MNN backend lives in llm/mnn.
 package llm
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Role of a message in a chat.
 type Role string
@@ -12,6 +15,10 @@ const (
 	System    Role = "system"
 	User      Role = "user"
 	Assistant Role = "assistant"
+	// Tool is a tool's result, answering the tool calls of the assistant
+	// message before it (chat templates render it as their tool
+	// message: Qwen3's as <tool_response> in a user turn).
+	Tool Role = "tool"
 )
 
 // Message is one chat message.
@@ -36,4 +43,23 @@ type Stats struct {
 	// (the prefill and one decode step), where the engine says; its text
 	// may come a token or more later (a character cut across tokens).
 	FirstToken time.Duration `json:"first_token_ns,omitempty"`
+}
+
+// ToolSpec is a tool as the model is told of it: the function a chat
+// template renders into its tools list ({"type": "function", "function":
+// {"name", "description", "parameters"}}, as Hugging Face's
+// apply_chat_template takes them).
+type ToolSpec struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Parameters is a JSON schema object: {"type": "object",
+	// "properties": {...}, "required": [...]}.
+	Parameters json.RawMessage `json:"parameters"`
+}
+
+// ToolUser is a generator that can be told which tools the model may call:
+// they go into every prompt after the call (the chat template's tools),
+// none for nil.
+type ToolUser interface {
+	SetTools(tools []ToolSpec) error
 }
