@@ -154,6 +154,19 @@ func (h *History) AddAssistant(text string, interrupted bool) (dropped int) {
 	return dropped
 }
 
+// AddToolRounds appends the tool calls a reply made and their results
+// (llm.Tool messages), as the reply's model wrote and was given them, so
+// the prompt renders what its KV cache holds; the reply's words follow
+// (AddAssistant), which trims the history.
+func (h *History) AddToolRounds(msgs []Message) {
+	if len(msgs) == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.msgs = append(h.msgs, msgs...)
+}
+
 // Messages is the conversation to send to the model: the system prompt
 // followed by the remembered turns.
 func (h *History) Messages() []Message {

@@ -8,6 +8,7 @@ import (
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/llm"
 	"github.com/voiceassistant/voice/pipeline/listen"
+	"github.com/voiceassistant/voice/pipeline/reply"
 	"github.com/voiceassistant/voice/turn"
 )
 
@@ -65,6 +66,16 @@ type Config struct {
 	// each change (from Run's goroutine): a device may then wake less
 	// often, and a front end rest (see Need).
 	Need func(Need)
+	// Tools, if set, are what the model may call (tools.Registry): a
+	// reply runs the calls the model writes, as ToolPolicy says
+	// (reply.Converse). Nil: replies are all speech.
+	Tools      Toolbox
+	ToolPolicy reply.ToolPolicy
+	// Notices, if set, takes texts the assistant says of its own accord
+	// (a timer that fired), each as OpSay's: after a reply under way, and
+	// cut by a barge-in as any reply. As with commands, the sender holds
+	// the clock before each send and the session releases it.
+	Notices <-chan string
 	// Continue is when speech right after a commit continues that turn.
 	Continue Continuation
 	// ComputeScale puts each stage's measured compute, times this, on the

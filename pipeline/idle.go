@@ -42,11 +42,12 @@ func newPrefillAhead(g Generator, clk clock.Clock) *prefillAhead {
 	return &prefillAhead{pf: pf, clk: clk, cancel: func() {}, done: done}
 }
 
-// remember puts the reply as the user heard it into the history, and,
-// unless a user turn is open (speech, or the pause the endpointing and the
-// final transcript work through), prefills the conversation's next prompt
-// while the assistant is idle.
-func (p *Pipeline) remember(ctx context.Context, text string, interrupted bool) {
+// remember puts the reply into the history, its tool rounds whole and its
+// words as the user heard them, and, unless a user turn is open (speech,
+// or the pause the endpointing and the final transcript work through),
+// prefills the conversation's next prompt while the assistant is idle.
+func (p *Pipeline) remember(ctx context.Context, rounds []llm.Message, text string, interrupted bool) {
+	p.cfg.History.AddToolRounds(rounds)
 	if dropped := p.cfg.History.AddAssistant(text, interrupted); dropped > 0 {
 		slog.Info("history trimmed after the reply; its new start is prefilled while the assistant is idle", "dropped_messages", dropped)
 	}

@@ -362,6 +362,6 @@ func (p *Pipeline) cut(ctx context.Context, reason string) (heard string) {
 	heard, written := r.Interrupt(reason)
 	p.finishTurn(r, p.clk.Now())
 	p.endResponse(p.clk.Now())
-	p.remember(ctx, written, true)
+	p.remember(ctx, r.Rounds(), written, true)
 	return heard
 }

@@ -97,6 +97,7 @@ func New(cfg Config) (*Pipeline, error) {
 	p.replies = reply.Config{
 		Clock: cfg.Clock, Player: p.player, LLM: stages.llm, NewChunker: cfg.NewChunker, TTS: stages.tts,
 		Emit: p.events.Emit, Report: illegal, Ended: p.ended,
+		Tools: cfg.Tools, ToolPolicy: cfg.ToolPolicy,
 	}
 	p.ahead = newPrefillAhead(cfg.LLM, cfg.Clock)
 	p.turnStates = fsm.New("turn", stateTransitions, illegal)
@@ -137,6 +138,8 @@ func (p *Pipeline) Run(ctx context.Context) (err error) {
 			p.bargeIn(ctx, reply.CutStopKey)
 		case c := <-p.cfg.Commands:
 			at, err = p.clk.Now(), p.command(ctx, c)
+		case text := <-p.cfg.Notices:
+			at, err = p.clk.Now(), p.command(ctx, Command{Op: OpSay, Text: text})
 		case f, ok := <-frames:
 			if !ok {
 				return p.cfg.Device.Err()
@@ -368,7 +371,7 @@ func (p *Pipeline) trackPlayback(ctx context.Context) {
 		p.micOpen = at + p.cfg.HalfDuplex.Tail
 	}
 	text, interrupted := r.Said()
-	p.remember(ctx, text, interrupted)
+	p.remember(ctx, r.Rounds(), text, interrupted)
 	p.finishTurn(r, at)
 	p.endResponse(at)
 	if p.listen.Speaking() {

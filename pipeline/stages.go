@@ -43,4 +43,5 @@ type (
 	Generator      = reply.Generator
 	Chunker        = reply.Chunker
 	Synthesizer    = reply.Synthesizer
+	Toolbox        = reply.Toolbox
 )

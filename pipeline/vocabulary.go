@@ -42,6 +42,9 @@ const (
 	EvSpeculationHit   = event.EvSpeculationHit
 	EvSpeculationMiss  = event.EvSpeculationMiss
 	EvReplyState       = event.EvReplyState
+	EvToolCall         = event.EvToolCall
+	EvToolResult       = event.EvToolResult
+	EvToolError        = event.EvToolError
 	EvTurnMetrics      = event.EvTurnMetrics
 	EvError            = event.EvError
 

@@ -250,6 +250,13 @@ func (f *scriptedFork) Close() error { return nil }
 // last user message goes on from where that call's ended, on the same
 // line), gets the same reply: a speculative reply the pipeline dropped
 // because the user went on takes no reply from the script (RollsBack).
+//
+// A reply may call tools as Qwen3 writes the calls
+// (<tool_call>{"name": ..., "arguments": {...}}</tool_call>, cut into
+// tokens as any text). A call whose conversation ends with the tools'
+// results (llm.Tool messages) is the next round of the same reply and
+// takes the next of Replies, in which {tool_response} stands for the
+// latest result.
 type ScriptedLLM struct {
 	Clock           clock.Clock
 	Replies         []string
@@ -267,12 +274,16 @@ func (l *ScriptedLLM) Generate(ctx context.Context, conv []llm.Message, emit fun
 	l.convs = append(l.convs, conv)
 	said := lastUser(conv)
 	rest, sameTurn := strings.CutPrefix(said, l.said)
-	if l.turns == 0 || !sameTurn || strings.HasPrefix(rest, "\n") {
+	result, toolRound := toolResult(conv)
+	if l.turns == 0 || toolRound || !sameTurn || strings.HasPrefix(rest, "\n") {
 		l.turns++
 	}
 	l.said = said
 	reply := l.Replies[min(l.turns, len(l.Replies))-1]
 	l.mu.Unlock()
+	if toolRound {
+		reply = strings.ReplaceAll(reply, "{tool_response}", result)
+	}
 
 	// Words stand in for tokens.
 	stats := llm.Stats{}
@@ -369,6 +380,15 @@ func cjk(r rune) bool { return unicode.In(r, unicode.Han, unicode.Hiragana, unic
 
 // cjkPunct: the full-width marks Chinese is written with (，。！？、：；…).
 func cjkPunct(r rune) bool { return unicode.IsPunct(r) && r >= 0x2000 }
+
+// toolResult is the latest tool result, if conv ends with the results of
+// a round of tool calls.
+func toolResult(conv []llm.Message) (string, bool) {
+	if n := len(conv); n > 0 && conv[n-1].Role == llm.Tool {
+		return conv[n-1].Content, true
+	}
+	return "", false
+}
 
 func lastUser(conv []llm.Message) string {
 	for i := len(conv) - 1; i >= 0; i-- {

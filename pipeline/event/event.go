@@ -92,7 +92,17 @@ const (
 	EvSpeculationMiss EventType = "speculation_miss"
 	// EvReplyState: the reply to turn Turn moved to state Reply (Reason:
 	// why a reply was dropped or cancelled).
-	EvReplyState  EventType = "reply_state"
+	EvReplyState EventType = "reply_state"
+	// EvToolCall: the reply to turn Turn calls a tool (Tool: its name and
+	// arguments), once its turn is committed; a speculated reply's call
+	// waits for that, and a dropped one's never runs.
+	EvToolCall EventType = "tool_call"
+	// EvToolResult: the tool answered (Tool.Result, Tool.MS); the model
+	// is given the result and speaks the answer.
+	EvToolResult EventType = "tool_result"
+	// EvToolError: the call could not be read, named no tool, or the tool
+	// failed (Err); the reply apologizes instead.
+	EvToolError   EventType = "tool_error"
 	EvTurnMetrics EventType = "turn_metrics"
 	EvError       EventType = "error"
 )
@@ -123,6 +133,16 @@ type Event struct {
 	Stats   *llm.Stats   `json:"llm_stats,omitempty"`
 	Metrics *TurnMetrics `json:"metrics,omitempty"`
 	Err     string       `json:"error,omitempty"`
+	Tool    *ToolUse     `json:"tool,omitempty"`
+}
+
+// ToolUse is a tool call in the event stream.
+type ToolUse struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Result    string          `json:"result,omitempty"`
+	// MS is how long the tool ran, in audio time (tool_result, tool_error).
+	MS float64 `json:"ms,omitempty"`
 }
 
 // MarshalJSON adds the audio time in milliseconds.

@@ -47,9 +47,19 @@ type TurnMetrics struct {
 	// Path is EndToEndMS part by part as it fell after the speech ended
 	// (nil for a turn whose reply never played).
 	Path *PathMS `json:"path_ms,omitempty"`
+	// Tools are the tool calls the reply made, in order.
+	Tools []ToolSpan `json:"tools,omitempty"`
 	// Chunks are where the reply's chunks sat in the player's queue, in
 	// order: a replay places its playback gaps by them (pipeline.UnderrunGap).
 	Chunks []ChunkSpan `json:"-"`
+}
+
+// ToolSpan is one tool call of a turn: how long it ran (audio time) and,
+// if it failed, why.
+type ToolSpan struct {
+	Name  string  `json:"name"`
+	MS    float64 `json:"ms"`
+	Error string  `json:"error,omitempty"`
 }
 
 // ChunkSpan is a chunk of reply text and its audio's queue positions

@@ -73,6 +73,12 @@ type Config struct {
 	Emit func(event.Event)
 	// Report takes an illegal transition, a bug (fsm.Machine).
 	Report func(error)
+	// Tools, if set, runs the tools the model calls: a reply then reads
+	// its tool calls out of what the model writes (never spoken), runs
+	// them and generates again with their results (ToolPolicy). Nil: a
+	// reply is all speech, as the model wrote it.
+	Tools Toolbox
+	ToolPolicy
 	// Ended receives each reply whose goroutines return while it is
 	// speculative or current (the session plays it out), with the clock
 	// hold of the last of them, which the receiver releases. A reply cut
@@ -98,8 +104,15 @@ type Reply struct {
 	mu      sync.Mutex
 	state   State // the reply's goroutines read it to hold or publish their events
 	metrics event.TurnMetrics
+	// reply is what the reply said as the model wrote it, tool calls left
+	// out, across its rounds (tools.go).
 	reply   strings.Builder
 	spoken  []spokenChunk
+	// rounds are the reply's tool rounds that ran to their end, and
+	// roundsSaid the length of reply when the last of them did: what
+	// came before is in the rounds' own text.
+	rounds     []llm.Message
+	roundsSaid int
 	// words is the reply's chunker, for its Join and Source, which keep
 	// no state (the chunker itself is generation's).
 	words   Chunker
@@ -287,14 +300,15 @@ func (r *Reply) Drop(reason string) {
 // Interrupt cuts the current reply for reason: cancelled first so no more
 // audio can be queued, then the player flushed so the next device period
 // is silent. It returns what the user heard of it, as spoken and as
-// written (Heard); a reply not current is left as it is, and heard
-// nothing more.
+// written after its tool rounds (Heard, Said); a reply not current is
+// left as it is, and heard nothing more.
 func (r *Reply) Interrupt(reason string) (spoken, written string) {
 	if !r.is(Current) {
 		return "", ""
 	}
 	r.cancel()
 	spoken, written = r.Heard(r.s.Player.Flush())
+	written = r.afterRounds(written)
 	r.mu.Lock()
 	r.metrics.Interrupted = true
 	r.moveLocked(Cancelled, event.Event{At: r.s.Clock.Now(), Reason: reason, Text: spoken})
@@ -395,19 +409,19 @@ func (r *Reply) PlayedOut() (at time.Duration, audible, ok bool) {
 	return at, audible, r.moveLocked(Done, event.Event{At: at})
 }
 
-// Said is what the history keeps of a reply that is over: all of it, or,
-// cut short by a barge-in or a failure, what the user heard as the model
-// wrote it, marked interrupted so the next user message does not follow
-// the last.
+// Said is what the history keeps of a reply that is over, besides its
+// tool rounds (Rounds): all of it, or, cut short by a barge-in or a
+// failure, what the user heard as the model wrote it, marked interrupted
+// so the next user message does not follow the last.
 func (r *Reply) Said() (text string, interrupted bool) {
 	r.mu.Lock()
 	state, err := r.state, r.err
 	r.mu.Unlock()
 	if state == Done && err == nil {
-		return r.text(), false
+		return r.afterRounds(r.text()), false
 	}
 	_, written := r.Heard(r.s.Player.Consumed())
-	return written, true
+	return r.afterRounds(written), true
 }
 
 // Metrics are the turn's metrics as they stand: final once the reply is

@@ -21,6 +21,7 @@ import (
 type spokenChunk struct {
 	text       string
 	start, end uint64
+	aside      bool // queued.aside
 }
 
 // run starts the reply's two goroutines under a context of its own.
@@ -83,37 +84,41 @@ func (r *Reply) generate(ctx context.Context, conv []llm.Message, chunks *chunkQ
 	r.mu.Unlock()
 	send := func(texts []string) error {
 		for _, c := range texts {
-			chunks.push(c)
+			chunks.push(queued{text: c})
 		}
 		return ctx.Err()
 	}
-	stats, err := r.gen.Generate(ctx, conv, func(piece string) error {
+	say := func(text string) error {
 		now := r.s.Clock.Now()
 		r.mu.Lock()
 		if r.metrics.FirstToken == 0 {
 			r.metrics.FirstToken = now
 		}
-		r.reply.WriteString(piece)
+		r.reply.WriteString(text)
 		r.mu.Unlock()
-		r.respond(event.Event{Type: event.EvLLMPiece, At: now, Turn: r.turn, Text: piece})
-		return send(chunker.Push(piece))
-	})
-	r.mu.Lock()
-	r.stats = stats
-	r.mu.Unlock()
-	if err != nil {
-		return err
+		r.respond(event.Event{Type: event.EvLLMPiece, At: now, Turn: r.turn, Text: text})
+		return send(chunker.Push(text))
 	}
-	return send(chunker.Flush())
+	if r.s.Tools == nil || r.announced {
+		stats, err := r.gen.Generate(ctx, conv, say)
+		r.mu.Lock()
+		r.stats = stats
+		r.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		return send(chunker.Flush())
+	}
+	return r.converse(ctx, conv, say, func() error { return send(chunker.Flush()) }, chunks)
 }
 
 func (r *Reply) synthesize(ctx context.Context, chunks *chunkQueue) error {
 	for {
-		text, ok := chunks.pop()
+		c, ok := chunks.pop()
 		if !ok {
 			break
 		}
-		if err := r.speak(ctx, text); err != nil {
+		if err := r.speak(ctx, c); err != nil {
 			return err
 		}
 	}
@@ -133,7 +138,7 @@ func (r *Reply) synthesize(ctx context.Context, chunks *chunkQueue) error {
 type chunkQueue struct {
 	clk     clock.Clock
 	mu      sync.Mutex
-	items   []string
+	items   []queued
 	closed  bool
 	waiting bool
 	wake    chan struct{}
@@ -143,10 +148,17 @@ func newChunkQueue(clk clock.Clock) *chunkQueue {
 	return &chunkQueue{clk: clk, wake: make(chan struct{}, 1)}
 }
 
-func (q *chunkQueue) push(text string) {
+// queued is a chunk to speak; an aside (the acknowledgement while a tool
+// runs) is no words of the reply's, and the history leaves it out.
+type queued struct {
+	text  string
+	aside bool
+}
+
+func (q *chunkQueue) push(c queued) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.items = append(q.items, text)
+	q.items = append(q.items, c)
 	q.wakeLocked()
 }
 
@@ -167,18 +179,18 @@ func (q *chunkQueue) wakeLocked() {
 
 // pop returns the next chunk, waiting for one; false once the queue is
 // closed and empty.
-func (q *chunkQueue) pop() (string, bool) {
+func (q *chunkQueue) pop() (queued, bool) {
 	for {
 		q.mu.Lock()
 		if len(q.items) > 0 {
-			text := q.items[0]
+			c := q.items[0]
 			q.items = q.items[1:]
 			q.mu.Unlock()
-			return text, true
+			return c, true
 		}
 		if q.closed {
 			q.mu.Unlock()
-			return "", false
+			return queued{}, false
 		}
 		q.waiting = true
 		q.mu.Unlock()
@@ -189,12 +201,13 @@ func (q *chunkQueue) pop() (string, bool) {
 
 // speak synthesizes one chunk into the player, or records it as text when
 // there is no synthesizer.
-func (r *Reply) speak(ctx context.Context, text string) error {
+func (r *Reply) speak(ctx context.Context, c queued) error {
+	text := c.text
 	r.respond(event.Event{Type: event.EvTTSChunk, At: r.s.Clock.Now(), Turn: r.turn, Text: text})
 	tts, player := r.s.TTS, r.s.Player
 	if tts == nil {
 		r.mu.Lock()
-		r.spoken = append(r.spoken, spokenChunk{text: text})
+		r.spoken = append(r.spoken, spokenChunk{text: text, aside: c.aside})
 		r.mu.Unlock()
 		return nil
 	}
@@ -219,7 +232,7 @@ func (r *Reply) speak(ctx context.Context, text string) error {
 			r.mu.Lock()
 			if idx < 0 {
 				idx = len(r.spoken)
-				r.spoken = append(r.spoken, spokenChunk{text: text, start: start})
+				r.spoken = append(r.spoken, spokenChunk{text: text, start: start, aside: c.aside})
 			}
 			r.spoken[idx].end = end
 			r.mu.Unlock()
@@ -269,6 +282,9 @@ func (r *Reply) Heard(pos uint64) (spoken, written string) {
 	r.mu.Lock()
 	var parts []string
 	for _, c := range r.spoken {
+		if c.aside {
+			continue // not the reply's words
+		}
 		if c.end <= pos {
 			parts = append(parts, c.text)
 			continue

@@ -2,6 +2,7 @@ package reply
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/voiceassistant/voice/audio"
 	"github.com/voiceassistant/voice/llm"
@@ -37,4 +38,11 @@ type Synthesizer interface {
 	// latest words (normalize.Detect), which reads the numbers and symbols
 	// that have no words near them ("3/4" in a Chinese reply is 四分之三).
 	Synthesize(ctx context.Context, text string, lang normalize.Language, emit func(samples []float32) error) error
+}
+
+// Toolbox runs the tools the model calls (tools.Registry).
+type Toolbox interface {
+	// Call runs the tool name with args (a JSON object) and returns its
+	// result for the model; it returns soon after ctx is cancelled.
+	Call(ctx context.Context, name string, args json.RawMessage) (string, error)
 }
