@@ -179,6 +179,92 @@ func (m *Model) setConfig(settings map[string]any) error {
 	return nil
 }
 
+// SetTools tells the model of tools: every prompt rendered after it has
+// them (Qwen3's template puts them in its system turn), and none (nil or
+// empty) brings back the template's prompt without tools. They are the
+// template context's "tools", beside what that context holds already
+// (enable_thinking, a package's context.json): MNN's apply_chat_template
+// renders with that context and an empty tools list, which sets none
+// (transformers/llm/engine/src/tokenizer/tokenizer.cpp:1046-1054,
+// transformers/llm/engine/src/tokenizer/jinja.hpp:2234-2236). The next
+// prefill keeps of the KV cache what its prompt still shares with it:
+// where the tools changed, the system turn's start.
+func (m *Model) SetTools(tools []llm.ToolSpec) error {
+	_ = m.acquire(context.Background())
+	defer m.release()
+	if m.l == nil {
+		return errors.New("mnn: model closed")
+	}
+	tctx, err := m.templateContext()
+	if err != nil {
+		return err
+	}
+	delete(tctx, "tools")
+	if len(tools) > 0 {
+		js, err := json.Marshal(templateTools(tools))
+		if err != nil {
+			return fmt.Errorf("mnn: tools: %w", err)
+		}
+		tctx["tools"] = js
+	}
+	// set_config merges an object into an object key by key
+	// (transformers/llm/engine/src/ujson.hpp:292-302), which can set the
+	// tools but never drop them: the context is replaced, by a null
+	// first, which replaces the object.
+	for _, c := range []any{nil, tctx} {
+		if err := m.setConfig(map[string]any{"jinja": map[string]any{"context": c}}); err != nil {
+			return fmt.Errorf("mnn: tools: %w", err)
+		}
+	}
+	return nil
+}
+
+// templateTool is a tool as Hugging Face's apply_chat_template takes it,
+// and so as chat templates are written to render it.
+type templateTool struct {
+	Type     string       `json:"type"`
+	Function llm.ToolSpec `json:"function"`
+}
+
+// noParameters is Hugging Face's schema of a function without arguments
+// (transformers.utils.get_json_schema): a template renders a tool's
+// parameters as given, and a null would tell a model trained on such
+// schemas nothing.
+var noParameters = json.RawMessage(`{"type": "object", "properties": {}}`)
+
+func templateTools(tools []llm.ToolSpec) []templateTool {
+	out := make([]templateTool, len(tools))
+	for i, t := range tools {
+		if len(t.Parameters) == 0 {
+			t.Parameters = noParameters
+		}
+		out[i] = templateTool{Type: "function", Function: t}
+	}
+	return out
+}
+
+// templateContext is the chat template's context as the engine holds it:
+// its config's jinja.context (transformers/llm/engine/src/llm.cpp:111-135).
+func (m *Model) templateContext() (map[string]json.RawMessage, error) {
+	var text, cerr *C.char
+	if C.voice_llm_dump_config(m.l, &text, &cerr) != 0 {
+		return nil, fmt.Errorf("mnn: config: %w", takeErr(cerr, "failed"))
+	}
+	defer C.free(unsafe.Pointer(text))
+	var config struct {
+		Jinja struct {
+			Context map[string]json.RawMessage `json:"context"`
+		} `json:"jinja"`
+	}
+	if err := json.Unmarshal([]byte(C.GoString(text)), &config); err != nil {
+		return nil, fmt.Errorf("mnn: the chat template's context: %w", err)
+	}
+	if config.Jinja.Context == nil {
+		return map[string]json.RawMessage{}, nil
+	}
+	return config.Jinja.Context, nil
+}
+
 // warmUp runs a few tokens through the engine and forgets them: its first
 // forward passes after loading allocate and plan (about 40 times slower a
 // token on the tiny model), which belongs in Open, not in the user's first

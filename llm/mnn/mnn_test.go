@@ -8,7 +8,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/voiceassistant/voice/llm"
 )
+
+// The pipeline tells the model of its tools through llm.ToolUser, with
+// MNN or without.
+var _ llm.ToolUser = (*Model)(nil)
 
 func TestStreamReassemblesUTF8(t *testing.T) {
 	for _, tc := range []struct {

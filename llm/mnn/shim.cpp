@@ -167,6 +167,14 @@ int voice_llm_load(voice_llm *l, char **err) {
 	});
 }
 
+int voice_llm_dump_config(voice_llm *l, char **text, char **err) {
+	*text = nullptr;
+	return guard(err, [&] {
+		*text = dup(l->llm->dump_config());
+		return *text ? 0 : -1;
+	});
+}
+
 int voice_llm_prepare(voice_llm *l, const char *text, int batch, int reply, int *reused, int *total, char **err) {
 	*reused = *total = 0;
 	return guard(err, [&] {

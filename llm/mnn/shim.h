@@ -25,6 +25,9 @@ typedef struct {
 voice_llm *voice_llm_create(const char *config_path, char **err);
 int voice_llm_set_config(voice_llm *l, const char *json, char **err);
 int voice_llm_load(voice_llm *l, char **err);
+// dump_config is the engine's config as JSON, set_config's merged (*text,
+// malloc'ed, freed by the caller).
+int voice_llm_dump_config(voice_llm *l, char **text, char **err);
 // prepare tokenizes a prompt (the chat as apply_template renders it, or
 // the start of one) and keeps of the KV cache the longest start of it the
 // cache holds (*reused tokens of *total), dropping the rest: what a

@@ -28,4 +28,6 @@ func (*Model) Prefill(context.Context, []llm.Message) (llm.Stats, error) {
 	return llm.Stats{}, ErrNotBuilt
 }
 
+func (*Model) SetTools([]llm.ToolSpec) error { return ErrNotBuilt }
+
 func (*Model) Close() error { return nil }
