@@ -106,8 +106,8 @@ type Reply struct {
 	metrics event.TurnMetrics
 	// reply is what the reply said as the model wrote it, tool calls left
 	// out, across its rounds (tools.go).
-	reply   strings.Builder
-	spoken  []spokenChunk
+	reply  strings.Builder
+	spoken []spokenChunk
 	// rounds are the reply's tool rounds that ran to their end, and
 	// roundsSaid the length of reply when the last of them did: what
 	// came before is in the rounds' own text.
