@@ -204,7 +204,15 @@ func (r *Reply) callTool(ctx context.Context, call llm.ToolCall, lang normalize.
 		chunks.push(queued{text: inLanguage(toolAck, lang), aside: true})
 	}
 	_ = r.s.Clock.Sleep(wait, gateWait)
-	<-done
+	select {
+	case <-done:
+	default:
+		// Cut: the tool winds down in its own time, which may be the
+		// clock's, so this waits off it.
+		r.s.Clock.Release()
+		<-done
+		r.s.Clock.Hold()
+	}
 	return result, err
 }
 
