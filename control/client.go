@@ -19,8 +19,9 @@ type Answer struct {
 
 // Client is a connection to a control socket.
 type Client struct {
-	conn   net.Conn
-	events chan json.RawMessage
+	conn      net.Conn
+	events    chan json.RawMessage
+	toolCalls chan ToolCall
 
 	mu      sync.Mutex
 	nextID  int64
@@ -38,6 +39,9 @@ type answerLine struct {
 	Data  json.RawMessage `json:"data"`
 	Event json.RawMessage `json:"event"`
 	Hello string          `json:"hello"`
+	// ToolCall and ToolCancel are a tool call's line's.
+	ToolCall   *ToolCall `json:"tool_call"`
+	ToolCancel *ToolCall `json:"tool_cancel"`
 }
 
 // ClientEvents is how many events wait for a reader of Events before
@@ -66,7 +70,7 @@ func Dial(ctx context.Context, path string) (*Client, error) {
 		return nil, fmt.Errorf("control: %s: %w", path, err)
 	}
 	c := &Client{
-		conn: conn, events: make(chan json.RawMessage, ClientEvents),
+		conn: conn, events: make(chan json.RawMessage, ClientEvents), toolCalls: make(chan ToolCall, ClientEvents),
 		pending: map[int64]chan answerLine{}, done: make(chan struct{}),
 	}
 	go c.read(r)
@@ -76,6 +80,12 @@ func Dial(ctx context.Context, path string) (*Client, error) {
 // Events are the session's events as the server sends them (each as
 // --json prints it), closed when the connection ends.
 func (c *Client) Events() <-chan json.RawMessage { return c.events }
+
+// ToolCalls are the calls of the host's tools that the server sends, and
+// their cancellations (Cancelled), closed when the connection ends. A
+// reader that falls ClientEvents behind misses calls, as it does events:
+// a missed call times out on the server.
+func (c *Client) ToolCalls() <-chan ToolCall { return c.toolCalls }
 
 // Do sends cmd and waits for its answer; the server's error is returned
 // as an error.
@@ -96,6 +106,10 @@ func (c *Client) Do(ctx context.Context, cmd Command) (Answer, error) {
 		c.mu.Unlock()
 	}()
 	line, err := marshalLine(cmd.request(id))
+	if err == nil && len(line) > MaxLine {
+		// The server would answer it with an error and hang up.
+		err = fmt.Errorf("the request is %d bytes long; the server reads lines of up to %d KiB", len(line), MaxLine>>10)
+	}
 	if err == nil {
 		_, err = c.conn.Write(line)
 	}
@@ -133,6 +147,7 @@ func (c *Client) readErr() error {
 func (c *Client) read(r *bufio.Reader) {
 	defer close(c.done)
 	defer close(c.events)
+	defer close(c.toolCalls)
 	var err error
 	for {
 		var line []byte
@@ -146,6 +161,16 @@ func (c *Client) read(r *bufio.Reader) {
 		if a.Event != nil {
 			select {
 			case c.events <- a.Event:
+			default:
+			}
+			continue
+		}
+		if a.ToolCancel != nil {
+			a.ToolCancel.Cancelled, a.ToolCall = true, a.ToolCancel
+		}
+		if a.ToolCall != nil {
+			select {
+			case c.toolCalls <- *a.ToolCall:
 			default:
 			}
 			continue

@@ -5,7 +5,9 @@
 //
 // The package knows nothing of the pipeline: a request becomes a Command,
 // which the server hands to a Handler; the front end that runs the
-// session maps it onto the pipeline's own command.
+// session maps it onto the pipeline's own command. Nor of the tools: the
+// host's tools are ToolDecls and their calls ToolCalls, of the fields of
+// llm.ToolSpec and tools.HostCall, which the front end converts.
 package control
 
 import (
@@ -14,6 +16,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -43,6 +49,12 @@ const (
 	// OpStatus asks what the session is doing; the handler answers it
 	// without the pipeline.
 	OpStatus Op = "status"
+	// OpTools declares the host's tools (Command.Tools), in place of those
+	// it declared before; none withdraws them. The handler answers it
+	// without the pipeline, as it does OpToolResult.
+	OpTools Op = "tools"
+	// OpToolResult answers one of the server's tool calls (SendToolCall).
+	OpToolResult Op = "tool_result"
 )
 
 // Command is a request as the handler gets it.
@@ -50,6 +62,41 @@ type Command struct {
 	Op Op
 	// Text is what OpSay speaks.
 	Text string
+	// Tools are what OpTools declares (nil for none).
+	Tools []ToolDecl
+	// Call is the id of the tool call that OpToolResult answers, with
+	// Result, or, where ToolError is not empty, with the host's word that
+	// the tool failed.
+	Call      string
+	Result    string
+	ToolError string
+}
+
+// ToolDecl is one tool of the host's as a client declares it. Its fields
+// are those of llm.ToolSpec, so the front end's mapping is a conversion;
+// the package keeps its own so that the wire does not change with llm's.
+type ToolDecl struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Parameters is the JSON schema of the tool's arguments; the server
+	// passes it on unread.
+	Parameters json.RawMessage `json:"parameters,omitempty"`
+}
+
+// ToolCall is a call of one of the host's tools, as the server sends it to
+// the clients (SendToolCall) for one of them to answer (OpToolResult), or,
+// with Cancelled, word that the call is no longer waited for. Its fields
+// are those of tools.HostCall.
+type ToolCall struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Arguments is the JSON object the model wrote ({} where it gave
+	// none); a cancellation has none.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Cancelled is told by the line's key (tool_cancel), not a field: a
+	// host that reads only tool_call lines can never take a cancellation
+	// for a call and run the tool again.
+	Cancelled bool `json:"-"`
 }
 
 // Handler acts on commands. Its answer's data (nil for none) goes back to
@@ -65,7 +112,8 @@ type HandlerFunc func(ctx context.Context, c Command) (any, error)
 func (f HandlerFunc) Handle(ctx context.Context, c Command) (any, error) { return f(ctx, c) }
 
 // Usage lists the commands as a client types them, for error messages.
-const Usage = "talk start|stop|toggle, wake, mute, unmute, cancel, say (with text), status"
+const Usage = "talk start|stop|toggle, wake, mute, unmute, cancel, say (with text), status, " +
+	"tools FILE.json|- (the host's tools), tool-result ID (with text), tool-error ID (with text)"
 
 // talkOps are talk's arguments.
 var talkOps = map[string]Op{"start": OpTalkStart, "stop": OpTalkStop, "toggle": OpTalkToggle}
@@ -73,14 +121,21 @@ var talkOps = map[string]Op{"start": OpTalkStart, "stop": OpTalkStop, "toggle": 
 // bareOps are the commands that take no argument.
 var bareOps = map[string]Op{"wake": OpWake, "mute": OpMute, "unmute": OpUnmute, "cancel": OpCancel, "status": OpStatus}
 
-// request is a request line: {"v":1,"id":7,"cmd":"talk","args":["start"]}
-// or {"v":1,"id":8,"cmd":"say","text":"..."}.
+// request is a request line: {"v":1,"id":7,"cmd":"talk","args":["start"]},
+// {"v":1,"id":8,"cmd":"say","text":"..."}, {"v":1,"id":9,"cmd":"tools",
+// "tools":[...]} or {"v":1,"id":10,"cmd":"tool_result","call":"call-7",
+// "result":"..."}. The pointers tell a field that is absent from one that
+// is empty: "tools":[] withdraws, and "result":"" is a result.
 type request struct {
-	V    int      `json:"v"`
-	ID   int64    `json:"id,omitempty"`
-	Cmd  string   `json:"cmd"`
-	Args []string `json:"args,omitempty"`
-	Text string   `json:"text,omitempty"`
+	V      int         `json:"v"`
+	ID     int64       `json:"id,omitempty"`
+	Cmd    string      `json:"cmd"`
+	Args   []string    `json:"args,omitempty"`
+	Text   string      `json:"text,omitempty"`
+	Tools  *[]ToolDecl `json:"tools,omitempty"`
+	Call   string      `json:"call,omitempty"`
+	Result *string     `json:"result,omitempty"`
+	Error  *string     `json:"error,omitempty"`
 }
 
 // answer is the server's line for a request; ID is the request's, left
@@ -97,6 +152,14 @@ type answer struct {
 type eventLine struct {
 	V     int `json:"v"`
 	Event any `json:"event"`
+}
+
+// toolCallLine carries a tool call, {"v":1,"tool_call":{...}}, or its
+// cancellation, {"v":1,"tool_cancel":{...}}.
+type toolCallLine struct {
+	V      int       `json:"v"`
+	Call   *ToolCall `json:"tool_call,omitempty"`
+	Cancel *ToolCall `json:"tool_cancel,omitempty"`
 }
 
 // hello is the first line a client reads.
@@ -139,40 +202,161 @@ func peekID(line []byte) int64 {
 func (r request) command() (Command, error) {
 	switch {
 	case r.Cmd == "talk":
-		if r.Text != "" || len(r.Args) != 1 || talkOps[r.Args[0]] == "" {
+		if len(r.others("args")) > 0 || len(r.Args) != 1 || talkOps[r.Args[0]] == "" {
 			return Command{}, fmt.Errorf("talk takes one argument, start, stop or toggle (\"args\":[\"start\"]), not %q", r.Args)
 		}
 		return Command{Op: talkOps[r.Args[0]]}, nil
 	case r.Cmd == "say":
-		if len(r.Args) > 0 || strings.TrimSpace(r.Text) == "" {
+		if len(r.others("text")) > 0 || strings.TrimSpace(r.Text) == "" {
 			return Command{}, errors.New("say takes its words as \"text\" (\"text\":\"hello\"), and no args")
 		}
 		return Command{Op: OpSay, Text: r.Text}, nil
+	case r.Cmd == string(OpTools):
+		if others := r.others("tools"); len(others) > 0 {
+			return Command{}, fmt.Errorf("tools takes the host's tools as \"tools\" alone, not %s", strings.Join(others, ", "))
+		}
+		if r.Tools == nil {
+			return Command{}, errors.New(`tools takes the host's tools as "tools" ("tools":[{"name":"take_photo","description":"...","parameters":{"type":"object","properties":{}}}]; [] withdraws them)`)
+		}
+		c := Command{Op: OpTools}
+		if len(*r.Tools) > 0 {
+			c.Tools = *r.Tools
+		}
+		return c, nil
+	case r.Cmd == string(OpToolResult):
+		if others := r.others("call", "result", "error"); len(others) > 0 {
+			return Command{}, fmt.Errorf("tool_result takes \"call\" and \"result\" or \"error\", not %s", strings.Join(others, ", "))
+		}
+		if r.Call == "" {
+			return Command{}, errors.New(`tool_result names the tool call it answers ("call":"call-7")`)
+		}
+		if (r.Result == nil) == (r.Error == nil) {
+			return Command{}, fmt.Errorf(`tool_result answers call %s with its "result", or with an "error" where the tool failed: one of the two`, r.Call)
+		}
+		c := Command{Op: OpToolResult, Call: r.Call}
+		if r.Error != nil {
+			if strings.TrimSpace(*r.Error) == "" {
+				return Command{}, fmt.Errorf("tool_result: the error of call %s says nothing; an error says why the tool failed", r.Call)
+			}
+			c.ToolError = *r.Error
+		} else {
+			c.Result = *r.Result
+		}
+		return c, nil
 	case bareOps[r.Cmd] != "":
-		if len(r.Args) > 0 || r.Text != "" {
-			return Command{}, fmt.Errorf("%s takes no arguments", r.Cmd)
+		if others := r.others(); len(others) > 0 {
+			return Command{}, fmt.Errorf("%s takes no arguments, not %s", r.Cmd, strings.Join(others, ", "))
 		}
 		return Command{Op: bareOps[r.Cmd]}, nil
 	}
 	return Command{}, fmt.Errorf("unknown command %q; commands: %s", r.Cmd, Usage)
 }
 
+// others names the fields that r has beyond own, for the error of a
+// command given what it does not take.
+func (r request) others(own ...string) []string {
+	var names []string
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"args", len(r.Args) > 0}, {"text", r.Text != ""}, {"tools", r.Tools != nil},
+		{"call", r.Call != ""}, {"result", r.Result != nil}, {"error", r.Error != nil},
+	} {
+		if f.set && !slices.Contains(own, f.name) {
+			names = append(names, strconv.Quote(f.name))
+		}
+	}
+	return names
+}
+
 // ParseArgs is a command as a shell types it (talk start; say hello
-// there): say's words are its text.
+// there): say's words are its text; tools reads the host's tools from the
+// file named, - for stdin, a JSON list as the request's "tools"; tool-result
+// and tool-error take a call's id and then its result, or why the tool
+// failed.
 func ParseArgs(args []string) (Command, error) {
 	if len(args) == 0 {
 		return Command{}, fmt.Errorf("no command; commands: %s", Usage)
 	}
 	r := request{Cmd: args[0], Args: args[1:]}
-	if r.Cmd == "say" {
+	switch r.Cmd {
+	case "say":
 		r.Text, r.Args = strings.Join(r.Args, " "), nil
+	case "tools":
+		if len(r.Args) != 1 {
+			return Command{}, errors.New("tools takes one file of the host's tools, a JSON list of {\"name\", \"description\", \"parameters\"} ([] withdraws them), or - to read it from stdin")
+		}
+		tools, err := readTools(r.Args[0])
+		if err != nil {
+			return Command{}, err
+		}
+		r.Tools, r.Args = &tools, nil
+	case "tool-result", "tool-error":
+		if len(r.Args) == 0 {
+			return Command{}, fmt.Errorf("%s takes the id of the call it answers, then its text (%[1]s call-7 ...)", r.Cmd)
+		}
+		text := strings.Join(r.Args[1:], " ")
+		r.Call, r.Args = r.Args[0], nil
+		if r.Cmd == "tool-error" {
+			r.Error = &text
+		} else {
+			r.Result = &text
+		}
+		r.Cmd = string(OpToolResult)
 	}
 	return r.command()
+}
+
+// readTools reads a declaration of tools from the file at path, or stdin
+// for -.
+func readTools(path string) ([]ToolDecl, error) {
+	var data []byte
+	var err error
+	if path == "-" {
+		path = "stdin"
+		data, err = io.ReadAll(os.Stdin)
+	} else {
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tools: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	// As in a request: a misspelt "paramters" is an error, not a tool
+	// that takes none.
+	dec.DisallowUnknownFields()
+	var tools []ToolDecl
+	if err := dec.Decode(&tools); err != nil {
+		return nil, fmt.Errorf(`tools: %s: %v; it is a JSON list, [{"name":"take_photo","description":"...","parameters":{"type":"object","properties":{}}}]`, path, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("tools: %s: more than one JSON value; the tools are one list", path)
+	}
+	if tools == nil {
+		return nil, fmt.Errorf("tools: %s: null; the tools are a list ([] withdraws them)", path)
+	}
+	return tools, nil
 }
 
 // request is c as a request line's fields.
 func (c Command) request(id int64) request {
 	r := request{V: Version, ID: id, Cmd: string(c.Op), Text: c.Text}
+	switch c.Op {
+	case OpTools:
+		tools := c.Tools
+		if tools == nil {
+			tools = []ToolDecl{} // [] withdraws; no list at all is an error
+		}
+		r.Tools = &tools
+	case OpToolResult:
+		r.Call = c.Call
+		if c.ToolError != "" {
+			r.Error = &c.ToolError
+		} else {
+			r.Result = &c.Result
+		}
+	}
 	if arg, ok := strings.CutPrefix(string(c.Op), "talk_"); ok {
 		r.Cmd, r.Args = "talk", []string{arg}
 	}

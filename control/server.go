@@ -109,6 +109,41 @@ func (s *Server) Broadcast(event any) error {
 	return nil
 }
 
+// ErrNoClient is SendToolCall's error when no client is connected: nobody
+// could answer the call.
+var ErrNoClient = errors.New("no client is connected to the control socket")
+
+// SendToolCall sends every client a call of one of the host's tools, for
+// one of them to answer (OpToolResult), or its cancellation. Any client
+// may answer, so that one program can declare the host's tools and another
+// serve them. With no client connected it sends nothing and says so, for
+// the call to fail at once instead of at its timeout.
+func (s *Server) SendToolCall(tc ToolCall) error {
+	l := toolCallLine{V: Version}
+	if tc.Cancelled {
+		tc.Arguments = nil
+		l.Cancel = &tc
+	} else {
+		if len(tc.Arguments) == 0 {
+			tc.Arguments = json.RawMessage("{}") // always an object, for the host to read
+		}
+		l.Call = &tc
+	}
+	line, err := marshalLine(l)
+	if err != nil {
+		return fmt.Errorf("control: tool call %s: %w", tc.ID, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.clients) == 0 {
+		return ErrNoClient
+	}
+	for c := range s.clients {
+		c.send(line)
+	}
+	return nil
+}
+
 // Close stops the server: it closes every connection, waits for what
 // serves them, and removes the socket.
 func (s *Server) Close() error {

@@ -112,6 +112,8 @@ func TestEveryCommandRoundTrips(t *testing.T) {
 		{[]string{"say", "Your", "meeting", "starts", "in", "5", "minutes."}, Command{Op: OpSay, Text: "Your meeting starts in 5 minutes."}},
 		{[]string{"say", "你的会议五分钟后开始。"}, Command{Op: OpSay, Text: "你的会议五分钟后开始。"}},
 		{[]string{"status"}, Command{Op: OpStatus}},
+		{[]string{"tool-result", "call-7", "82%"}, Command{Op: OpToolResult, Call: "call-7", Result: "82%"}},
+		{[]string{"tool-error", "call-8", "no", "camera"}, Command{Op: OpToolResult, Call: "call-8", ToolError: "no camera"}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			cmd, err := ParseArgs(tc.args)
@@ -322,4 +324,56 @@ func TestAnotherUsersSocketIsRefused(t *testing.T) {
 	_, err = Listen(path, &recorder{}, Options{})
 	assert.ErrorContains(t, err, path+" is a socket of user 65534, not of this one (0)")
 	assert.FileExists(t, path)
+}
+
+// TestToolCallsReachEveryClientAndTheirAnswersTheHandler: a client
+// declares tools, a call of one reaches every client as a line (the
+// client's ToolCalls), a client's tool_result reaches the handler, and a
+// cancellation comes as a line of its own.
+func TestToolCallsReachEveryClientAndTheirAnswersTheHandler(t *testing.T) {
+	h := &recorder{}
+	s := serve(t, h, Options{})
+	assert.ErrorIs(t, s.SendToolCall(ToolCall{ID: "call-1", Name: "take_photo"}), ErrNoClient, "nobody to answer")
+
+	host, err := Dial(t.Context(), s.Path())
+	require.NoError(t, err)
+	defer host.Close()
+	raw := dialRaw(t, s.Path())
+	decl := []ToolDecl{{Name: "take_photo", Description: "Takes a photo.", Parameters: json.RawMessage(`{"type":"object","properties":{"flash":{"type":"boolean"}}}`)}}
+	_, err = host.Do(t.Context(), Command{Op: OpTools, Tools: decl})
+	require.NoError(t, err)
+	assert.Equal(t, Command{Op: OpTools, Tools: decl}, h.got()[0])
+
+	require.NoError(t, s.SendToolCall(ToolCall{ID: "call-2", Name: "take_photo", Arguments: json.RawMessage(`{"flash":true}`)}))
+	assert.JSONEq(t, `{"v":1,"tool_call":{"id":"call-2","name":"take_photo","arguments":{"flash":true}}}`, string(raw.line(t)))
+	assert.Equal(t, ToolCall{ID: "call-2", Name: "take_photo", Arguments: json.RawMessage(`{"flash":true}`)}, <-host.ToolCalls())
+	_, err = host.Do(t.Context(), Command{Op: OpToolResult, Call: "call-2", Result: "a red bicycle"})
+	require.NoError(t, err)
+	assert.Equal(t, Command{Op: OpToolResult, Call: "call-2", Result: "a red bicycle"}, h.got()[1])
+
+	require.NoError(t, s.SendToolCall(ToolCall{ID: "call-3", Name: "take_photo"}))
+	assert.JSONEq(t, `{"v":1,"tool_call":{"id":"call-3","name":"take_photo","arguments":{}}}`, string(raw.line(t)), "arguments are always an object")
+	require.NoError(t, s.SendToolCall(ToolCall{ID: "call-3", Name: "take_photo", Arguments: json.RawMessage(`{}`), Cancelled: true}))
+	assert.JSONEq(t, `{"v":1,"tool_cancel":{"id":"call-3","name":"take_photo"}}`, string(raw.line(t)))
+	assert.Equal(t, ToolCall{ID: "call-3", Name: "take_photo", Arguments: json.RawMessage(`{}`)}, <-host.ToolCalls())
+	assert.Equal(t, ToolCall{ID: "call-3", Name: "take_photo", Cancelled: true}, <-host.ToolCalls())
+
+	// The tool lines leave the events and the answers as they were.
+	require.NoError(t, s.Broadcast(map[string]string{"type": "state"}))
+	assert.JSONEq(t, `{"type":"state"}`, string(<-host.Events()))
+	_, err = host.Do(t.Context(), Command{Op: OpStatus})
+	assert.NoError(t, err)
+}
+
+func TestARequestOverTheLimitIsNotSent(t *testing.T) {
+	h := &recorder{}
+	s := serve(t, h, Options{})
+	c, err := Dial(t.Context(), s.Path())
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.Do(t.Context(), Command{Op: OpSay, Text: strings.Repeat("a", MaxLine)})
+	assert.ErrorContains(t, err, "the server reads lines of up to 64 KiB")
+	_, err = c.Do(t.Context(), Command{Op: OpWake})
+	assert.NoError(t, err, "the connection goes on")
+	assert.Equal(t, []Command{{Op: OpWake}}, h.got())
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -20,12 +21,18 @@ func (a *app) ctlCmd() *cobra.Command {
 		Example: `  voice-agent ctl talk start
   voice-agent ctl say "Your meeting starts in 5 minutes."
   voice-agent ctl say 你的会议五分钟后开始。
-  voice-agent ctl status --events     # then every event, until Ctrl-C`,
+  voice-agent ctl status --events     # then every event and tool call, until Ctrl-C
+  voice-agent ctl tools camera.json   # declare the host's tools (- reads stdin)
+  voice-agent ctl tool-result call-7 A photo of a red bicycle.
+  voice-agent ctl tool-error call-8 The camera is off.`,
 		Short: "Send a command to a running agent over its control socket",
 		Long: `Sends one command to the agent that voice-agent run serves on its control
 socket (control.socket in the config, or --socket) and prints the answer:
 the command's data (status's), or nothing. A command the agent refuses
 exits non-zero with its error. Commands: ` + control.Usage + `.
+With --events it then prints every event as --json does, and every call
+of the host's tools as {"tool_call":{...}} (or {"tool_cancel":{...}}),
+for a script to answer with tool-result or tool-error.
 docs/control.md describes the socket.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -55,18 +62,27 @@ docs/control.md describes the socket.`,
 			if !events {
 				return nil
 			}
-			// Until Ctrl-C, or the agent goes away.
+			// Until Ctrl-C, or the agent goes away (which closes both).
 			for {
+				var line []byte
 				select {
 				case e, ok := <-c.Events():
 					if !ok {
 						return nil
 					}
-					if _, err := fmt.Fprintf(out, "%s\n", bytes.TrimSpace(e)); err != nil {
+					line = bytes.TrimSpace(e)
+				case tc, ok := <-c.ToolCalls():
+					if !ok {
+						return nil
+					}
+					if line, err = toolCallLine(tc); err != nil {
 						return err
 					}
 				case <-cmd.Context().Done():
 					return nil
+				}
+				if _, err := fmt.Fprintf(out, "%s\n", line); err != nil {
+					return err
 				}
 			}
 		},
@@ -74,4 +90,19 @@ docs/control.md describes the socket.`,
 	cmd.Flags().StringVar(&socket, "socket", "", "the control socket's path (default: control.socket in the config)")
 	cmd.Flags().BoolVar(&events, "events", false, "after the answer, print every event as a JSON line until interrupted")
 	return cmd
+}
+
+// toolCallLine is a tool call as ctl prints it: as the socket's line has
+// it less the version, {"tool_call":{...}} or {"tool_cancel":{...}}, so
+// that a script tells it from the events by its key.
+func toolCallLine(tc control.ToolCall) ([]byte, error) {
+	key := "tool_call"
+	if tc.Cancelled {
+		key = "tool_cancel"
+	}
+	line, err := json.Marshal(map[string]control.ToolCall{key: tc})
+	if err != nil {
+		return nil, fmt.Errorf("ctl: tool call %s: %w", tc.ID, err)
+	}
+	return line, nil
 }

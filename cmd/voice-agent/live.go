@@ -51,7 +51,7 @@ pull does), then starts; --offline or $` + envOffline + ` skips the downloads.`,
 			printer := newEventPrinter(a.json, cmd.OutOrStdout(), a.log)
 			ctx, stop := printer.watch(cmd.Context())
 			defer stop()
-			onEvent, commands, closeControl, err := serveControl(a.cfg.Control, printer.print, a.log)
+			onEvent, commands, closeControl, err := serveControl(a.cfg.Control, nil, printer.print, a.log) // nil: no tools on yet
 			if err != nil {
 				return err
 			}
