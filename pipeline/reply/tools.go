@@ -58,80 +58,55 @@ func inLanguage(m map[normalize.Language]string, lang normalize.Language) string
 	return m[normalize.LangEnglish]
 }
 
-// converse generates the reply to conv in rounds: each round's tool calls
-// are read out of what the model writes (never said), run once the turn
-// is committed, and their results given back to the model, which speaks
-// the answer in the next round. say takes the reply's words; flush ends a
-// run of them, so what the reply said before a call is spoken while the
-// tool runs.
+// converse generates the reply to conv in rounds (llm.ToolLoop): each
+// round's tool calls are run once the turn is committed, and the model
+// speaks the answer in the next round. say takes the reply's words; flush
+// ends a run of them, so what the reply said before a call is spoken
+// while the tool runs.
 func (r *Reply) converse(ctx context.Context, conv []llm.Message, say func(string) error, flush func() error, chunks *chunkQueue) error {
 	policy := r.s.ToolPolicy.orDefault()
 	lang := userLanguage(conv)
-	conv = append([]llm.Message(nil), conv...)
 	acked := false
-	for round := 0; ; round++ {
-		var (
-			filter  llm.CallFilter
-			written strings.Builder
-		)
-		stats, err := r.gen.Generate(ctx, conv, func(piece string) error {
-			written.WriteString(piece)
-			if text := filter.Push(piece); text != "" {
-				return say(text)
+	loop := llm.ToolLoop{
+		Generate: r.gen.Generate,
+		Say:      say,
+		Rounds:   policy.Rounds,
+		Run: func(ctx context.Context, calls []llm.ToolCall) ([]llm.Message, bool, error) {
+			// Never on a guess: a speculated reply runs no tool before
+			// its turn is committed, and a dropped one (its context
+			// cancelled) none at all.
+			if err := r.awaitCommit(ctx); err != nil {
+				return nil, false, err
 			}
-			return ctx.Err()
-		})
-		r.mu.Lock()
-		r.stats = addStats(r.stats, stats)
-		r.mu.Unlock()
-		if err != nil {
-			return err
-		}
-		if text := filter.Flush(); text != "" {
-			if err := say(text); err != nil {
-				return err
+			if err := flush(); err != nil {
+				return nil, false, err
 			}
-		}
-		calls := filter.Calls()
-		if len(calls) == 0 {
-			return flush()
-		}
-		if round == policy.Rounds {
-			// The model would not stop: its latest calls are not run,
-			// and never reach the history.
-			r.respond(event.Event{Type: event.EvToolError, At: r.s.Clock.Now(), Turn: r.turn,
-				Tool: &event.ToolUse{Name: calls[0].Name}, Err: fmt.Sprintf("still calling tools after %d rounds", policy.Rounds)})
-			return r.apologize(say, flush, lang)
-		}
-		// Never on a guess: a speculated reply runs no tool before its
-		// turn is committed, and a dropped one (its context cancelled)
-		// none at all.
-		if err := r.awaitCommit(ctx); err != nil {
-			return err
-		}
-		if err := flush(); err != nil {
-			return err
-		}
-		results, failed := r.runTools(ctx, calls, lang, &acked, chunks)
-		if err := ctx.Err(); err != nil {
-			return err // cut while a tool ran: nothing of it is said
-		}
-		round := append([]llm.Message{{Role: llm.Assistant, Content: written.String()}}, results...)
-		conv = append(conv, round...)
-		r.mu.Lock()
-		r.rounds = append(r.rounds, round...)
-		r.roundsSaid = r.reply.Len()
-		r.mu.Unlock()
-		if failed {
-			return r.apologize(say, flush, lang)
-		}
+			results, failed := r.runTools(ctx, calls, lang, &acked, chunks)
+			// Cut while a tool ran: nothing of it is said or kept.
+			return results, failed, ctx.Err()
+		},
+		Ran: func(round []llm.Message) {
+			r.mu.Lock()
+			r.rounds = append(r.rounds, round...)
+			r.roundsSaid = r.reply.Len()
+			r.mu.Unlock()
+		},
 	}
-}
-
-// apologize ends the reply with a brief apology, as its own words.
-func (r *Reply) apologize(say func(string) error, flush func() error, lang normalize.Language) error {
-	if err := say(inLanguage(toolApology, lang)); err != nil {
+	end, stats, err := loop.Converse(ctx, conv)
+	r.mu.Lock()
+	r.stats = stats
+	r.mu.Unlock()
+	if err != nil {
 		return err
+	}
+	if end == llm.TooManyRounds {
+		r.respond(event.Event{Type: event.EvToolError, At: r.s.Clock.Now(), Turn: r.turn,
+			Err: fmt.Sprintf("still calling tools after %d rounds", policy.Rounds)})
+	}
+	if end != llm.Answered {
+		if err := say(inLanguage(toolApology, lang)); err != nil {
+			return err
+		}
 	}
 	return flush()
 }
@@ -214,19 +189,6 @@ func (r *Reply) callTool(ctx context.Context, call llm.ToolCall, lang normalize.
 		r.s.Clock.Hold()
 	}
 	return result, err
-}
-
-// addStats sums the figures of a reply's generations.
-func addStats(a, b llm.Stats) llm.Stats {
-	a.PromptTokens += b.PromptTokens
-	a.CachedTokens += b.CachedTokens
-	a.GeneratedTokens += b.GeneratedTokens
-	a.Prefill += b.Prefill
-	a.Decode += b.Decode
-	if a.FirstToken == 0 {
-		a.FirstToken = b.FirstToken
-	}
-	return a
 }
 
 // userLanguage is the language of the user's latest message that has
