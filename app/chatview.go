@@ -83,11 +83,19 @@ func (b *bubble) show(e Entry) {
 	b.head.SetText(e.Header())
 	b.text.SetText(e.Text)
 	pad := b.row.Layout.(*layout.CustomPaddedLayout)
-	if e.Role == User {
+	b.text.SizeName = theme.SizeNameText
+	switch e.Role {
+	case User:
 		pad.LeftPadding, pad.RightPadding = bubbleIndent, 0
 		b.bg.FillColor = userBubble
 		b.head.Importance = widget.HighImportance
-	} else {
+	case Tool:
+		// A small line, no bubble: what the assistant did, not said.
+		pad.LeftPadding, pad.RightPadding = 0, bubbleIndent
+		b.bg.FillColor = color.Transparent
+		b.head.Importance = widget.LowImportance
+		b.text.SizeName = theme.SizeNameCaptionText
+	default:
 		pad.LeftPadding, pad.RightPadding = 0, bubbleIndent
 		b.bg.FillColor = theme.Color(theme.ColorNameInputBackground)
 		b.head.Importance = widget.MediumImportance
@@ -96,6 +104,7 @@ func (b *bubble) show(e Entry) {
 		b.head.Importance = widget.WarningImportance
 	}
 	b.head.Refresh()
+	b.text.Refresh()
 	b.bg.Refresh()
 	b.row.Refresh()
 }

@@ -45,6 +45,9 @@ type Role string
 const (
 	User      Role = "user"
 	Assistant Role = "assistant"
+	// Tool is a small line for a tool the reply called: its name and
+	// result, or why it failed.
+	Tool Role = "tool"
 )
 
 // Entry is one turn of the conversation as shown.
@@ -143,6 +146,8 @@ func (m *Model) Apply(e event.Event) {
 		}
 	case event.EvReplyState:
 		m.replyMoved(e)
+	case event.EvToolResult, event.EvToolError:
+		m.toolUsed(e)
 	case event.EvPlaybackStart:
 		m.sounding = e.Turn
 	case event.EvPlaybackStop:
@@ -179,9 +184,8 @@ func (m *Model) replyMoved(e event.Event) {
 	case event.ReplySpeculative, event.ReplyCurrent:
 		return // its pieces show it
 	case event.ReplyDropped:
-		if i := m.replyIndex(e.Turn); i >= 0 {
-			m.Entries = slices.Delete(m.Entries, i, i+1)
-		}
+		// Whatever of the reply was shown goes, tool lines included.
+		m.Entries = slices.DeleteFunc(m.Entries, func(x Entry) bool { return x.Role != User && x.Turn == e.Turn })
 	case event.ReplyCancelled:
 		r := m.reply(e.Turn, e.At)
 		r.Text, r.Streaming, r.Interrupted = e.Text, false, true
@@ -198,6 +202,19 @@ func (m *Model) replyQuiet(turn int) {
 	if m.paused == turn {
 		m.paused = 0
 	}
+}
+
+// toolUsed shows a tool the reply called as a line of its own: the
+// tool's name, and its result or why it failed.
+func (m *Model) toolUsed(e event.Event) {
+	if e.Tool == nil {
+		return // the loop's limit: the apology that follows says it
+	}
+	text := e.Tool.Name + " → " + oneLine(e.Tool.Result)
+	if e.Type == event.EvToolError {
+		text = e.Tool.Name + " ✗ " + oneLine(e.Err)
+	}
+	m.Entries = append(m.Entries, Entry{Role: Tool, Turn: e.Turn, At: e.At, Text: text})
 }
 
 // reply returns the assistant entry of turn, creating it (streaming, as
@@ -353,10 +370,7 @@ func (m *Model) Transcript() string {
 // Header is the line above an entry in the conversation: who, when in the
 // session, and whether the reply was cut.
 func (e Entry) Header() string {
-	who := "You"
-	if e.Role == Assistant {
-		who = "Assistant"
-	}
+	who := e.who()
 	s := int(e.At / time.Second)
 	h := fmt.Sprintf("%s · %d:%02d", who, s/60, s%60)
 	switch {
@@ -370,10 +384,7 @@ func (e Entry) Header() string {
 
 // Line is an entry as one line of text (Transcript, Dump).
 func (e Entry) Line() string {
-	who := "You"
-	if e.Role == Assistant {
-		who = "Assistant"
-	}
+	who := e.who()
 	line := who + ": " + e.Text
 	switch {
 	case e.Interrupted:
@@ -382,4 +393,15 @@ func (e Entry) Line() string {
 		line += " …"
 	}
 	return line
+}
+
+// who names who an entry is from.
+func (e Entry) who() string {
+	switch e.Role {
+	case Assistant:
+		return "Assistant"
+	case Tool:
+		return "Tool"
+	}
+	return "You"
 }

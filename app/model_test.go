@@ -306,3 +306,40 @@ func TestModelLifecycle(t *testing.T) {
 	assert.Empty(t, m.Transcript())
 	assert.Empty(t, m.Turns)
 }
+
+// A tool the reply called is a small line of its own between the user's
+// turn and the answer, in either language; a dropped reply takes its
+// tool lines with it.
+func TestModelToolLine(t *testing.T) {
+	for _, tc := range []struct {
+		lang, ask, result, answer string
+	}{
+		{"English", "what time is it", `{"time":"14:05"}`, "It is 14:05."},
+		{"Chinese", "现在几点了", `{"time":"14:05"}`, "现在是十四点零五分。"},
+	} {
+		t.Run(tc.lang, func(t *testing.T) {
+			var m Model
+			for _, e := range []event.Event{
+				{Type: event.EvTurnCommit, Turn: 1, Text: tc.ask},
+				replyState(1, event.ReplyCurrent, ""),
+				{Type: event.EvToolCall, Turn: 1, Tool: &event.ToolUse{Name: "get_time", Arguments: []byte("{}")}},
+				{Type: event.EvToolResult, Turn: 1, Tool: &event.ToolUse{Name: "get_time", Result: tc.result, MS: 2}},
+				{Type: event.EvLLMPiece, Turn: 1, Text: tc.answer},
+				{Type: event.EvLLMDone, Turn: 1, Text: tc.answer},
+				{Type: event.EvTurnCommit, Turn: 2, Text: tc.ask},
+				replyState(2, event.ReplyCurrent, ""),
+				{Type: event.EvToolCall, Turn: 2, Tool: &event.ToolUse{Name: "take_photo"}},
+				{Type: event.EvToolError, Turn: 2, Tool: &event.ToolUse{Name: "take_photo"}, Err: "camera busy"},
+			} {
+				m.Apply(e)
+			}
+			assert.Equal(t, "You: "+tc.ask+"\nTool: get_time → "+tc.result+"\nAssistant: "+tc.answer+
+				"\nYou: "+tc.ask+"\nTool: take_photo ✗ camera busy\n", m.Transcript())
+			assert.Equal(t, Tool, m.Entries[1].Role)
+
+			m.Apply(replyState(2, event.ReplyDropped, "turn_continued"))
+			assert.NotContains(t, m.Transcript(), "take_photo")
+			assert.Contains(t, m.Transcript(), "get_time", "the other turn's line stays")
+		})
+	}
+}

@@ -167,6 +167,19 @@ func (h *History) AddToolRounds(msgs []Message) {
 	h.msgs = append(h.msgs, msgs...)
 }
 
+// Last is the content of the latest message of role, "" if none: the
+// reply to say again, the language the user speaks.
+func (h *History) Last(role Role) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i := len(h.msgs) - 1; i >= 0; i-- {
+		if h.msgs[i].Role == role {
+			return h.msgs[i].Content
+		}
+	}
+	return ""
+}
+
 // Messages is the conversation to send to the model: the system prompt
 // followed by the remembered turns.
 func (h *History) Messages() []Message {

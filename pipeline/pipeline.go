@@ -122,6 +122,7 @@ func (p *Pipeline) Run(ctx context.Context) (err error) {
 	defer p.events.Close()
 	defer p.shutdown(ctx)
 	frames := p.cfg.Device.Frames()
+	notices := p.cfg.Notices
 	p.setState(StateListening, 0)
 	for {
 		var at time.Duration
@@ -138,7 +139,11 @@ func (p *Pipeline) Run(ctx context.Context) (err error) {
 			p.bargeIn(ctx, reply.CutStopKey)
 		case c := <-p.cfg.Commands:
 			at, err = p.clk.Now(), p.command(ctx, c)
-		case text := <-p.cfg.Notices:
+		case text, ok := <-notices:
+			if !ok {
+				notices = nil // closed: no notice comes, and none holds the clock
+				continue
+			}
 			at, err = p.clk.Now(), p.command(ctx, Command{Op: OpSay, Text: text})
 		case f, ok := <-frames:
 			if !ok {

@@ -113,6 +113,9 @@ func (s *Stages) AddFlags(f *pflag.FlagSet, groups FlagGroup) {
 	if groups&LLMFlags != 0 {
 		f.IntVar(&s.LLMMaxTokens, "llm-max-tokens", s.LLMMaxTokens, fmt.Sprintf("longest reply of the MNN LLM, in tokens (default %d)", llmMaxTokens))
 		f.StringVar(&s.SystemPrompt, "system-prompt", s.SystemPrompt, "system prompt")
+		f.BoolVar(&s.Tools.Enabled, "tools", s.Tools.Enabled, "let the model call tools: the time, timers and alarms, notes, the volume, the last reply again, and the host's own (docs/running.md, Tools)")
+		f.StringSliceVar(&s.Tools.Disable, "tools-disable", s.Tools.Disable, "built-in tools the model is not given (comma-separated names)")
+		f.StringVar(&s.Tools.NotesFile, "notes-file", s.Tools.NotesFile, "where the notes tool keeps what it is told to remember (default $XDG_STATE_HOME/voice-agent/notes.json)")
 	}
 	if groups&TTSFlags != 0 {
 		f.StringVar(&s.TTSCodecDir, "tts-codec-dir", s.TTSCodecDir, "MOSS audio tokenizer ONNX (default: where the TTS set's manifest points)")

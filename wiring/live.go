@@ -11,6 +11,7 @@ import (
 	"github.com/voiceassistant/voice/audio/device"
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/tools"
 )
 
 // Live is a session on the sound card, as `voice-agent run` and the
@@ -37,6 +38,10 @@ type Live struct {
 	// Alive is called once per round of the pipeline's loop (systemd's
 	// watchdog; see pipeline.Config.Alive).
 	Alive func()
+	// Tools, if set, is the registry the session's tools go into, where
+	// the host declares its own (control socket); nil: one of the
+	// session's own. Stages.Tools turns tools on.
+	Tools *tools.Registry
 }
 
 // needWake is how much capture wakes the device's reader for each need
@@ -59,7 +64,7 @@ func (l Live) Run(ctx context.Context) (stats device.Stats, err error) {
 		l.Warn(strings.Join(standIns, ", ") + " run on stand-ins, not models: a demo, not the assistant")
 	}
 	clk := clock.NewStream(audio.ProcessingRate)
-	cfg, closeStages, err := Build(l.Stages, clk)
+	cfg, toolset, closeStages, err := buildSession(l.Stages, clk, l.Tools)
 	if err != nil {
 		return stats, err
 	}
@@ -105,6 +110,9 @@ func (l Live) Run(ctx context.Context) (stats device.Stats, err error) {
 			resting.Rest(n == pipeline.NeedPreRoll)
 		}
 		dev.WakeEvery(needWake[n])
+	}
+	if toolset != nil {
+		toolset.Volume.Attach(dev.Player())
 	}
 	p, err := pipeline.New(cfg)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/llm"
 	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/tools"
 	"github.com/voiceassistant/voice/pipeline/listen"
 	"github.com/voiceassistant/voice/tts/chunk"
 	"github.com/voiceassistant/voice/turn"
@@ -129,6 +130,9 @@ type Stages struct {
 
 	// FrontEnd cleans the microphone with what is played as reference.
 	FrontEnd FrontEnd `yaml:"frontend"`
+
+	// Tools are what the model may call besides talking.
+	Tools Tools `yaml:"tools"`
 }
 
 // FrontEnd selects the audio front-end's parts.
@@ -172,13 +176,20 @@ func DefaultStages() Stages {
 // a function that releases the stages' resources (model sessions); the
 // caller adds the clock and device.
 func Build(s Stages, clk clock.Clock) (pipeline.Config, func() error, error) {
+	cfg, _, closeStages, err := buildSession(s, clk, nil)
+	return cfg, closeStages, err
+}
+
+// buildSession is Build, with the host's tools going into reg (nil: a
+// registry of its own), and the session's tools (nil when off).
+func buildSession(s Stages, clk clock.Clock, reg *tools.Registry) (pipeline.Config, *Toolset, func() error, error) {
 	var closers closeAll
-	cfg, err := build(s, clk, &closers)
+	cfg, ts, err := build(s, clk, reg, &closers)
 	if err != nil {
 		closers.close()
-		return cfg, func() error { return nil }, err
+		return cfg, nil, func() error { return nil }, err
 	}
-	return cfg, closers.close, nil
+	return cfg, ts, closers.close, nil
 }
 
 type closeAll []func() error
@@ -226,6 +237,9 @@ func (s Stages) Validate() error {
 	if err := s.BargeIn.Validate(); err != nil {
 		return fmt.Errorf("config: stages.%w", err)
 	}
+	if err := s.Tools.Validate(); err != nil {
+		return fmt.Errorf("config: stages.%w", err)
+	}
 	if err := s.Continue.Validate(); err != nil {
 		return fmt.Errorf("config: stages.%w", err)
 	}
@@ -268,10 +282,10 @@ func NewHistory(s Stages, gen pipeline.Generator) *llm.History {
 	return h
 }
 
-func build(s Stages, clk clock.Clock, closers *closeAll) (pipeline.Config, error) {
+func build(s Stages, clk clock.Clock, reg *tools.Registry, closers *closeAll) (pipeline.Config, *Toolset, error) {
 	cfg := pipeline.DefaultConfig()
 	if err := s.Validate(); err != nil {
-		return cfg, err
+		return cfg, nil, err
 	}
 	cfg.Activation = pipeline.Activation{Mode: s.Activation, Phrases: s.WakePhrases, FollowUp: s.FollowUp}
 	cfg.BargeIn = s.BargeIn
@@ -288,13 +302,13 @@ func build(s Stages, clk clock.Clock, closers *closeAll) (pipeline.Config, error
 	}
 	slog.Log(context.Background(), level, "memory expected at the peak, anonymous, MiB", "stages", Breakdown(expected), "budget", s.MemoryBudget)
 	if err := CheckMemory(expected, s.MemoryBudget); err != nil {
-		return cfg, err
+		return cfg, nil, err
 	}
 	b := &builder{s: s, clk: clk, closers: closers}
 	if s.ASR == ASRScripted || s.LLM == LLMScripted || s.Turn == TurnScripted {
 		// Once, before the doubles that share it.
 		if _, err := b.loadScript(); err != nil {
-			return cfg, err
+			return cfg, nil, err
 		}
 	}
 	// Every stage is built, so that one run names every missing model.
@@ -314,6 +328,16 @@ func build(s Stages, clk clock.Clock, closers *closeAll) (pipeline.Config, error
 	cfg.LLM, err = pick(b, "llm", llmBackends, s.LLM)
 	keep(err)
 	cfg.History = NewHistory(s, cfg.LLM)
+	var ts *Toolset
+	if s.Tools.Enabled && err == nil {
+		// Before the prefill: the tools are part of every prompt's start.
+		ts, err = NewToolset(s.Tools, clk, cfg.History, cfg.LLM, reg)
+		keep(err)
+		if err == nil {
+			closers.add(ts.Close)
+			cfg.Tools, cfg.ToolPolicy, cfg.Notices = ts.Registry, s.Tools.Policy(), ts.Timers.Fired()
+		}
+	}
 	if p, ok := cfg.LLM.(prefiller); ok && err == nil && s.SystemPrompt != "" {
 		// Every conversation starts with the system prompt: prefilled now,
 		// at start-up, it is not on the first reply's path.
@@ -322,5 +346,5 @@ func build(s Stages, clk clock.Clock, closers *closeAll) (pipeline.Config, error
 	}
 	cfg.TTS, err = pick(b, "tts", ttsBackends, s.TTS)
 	keep(err)
-	return cfg, errors.Join(errs...)
+	return cfg, ts, errors.Join(errs...)
 }

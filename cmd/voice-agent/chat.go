@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -18,6 +19,8 @@ import (
 	"github.com/voiceassistant/voice/internal/clock"
 	"github.com/voiceassistant/voice/llm"
 	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/pipeline/reply"
+	"github.com/voiceassistant/voice/tools"
 	"github.com/voiceassistant/voice/wiring"
 )
 
@@ -31,11 +34,29 @@ func (a *app) chatCmd() *cobra.Command {
 		Short: "Type to the assistant and watch its reply stream (Ctrl-C stops a reply; at the prompt, Ctrl-C or Ctrl-D ends the chat)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			gen, closeGen, err := wiring.NewGenerator(a.cfg.Stages, clock.NewStream(audio.ProcessingRate))
+			clk := clock.NewWall()
+			gen, closeGen, err := wiring.NewGenerator(a.cfg.Stages, clk)
 			if err != nil {
 				return err
 			}
 			defer func() { err = errors.Join(err, closeGen()) }()
+			history := wiring.NewHistory(a.cfg.Stages, gen)
+			out := &syncWriter{w: cmd.OutOrStdout()}
+			var toolbox *tools.Registry
+			if a.cfg.Stages.Tools.Enabled {
+				ts, err := wiring.NewToolset(a.cfg.Stages.Tools, clk, history, gen, nil)
+				if err != nil {
+					return err
+				}
+				defer func() { err = errors.Join(err, ts.Close()) }()
+				toolbox = ts.Registry
+				go func() {
+					// A timer goes off while the chat waits at its prompt.
+					for text := range ts.Timers.Fired() {
+						fmt.Fprintf(out, "\n[timer] %s\n", text)
+					}
+				}()
+			}
 
 			// Ctrl-C is the chat's own (main's first-signal stop would end
 			// the program mid-reply); SIGTERM and SIGHUP stay main's.
@@ -46,7 +67,7 @@ func (a *app) chatCmd() *cobra.Command {
 
 			lines, stopReading := readLines(cmd.InOrStdin())
 			defer stopReading()
-			c := chat{a: a, gen: gen, history: wiring.NewHistory(a.cfg.Stages, gen), out: cmd.OutOrStdout(), lines: lines, interrupts: interrupts}
+			c := chat{a: a, gen: gen, tools: toolbox, history: history, out: out, lines: lines, interrupts: interrupts}
 			return c.run(cmd.Context())
 		},
 	}, wiring.LLMFlags)
@@ -56,6 +77,7 @@ func (a *app) chatCmd() *cobra.Command {
 type chat struct {
 	a          *app
 	gen        pipeline.Generator
+	tools      pipeline.Toolbox // nil: no tools (--tools)
 	history    *llm.History
 	out        io.Writer
 	lines      <-chan typedLine
@@ -118,11 +140,12 @@ func (c *chat) answer(ctx context.Context, text string, cut bool) error {
 		fmt.Fprintf(c.out, "[your message was cut to its first %d characters: one turn holds at most half the history (stages.history_chars, stages.history_tokens)]\n",
 			utf8.RuneCountInString(kept))
 	}
-	reply, stats, err := c.a.reply(ctx, c.gen, c.history.Messages(), c.out, c.interrupts)
+	reply, rounds, stats, err := c.a.reply(ctx, c.gen, c.tools, c.history.Messages(), c.out, c.interrupts)
 	interrupted := errors.Is(err, context.Canceled)
 	if err != nil && !interrupted {
 		return err
 	}
+	c.history.AddToolRounds(rounds)
 	c.history.AddAssistant(reply, interrupted)
 	note := ""
 	if interrupted {
@@ -242,7 +265,7 @@ func prefillWhileIdle(ctx context.Context, gen pipeline.Generator, conv []llm.Me
 }
 
 // reply streams one answer to out until it ends or an interrupt arrives.
-func (a *app) reply(ctx context.Context, gen pipeline.Generator, conv []llm.Message, out io.Writer, interrupts <-chan os.Signal) (string, llm.Stats, error) {
+func (a *app) reply(ctx context.Context, gen pipeline.Generator, tools pipeline.Toolbox, conv []llm.Message, out io.Writer, interrupts <-chan os.Signal) (string, []llm.Message, llm.Stats, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan struct{})
@@ -254,11 +277,72 @@ func (a *app) reply(ctx context.Context, gen pipeline.Generator, conv []llm.Mess
 		case <-done:
 		}
 	}()
-	var reply strings.Builder
-	stats, err := gen.Generate(ctx, conv, func(piece string) error {
-		reply.WriteString(piece)
+	var said strings.Builder
+	say := func(piece string) error {
+		said.WriteString(piece)
 		_, err := io.WriteString(out, piece)
 		return err
-	})
-	return reply.String(), stats, err
+	}
+	if tools == nil {
+		stats, err := gen.Generate(ctx, conv, say)
+		return said.String(), nil, stats, err
+	}
+	// The rounds' words are in the rounds; the reply is the answer's.
+	var rounds []llm.Message
+	loop := llm.ToolLoop{
+		Generate: gen.Generate,
+		Say:      say,
+		Rounds:   a.cfg.Stages.Tools.Policy().Rounds,
+		Run: func(ctx context.Context, calls []llm.ToolCall) ([]llm.Message, bool, error) {
+			return runTools(ctx, tools, calls, out)
+		},
+		Ran: func(round []llm.Message) {
+			rounds = append(rounds, round...)
+			said.Reset()
+		},
+	}
+	end, stats, err := loop.Converse(ctx, conv)
+	if err == nil && end != llm.Answered {
+		if end == llm.TooManyRounds {
+			fmt.Fprintf(out, "[the model called tools again after %d rounds; stopped]\n", loop.Rounds)
+		}
+		err = say(reply.Apology(conv))
+	}
+	return said.String(), rounds, stats, err
+}
+
+// runTools runs a round's calls, each shown on a line of its own as it
+// is given to the model (the voice reply's tool events).
+func runTools(ctx context.Context, tools pipeline.Toolbox, calls []llm.ToolCall, out io.Writer) (results []llm.Message, failed bool, err error) {
+	for _, call := range calls {
+		text, err := "", call.Err
+		if err == nil {
+			text, err = tools.Call(ctx, call.Name, call.Arguments)
+		}
+		if ctx.Err() != nil {
+			return results, true, ctx.Err()
+		}
+		if err != nil {
+			failed = true
+			fmt.Fprintf(out, "\n[tool %s %s failed: %v]\n", call.Name, call.Arguments, err)
+			text = reply.ErrorResult(err)
+		} else {
+			fmt.Fprintf(out, "\n[tool %s %s → %s]\n", call.Name, call.Arguments, text)
+		}
+		results = append(results, llm.Message{Role: llm.Tool, Content: text})
+	}
+	return results, failed, nil
+}
+
+// syncWriter is a writer for the chat's replies and its timers, which go
+// off whenever they do.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }

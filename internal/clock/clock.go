@@ -46,6 +46,18 @@ func (s *Stream) Sleep(ctx context.Context, d time.Duration) error { return Slee
 func (*Stream) Hold()                                              {}
 func (*Stream) Release()                                           {}
 
+// Wall is the wall clock since it was made, for what runs without a
+// device (the text chat): its time moves whether or not audio does.
+type Wall struct{ start time.Time }
+
+// NewWall returns a clock at zero now.
+func NewWall() *Wall { return &Wall{start: time.Now()} }
+
+func (w *Wall) Now() time.Duration                             { return time.Since(w.start) }
+func (*Wall) Sleep(ctx context.Context, d time.Duration) error { return SleepWall(ctx, d) }
+func (*Wall) Hold()                                            {}
+func (*Wall) Release()                                         {}
+
 // SleepWall waits d of wall time or until ctx is done.
 func SleepWall(ctx context.Context, d time.Duration) error {
 	if d <= 0 {

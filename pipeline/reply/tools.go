@@ -50,6 +50,10 @@ var (
 	toolApology = map[normalize.Language]string{normalize.LangEnglish: "Sorry, I couldn't do that.", normalize.LangChinese: "抱歉，这个我没能做到。"}
 )
 
+// Apology is what a reply says when the tools it called failed, in the
+// language of conv's user.
+func Apology(conv []llm.Message) string { return inLanguage(toolApology, userLanguage(conv)) }
+
 // inLanguage is the text of m in lang, English for a language it lacks.
 func inLanguage(m map[normalize.Language]string, lang normalize.Language) string {
 	if t, ok := m[lang]; ok {
@@ -104,7 +108,7 @@ func (r *Reply) converse(ctx context.Context, conv []llm.Message, say func(strin
 			Err: fmt.Sprintf("still calling tools after %d rounds", policy.Rounds)})
 	}
 	if end != llm.Answered {
-		if err := say(inLanguage(toolApology, lang)); err != nil {
+		if err := say(Apology(conv)); err != nil {
 			return err
 		}
 	}
@@ -134,7 +138,7 @@ func (r *Reply) runTools(ctx context.Context, calls []llm.ToolCall, lang normali
 		if err != nil {
 			failed = true
 			span.Error = err.Error()
-			result = errorResult(err)
+			result = ErrorResult(err)
 			r.respond(event.Event{Type: event.EvToolError, At: r.s.Clock.Now(), Turn: r.turn, Tool: done, Err: err.Error()})
 		} else {
 			done.Result = result
@@ -148,8 +152,9 @@ func (r *Reply) runTools(ctx context.Context, calls []llm.ToolCall, lang normali
 	return results, failed
 }
 
-// errorResult is a failed call's result as the model is given it.
-func errorResult(err error) string {
+// ErrorResult is a failed call's result as the model is given it, so that
+// the history says what happened.
+func ErrorResult(err error) string {
 	b, _ := json.Marshal(map[string]string{"error": err.Error()})
 	return string(b)
 }
