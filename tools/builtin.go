@@ -98,6 +98,17 @@ func decodeArgs[T any](args json.RawMessage) (T, error) {
 	return v, nil
 }
 
+// given counts the arguments given, of those a tool takes one of.
+func given(args ...bool) int {
+	n := 0
+	for _, g := range args {
+		if g {
+			n++
+		}
+	}
+	return n
+}
+
 // fieldNames are the JSON names of a struct's fields.
 func fieldNames(t reflect.Type) []string {
 	names := make([]string, 0, t.NumField())

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -61,4 +62,19 @@ func TestMarshalKeepsText(t *testing.T) {
 	got, err := marshal(map[string]string{"note": "salt & pepper <b>"})
 	require.NoError(t, err)
 	assert.Equal(t, `{"note":"salt & pepper <b>"}`, got)
+}
+
+func byName(ts []Tool) map[string]Tool {
+	m := make(map[string]Tool, len(ts))
+	for _, tl := range ts {
+		m[tl.Spec().Name] = tl
+	}
+	return m
+}
+
+func mustCall(t *testing.T, tl Tool, args string) string {
+	t.Helper()
+	got, err := tl.Call(context.Background(), json.RawMessage(args))
+	require.NoError(t, err, "%s %s", tl.Spec().Name, args)
+	return got
 }
