@@ -24,6 +24,8 @@ type Sleeper interface {
 // makes barge-in go silent within one device period. Pause holds the queue
 // where it is (Resume plays on from there) and Duck lowers the level: what
 // the assistant does while it decides whether the user is interrupting.
+// SetVolume is the user's level, kept apart from that gain so that barge-in
+// (and the Flush that ends it) never undoes it.
 type Player struct {
 	format Format
 	ring   *Ring
@@ -31,10 +33,13 @@ type Player struct {
 	ramp   int // sample frames a gain change takes (no click)
 
 	// gain is the level asked for, as float32 bits: 1 plays normally, 0
-	// pauses. level is the level the callback has reached; only Fill
+	// pauses. volume (float32 bits, 0..1) scales it without pausing: muted
+	// playback still consumes the queue, so a muted reply ends on time.
+	// level is gain*volume as the callback has reached it; only Fill
 	// touches it.
-	gain  atomic.Uint32
-	level float32
+	gain   atomic.Uint32
+	volume atomic.Uint32
+	level  float32
 
 	// mu orders producer-side operations (Write against Flush); the
 	// callback never takes it.
@@ -74,6 +79,7 @@ func NewPlayer(f Format, capacity time.Duration, sleeper Sleeper) *Player {
 		level:  1,
 	}
 	p.gain.Store(math.Float32bits(1))
+	p.volume.Store(math.Float32bits(1))
 	return p
 }
 
@@ -144,6 +150,18 @@ func (p *Player) Duck(gain float32) { p.gain.Store(math.Float32bits(min(max(gain
 // Resume plays on at full level from where Pause held the queue.
 func (p *Player) Resume() { p.gain.Store(math.Float32bits(1)) }
 
+// SetVolume sets the master volume, clamped to 0..1 (NaN is 0). The
+// change ramps like a gain change, in the next period.
+func (p *Player) SetVolume(v float32) {
+	if !(v >= 0) {
+		v = 0
+	}
+	p.volume.Store(math.Float32bits(min(v, 1)))
+}
+
+// Volume is the master volume, 0..1.
+func (p *Player) Volume() float32 { return math.Float32frombits(p.volume.Load()) }
+
 // Fill writes the next period of playback into out (interleaved, in the
 // player's format), padding with silence. Called from the device callback.
 func (p *Player) Fill(out []float32) {
@@ -161,7 +179,7 @@ func (p *Player) Fill(out []float32) {
 	}
 	got := p.ring.Read(out[:want])
 	clear(out[got:])
-	p.applyGain(out[:got], gain)
+	p.applyGain(out[:got], gain*p.Volume())
 	short := got < len(out) && gain != 0 && p.active.Load()
 	if p.dry && (got > 0 || !short) {
 		p.endGap()
@@ -183,7 +201,8 @@ func (p *Player) Fill(out []float32) {
 }
 
 // applyGain ramps the level from where the last period left it to gain
-// over the first few milliseconds of samples, then holds it.
+// (the barge-in gain times the volume) over the first few milliseconds of
+// samples, then holds it.
 func (p *Player) applyGain(samples []float32, gain float32) {
 	from := p.level
 	p.level = gain

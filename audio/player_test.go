@@ -3,6 +3,7 @@ package audio
 import (
 	"context"
 	"errors"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -493,6 +494,121 @@ func TestPlayerDuckAndFlush(t *testing.T) {
 		p.Resume()
 		p.Fill(out)
 	}))
+}
+
+// The volume scales playback after a fade, as a gain change does, and
+// multiplies with ducking; muted playback still consumes the queue, so
+// positions and device times advance as if it were heard.
+func TestPlayerVolume(t *testing.T) {
+	rampFrames := int(Mono16k.Samples(rampTime))
+	tests := []struct {
+		name   string
+		volume float32
+		duck   float32 // 0: not ducked
+		want   float32 // level after the fade
+	}{
+		{"full", 1, 0, 1},
+		{"half", 0.5, 0, 0.5},
+		{"muted", 0, 0, 0},
+		{"ducked and lowered", 0.5, 0.5, 0.25},
+		{"above one is one", 3, 0, 1},
+		{"below zero is muted", -1, 0, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := NewPlayer(Mono16k, time.Second, noSleep{t})
+			_, _, err := p.Write(context.Background(), ones(1000))
+			require.NoError(t, err)
+			p.SetVolume(tc.volume)
+			if tc.duck > 0 {
+				p.Duck(tc.duck)
+			}
+			out := fill(p, 160)
+			for i := range rampFrames {
+				want := 1 + (tc.want-1)*float32(i+1)/float32(rampFrames)
+				assert.InDelta(t, want, out[i], 1e-6, "fade sample %d", i)
+			}
+			for i := rampFrames; i < 160; i++ {
+				require.InDelta(t, tc.want, out[i], 1e-6, "sample %d", i)
+			}
+			assert.Equal(t, uint64(160), p.Consumed(), "never held, muted or not")
+			out = fill(p, 160)
+			for i := range out {
+				require.InDelta(t, tc.want, out[i], 1e-6, "next period, sample %d", i)
+			}
+			at, ok := p.DeviceTime(300)
+			assert.True(t, ok, "played, if unheard")
+			assert.Equal(t, Mono16k.Duration(300), at)
+		})
+	}
+
+	t.Run("clamped", func(t *testing.T) {
+		p := NewPlayer(Mono16k, time.Second, noSleep{t})
+		assert.Equal(t, float32(1), p.Volume(), "starts at full volume")
+		for _, c := range []struct{ set, want float32 }{
+			{0.3, 0.3}, {1.5, 1}, {-0.2, 0}, {float32(math.NaN()), 0}, {1, 1},
+		} {
+			p.SetVolume(c.set)
+			assert.Equal(t, c.want, p.Volume(), "SetVolume(%v)", c.set)
+		}
+	})
+
+	// Barge-in's Resume and Flush restore the gain, never the user's volume.
+	t.Run("kept across pause, resume and flush", func(t *testing.T) {
+		p := NewPlayer(Mono16k, time.Second, noSleep{t})
+		p.SetVolume(0.5)
+		_, _, err := p.Write(context.Background(), ones(1000))
+		require.NoError(t, err)
+		fill(p, 160)
+		p.Pause()
+		fill(p, 160)
+		p.Resume()
+		fill(p, 160)
+		assert.Equal(t, []float32{0.5, 0.5}, fill(p, 160)[158:], "resumed at the volume")
+		p.Flush()
+		_, _, err = p.Write(context.Background(), ones(160))
+		require.NoError(t, err)
+		out := fill(p, 160)
+		assert.Equal(t, float32(0.5), out[159], "the next reply: at the volume")
+		assert.Equal(t, float32(0.5), p.Volume())
+	})
+
+	// Unmuting fades in from silence, and muting a paused player keeps it
+	// held: the volume never starts the queue moving.
+	t.Run("unmute fades in", func(t *testing.T) {
+		p := NewPlayer(Mono16k, time.Second, noSleep{t})
+		p.SetVolume(0)
+		_, _, err := p.Write(context.Background(), ones(1000))
+		require.NoError(t, err)
+		fill(p, 160)
+		assert.Equal(t, silence(160), fill(p, 160))
+		p.SetVolume(1)
+		out := fill(p, 160)
+		for i := range rampFrames {
+			assert.InDelta(t, float32(i+1)/float32(rampFrames), out[i], 1e-6, "fade-in sample %d", i)
+		}
+		assert.Equal(t, ones(160-rampFrames), out[rampFrames:])
+
+		p.SetVolume(0)
+		fill(p, 160)
+		p.Pause()
+		held := p.Consumed()
+		assert.Equal(t, silence(160), fill(p, 160))
+		assert.Equal(t, held, p.Consumed(), "muted and paused: held at once")
+	})
+
+	t.Run("no allocation", func(t *testing.T) {
+		p := NewPlayer(Mono16k, 2*time.Second, noSleep{t})
+		_, _, err := p.Write(context.Background(), ones(16000))
+		require.NoError(t, err)
+		out := make([]float32, 160)
+		assert.Zero(t, testing.AllocsPerRun(50, func() {
+			p.SetVolume(0.4)
+			p.Fill(out)
+			p.SetVolume(1)
+			p.Fill(out)
+		}))
+	})
 }
 
 func ones(n int) []float32 {

@@ -1,4 +1,4 @@
-package tools_test
+package tools
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"go.uber.org/goleak"
 )
 
-// No test leaves a goroutine running: a call of a host's tool waits on
-// the host, and must stop waiting when it is answered, times out or is
-// cancelled.
+// No test leaves a goroutine running: every timer ends with Close, and a
+// call of a host's tool stops waiting on the host when it is answered,
+// times out or is cancelled.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
