@@ -8,7 +8,10 @@ package standin
 import (
 	"cmp"
 	"context"
+	"encoding/json"
+	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -256,7 +259,8 @@ func (f *scriptedFork) Close() error { return nil }
 // tokens as any text). A call whose conversation ends with the tools'
 // results (llm.Tool messages) is the next round of the same reply and
 // takes the next of Replies, in which {tool_response} stands for the
-// latest result.
+// latest result and {tool_response.NAME} for a field of it (a JSON
+// object's).
 type ScriptedLLM struct {
 	Clock           clock.Clock
 	Replies         []string
@@ -282,7 +286,7 @@ func (l *ScriptedLLM) Generate(ctx context.Context, conv []llm.Message, emit fun
 	reply := l.Replies[min(l.turns, len(l.Replies))-1]
 	l.mu.Unlock()
 	if toolRound {
-		reply = strings.ReplaceAll(reply, "{tool_response}", result)
+		reply = withToolResult(reply, result)
 	}
 
 	// Words stand in for tokens.
@@ -380,6 +384,25 @@ func cjk(r rune) bool { return unicode.In(r, unicode.Han, unicode.Hiragana, unic
 
 // cjkPunct: the full-width marks Chinese is written with (，。！？、：；…).
 func cjkPunct(r rune) bool { return unicode.IsPunct(r) && r >= 0x2000 }
+
+// toolField is a tool result in a scripted reply: {tool_response}, the
+// whole result, or {tool_response.time}, a field of a result that is a
+// JSON object.
+var toolField = regexp.MustCompile(`\{tool_response(?:\.(\w+))?\}`)
+
+func withToolResult(reply, result string) string {
+	return toolField.ReplaceAllStringFunc(reply, func(m string) string {
+		field := toolField.FindStringSubmatch(m)[1]
+		if field == "" {
+			return result
+		}
+		var fields map[string]any
+		if json.Unmarshal([]byte(result), &fields) != nil {
+			return m
+		}
+		return fmt.Sprint(fields[field])
+	})
+}
 
 // toolResult is the latest tool result, if conv ends with the results of
 // a round of tool calls.
