@@ -1,6 +1,7 @@
 package wiring
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -60,9 +61,11 @@ func (t Tools) Validate() error {
 	return nil
 }
 
-// Policy is the reply's tool policy the settings make.
+// Policy is the reply's tool policy the settings make, defaults filled
+// in.
 func (t Tools) Policy() reply.ToolPolicy {
-	return reply.ToolPolicy{AckAfter: t.AckAfter, Rounds: t.Rounds}
+	d := reply.DefaultToolPolicy()
+	return reply.ToolPolicy{AckAfter: cmp.Or(t.AckAfter, d.AckAfter), Rounds: cmp.Or(t.Rounds, d.Rounds)}
 }
 
 // Toolset is a session's tools: the registry the model calls into (the

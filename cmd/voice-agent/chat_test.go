@@ -2,7 +2,10 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -60,4 +63,31 @@ func TestReadLines(t *testing.T) {
 
 	_, stop = readLines(strings.NewReader("never taken\n"))
 	stop() // goleak checks the goroutine ended
+}
+
+// `chat --tools` with the scripted LLM shows a tool round trip: the call
+// and its result on a line of their own, the answer from the result, and
+// never the call's markup; a tool the registry lacks gets an apology. The
+// script (test/testdata/tools.json) is the one docs/running.md shows.
+func TestChatToolRoundTrip(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	a := newApp()
+	root := a.root()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetIn(strings.NewReader("what time is it\nset a tea timer for five minutes\n记住我的车停在三层\ntake a selfie\n"))
+	empty := filepath.Join(t.TempDir(), "empty.yaml")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	root.SetArgs([]string{"chat", "--tools", "--llm", "scripted", "--script", filepath.Join("..", "..", "test", "testdata", "tools.json"), "--config", empty})
+	require.NoError(t, root.Execute())
+	got := out.String()
+	assert.Regexp(t, `\[tool get_time \{\} → \{"time":"[0-9:]+","date":"[0-9-]+",`, got)
+	assert.Regexp(t, `It is [0-9]{2}:[0-9]{2} on [A-Z][a-z]+day\.`, got)
+	assert.Contains(t, got, `[tool set_timer {"seconds": 300, "label": "tea"} → {"id":1,`)
+	assert.Contains(t, got, "Your tea timer runs for five minutes.")
+	assert.Contains(t, got, `[tool remember_note {"text": "我的车停在三层"} → {"remembered":"我的车停在三层"`)
+	assert.Contains(t, got, "好的，记住了。")
+	assert.Contains(t, got, "[tool take_a_selfie {} failed: no such tool \"take_a_selfie\"]")
+	assert.Contains(t, got, "Sorry, I couldn't do that.")
+	assert.NotContains(t, got, "<tool_call>")
 }

@@ -102,6 +102,12 @@ func (p *eventPrinter) print(e event.Event) {
 			args = append(args, "path_"+part.Name+"_ms", part.MS)
 		}
 		p.log.Info("latency", append(args, "speculated", m.Speculated, "interrupted", m.Interrupted)...)
+	case event.EvToolCall:
+		p.log.Info("tool call", at, "turn", e.Turn, "tool", e.Tool.Name, "arguments", string(e.Tool.Arguments))
+	case event.EvToolResult:
+		p.log.Info("tool result", at, "turn", e.Turn, "tool", e.Tool.Name, "ms", e.Tool.MS, "result", e.Tool.Result)
+	case event.EvToolError:
+		p.log.Warn("tool failed", at, "turn", e.Turn, "error", e.Err)
 	case event.EvError:
 		p.log.Error("pipeline", at, "error", e.Err)
 	case event.EvState:

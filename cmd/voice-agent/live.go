@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/audio/device"
+	"github.com/voiceassistant/voice/tools"
 	"github.com/voiceassistant/voice/wiring"
 )
 
@@ -51,7 +53,17 @@ pull does), then starts; --offline or $` + envOffline + ` skips the downloads.`,
 			printer := newEventPrinter(a.json, cmd.OutOrStdout(), a.log)
 			ctx, stop := printer.watch(cmd.Context())
 			defer stop()
-			onEvent, commands, closeControl, err := serveControl(a.cfg.Control, nil, printer.print, a.log) // nil: no tools on yet
+			// With tools on, the host's tools (the control socket's) go
+			// into the session's registry beside the built-ins.
+			var registry *tools.Registry
+			var hostTools hostToolsFunc
+			if t := a.cfg.Stages.Tools; t.Enabled {
+				registry = &tools.Registry{}
+				hostTools = func(send func(tools.HostCall) error) *tools.HostTools {
+					return tools.NewHostTools(registry, send, cmp.Or(t.HostTimeout, wiring.DefaultHostTimeout))
+				}
+			}
+			onEvent, commands, closeControl, err := serveControl(a.cfg.Control, hostTools, printer.print, a.log)
 			if err != nil {
 				return err
 			}
@@ -68,6 +80,7 @@ pull does), then starts; --offline or $` + envOffline + ` skips the downloads.`,
 				Commands: commands,
 				Warn:     func(msg string) { a.log.Warn(msg) },
 				Alive:    svc.alive,
+				Tools:    registry,
 				Listening: func() {
 					listening = true
 					svc.listening(ctx)
