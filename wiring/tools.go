@@ -38,6 +38,13 @@ type Tools struct {
 	Rounds   int           `yaml:"rounds"`
 }
 
+// DefaultTools are off, with the policy's defaults spelt out, so that
+// `voice-agent config` prints them.
+func DefaultTools() Tools {
+	p := reply.DefaultToolPolicy()
+	return Tools{Disable: []string{}, HostTimeout: DefaultHostTimeout, AckAfter: p.AckAfter, Rounds: p.Rounds}
+}
+
 // DefaultHostTimeout is how long a host tool's call waits for its answer:
 // a photo or a phone's lookup takes a second or two, and a host that has
 // not answered in ten has gone.

@@ -169,6 +169,7 @@ func DefaultStages() Stages {
 		Endpoint:      p.Endpoint,
 		VADTuning:     vad.DefaultConfig(),
 		FrontEnd:      FrontEnd{AEC: true, NS: true, HalfDuplexTail: p.HalfDuplex.Tail},
+		Tools:         DefaultTools(),
 	}
 }
 

@@ -196,6 +196,9 @@ func FuzzConfigFile(f *testing.F) {
 			if len(c.Stages.BargeIn.Backchannels) == 0 {
 				c.Stages.BargeIn.Backchannels = nil
 			}
+			if len(c.Stages.Tools.Disable) == 0 {
+				c.Stages.Tools.Disable = nil
+			}
 		}
 		require.Equal(t, cfg, again)
 	})
