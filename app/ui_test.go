@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,6 +23,7 @@ import (
 	"github.com/voiceassistant/voice/assets"
 	"github.com/voiceassistant/voice/internal/testenv"
 	"github.com/voiceassistant/voice/pipeline"
+	"github.com/voiceassistant/voice/pipeline/event"
 	"github.com/voiceassistant/voice/wiring"
 )
 
@@ -424,4 +426,29 @@ func (h *heldSource) Run(ctx context.Context, s Session) error {
 	h.started <- s
 	<-ctx.Done()
 	return nil
+}
+
+// A tool the reply called is a small line between the user's turn and
+// the answer, without a bubble, in either language.
+func TestUIToolLine(t *testing.T) {
+	for _, tc := range []struct{ lang, ask, answer string }{
+		{"English", "set a tea timer", "Your tea timer is set."},
+		{"Chinese", "设一个泡茶的计时", "好的，泡茶计时开始了。"},
+	} {
+		t.Run(tc.lang, func(t *testing.T) {
+			u := newTestUI(t, Options{})
+			u.feed(
+				pipeline.Event{Type: pipeline.EvTurnCommit, Turn: 1, Text: tc.ask},
+				pipeline.Event{Type: pipeline.EvToolCall, Turn: 1, Tool: &event.ToolUse{Name: "set_timer"}},
+				pipeline.Event{Type: pipeline.EvToolResult, Turn: 1, Tool: &event.ToolUse{Name: "set_timer", Result: `{"id":1}`}},
+				pipeline.Event{Type: pipeline.EvLLMPiece, Turn: 1, Text: tc.answer},
+				pipeline.Event{Type: pipeline.EvLLMDone, Turn: 1, Text: tc.answer},
+			)
+			assert.Equal(t, []string{"[You · 0:00] " + tc.ask, `[Tool · 0:00] set_timer → {"id":1}`, "[Assistant · 0:00] " + tc.answer}, lineTexts(u))
+			tool := u.bubbles[1]
+			assert.Equal(t, widget.LowImportance, tool.head.Importance)
+			assert.Equal(t, theme.SizeNameCaptionText, tool.text.SizeName, "a small line")
+			assert.Equal(t, theme.SizeNameText, u.bubbles[2].text.SizeName, "the answer as any reply")
+		})
+	}
 }

@@ -11,9 +11,10 @@ import (
 // M is what a TestMain runs: a *testing.M, or what wraps one (Isolated).
 type M interface{ Run() int }
 
-// Isolated is m run with a data, config and cache directory of its own:
-// XDG_DATA_HOME (and so the model cache; VOICE_MODELS is unset),
-// XDG_CONFIG_HOME and XDG_CACHE_HOME point into a new temporary folder,
+// Isolated is m run with a data, config, cache and state directory of its
+// own: XDG_DATA_HOME (and so the model cache; VOICE_MODELS is unset),
+// XDG_CONFIG_HOME, XDG_CACHE_HOME and XDG_STATE_HOME (the notes tool's
+// notes) point into a new temporary folder,
 // removed after, for the tests and every command they start. Tests that
 // read the user's directories pass or fail by what that user pulled or
 // configured: a folder an earlier pull left in the model cache failed a
@@ -69,7 +70,7 @@ func isolate(dir string) error {
 			}
 		}
 	}
-	for env, sub := range map[string]string{"XDG_DATA_HOME": "data", "XDG_CONFIG_HOME": "config", "XDG_CACHE_HOME": "cache"} {
+	for env, sub := range map[string]string{"XDG_DATA_HOME": "data", "XDG_CONFIG_HOME": "config", "XDG_CACHE_HOME": "cache", "XDG_STATE_HOME": "state"} {
 		if err := os.Setenv(env, filepath.Join(dir, sub)); err != nil {
 			return err
 		}

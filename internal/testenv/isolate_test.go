@@ -16,7 +16,7 @@ type runFunc func() int
 
 func (f runFunc) Run() int { return f() }
 
-// Isolated runs the tests with the data, config and cache directories in
+// Isolated runs the tests with the data, config, cache and state directories in
 // a temporary folder, removed after, and the go command's settings and
 // build cache where they were.
 func TestIsolated(t *testing.T) {
@@ -33,7 +33,7 @@ func TestIsolated(t *testing.T) {
 	var dirs map[string]string
 	code := Isolated(runFunc(func() int {
 		dirs = map[string]string{}
-		for _, env := range []string{"XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "GOENV", "GOCACHE"} {
+		for _, env := range []string{"XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "GOENV", "GOCACHE"} {
 			dirs[env] = os.Getenv(env)
 		}
 		dirs["cache"], _ = modelstore.CacheDir()
@@ -46,5 +46,6 @@ func TestIsolated(t *testing.T) {
 	assert.Equal(t, filepath.Join(tmp, "data", "voice-agent", "models"), dirs["cache"], "the model cache follows XDG_DATA_HOME")
 	assert.Equal(t, filepath.Join(tmp, "config"), dirs["XDG_CONFIG_HOME"])
 	assert.Equal(t, filepath.Join(tmp, "cache"), dirs["XDG_CACHE_HOME"])
+	assert.Equal(t, filepath.Join(tmp, "state"), dirs["XDG_STATE_HOME"], "where the notes tool keeps its notes")
 	assert.NoDirExists(t, tmp, "removed after")
 }
