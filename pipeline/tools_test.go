@@ -135,6 +135,17 @@ var langs = []lang{
 		ack: "稍等。", apology: "抱歉，这个我没能做到。", interruptPhrase: "不用了停下吧"},
 }
 
+// askTime is the user asking the time in l's language, which the model
+// answers by get_time (a double that says 14:05), with tune's changes.
+func askTime(l lang, tune func(*pipeline.Config)) (scenario, *toolbox) {
+	return withTools(scenario{
+		length:  6 * time.Second,
+		user:    []standin.Utterance{{Start: 500 * ms, End: 1800 * ms, Text: l.ask}},
+		replies: []string{call("get_time", "{}"), l.answer},
+		tune:    tune,
+	}, map[string]func(clock.Clock) func(context.Context, json.RawMessage) (string, error){"get_time": answers("14:05")})
+}
+
 // A question the model answers by a tool: the call is never shown or
 // spoken, the tool's result reaches the model as its tool message, the
 // model's second generation speaks the answer, and the history keeps the
@@ -142,11 +153,7 @@ var langs = []lang{
 func TestToolAnswersTheQuestion(t *testing.T) {
 	for _, l := range langs {
 		t.Run(l.name, func(t *testing.T) {
-			s, box := withTools(scenario{
-				length:  6 * time.Second,
-				user:    []standin.Utterance{{Start: 500 * ms, End: 1800 * ms, Text: l.ask}},
-				replies: []string{call("get_time", "{}"), l.answer},
-			}, map[string]func(clock.Clock) func(context.Context, json.RawMessage) (string, error){"get_time": answers("14:05")})
+			s, box := askTime(l, nil)
 			o := s.run(t)
 
 			runs := box.runs()
@@ -207,12 +214,7 @@ func TestToolRoundIsInTheHistory(t *testing.T) {
 func TestSplitToolCallIsNeverSpoken(t *testing.T) {
 	for _, l := range langs {
 		t.Run(l.name, func(t *testing.T) {
-			s, box := withTools(scenario{
-				length:  6 * time.Second,
-				user:    []standin.Utterance{{Start: 500 * ms, End: 1800 * ms, Text: l.ask}},
-				replies: []string{call("get_time", "{}"), l.answer},
-				tune:    func(c *pipeline.Config) { c.LLM = byRune{c.LLM.(*standin.ScriptedLLM)} },
-			}, map[string]func(clock.Clock) func(context.Context, json.RawMessage) (string, error){"get_time": answers("14:05")})
+			s, box := askTime(l, func(c *pipeline.Config) { c.LLM = byRune{c.LLM.(*standin.ScriptedLLM)} })
 			o := s.run(t)
 			require.Len(t, box.runs(), 1)
 			pieces := o.of(pipeline.EvLLMPiece)
