@@ -25,10 +25,13 @@ const (
 	// ConversationFlags are the pipeline's own: barge-in, speculation,
 	// chunking for synthesis and the capture front-end.
 	ConversationFlags
+	// ToolFlags turn the model's tools on and say which (Tools): for the
+	// commands that run replies, not a stage alone.
+	ToolFlags
 
 	// PipelineFlags are every stage's and the pipeline's: for the
 	// commands that run the whole assistant.
-	PipelineFlags = VADFlags | TurnFlags | ASRFlags | LLMFlags | TTSFlags | ConversationFlags
+	PipelineFlags = VADFlags | TurnFlags | ASRFlags | LLMFlags | TTSFlags | ConversationFlags | ToolFlags
 
 	onnxStages   = VADFlags | TurnFlags | ASRFlags | TTSFlags
 	modelStages  = onnxStages | LLMFlags
@@ -113,6 +116,8 @@ func (s *Stages) AddFlags(f *pflag.FlagSet, groups FlagGroup) {
 	if groups&LLMFlags != 0 {
 		f.IntVar(&s.LLMMaxTokens, "llm-max-tokens", s.LLMMaxTokens, fmt.Sprintf("longest reply of the MNN LLM, in tokens (default %d)", llmMaxTokens))
 		f.StringVar(&s.SystemPrompt, "system-prompt", s.SystemPrompt, "system prompt")
+	}
+	if groups&ToolFlags != 0 {
 		f.BoolVar(&s.Tools.Enabled, "tools", s.Tools.Enabled, "let the model call tools: the time, timers and alarms, notes, the volume, the last reply again, and the host's own (docs/running.md, Tools)")
 		f.StringSliceVar(&s.Tools.Disable, "tools-disable", s.Tools.Disable, "built-in tools the model is not given (comma-separated names)")
 		f.StringVar(&s.Tools.NotesFile, "notes-file", s.Tools.NotesFile, "where the notes tool keeps what it is told to remember (default $XDG_STATE_HOME/voice-agent/notes.json)")

@@ -69,7 +69,7 @@ func (a *app) chatCmd() *cobra.Command {
 			c := chat{a: a, gen: gen, tools: toolbox, history: history, out: out, lines: lines, interrupts: interrupts}
 			return c.run(cmd.Context())
 		},
-	}, wiring.LLMFlags)
+	}, wiring.LLMFlags|wiring.ToolFlags)
 }
 
 // chat is one conversation typed at a prompt.
