@@ -317,6 +317,11 @@ func TestBargeInCancelsASlowTool(t *testing.T) {
 			assert.True(t, runs[0].cancelled, "the barge-in cancelled the tool")
 			_, spoken := said(o)
 			assert.Contains(t, spoken, l.ack, "the user heard an acknowledgement, not silence")
+			for _, e := range o.of(pipeline.EvTTSChunk) {
+				if e.Text == l.ack {
+					assert.Equal(t, runs[0].at+400*ms, e.At, "said once the tool had run 400 ms")
+				}
+			}
 			assert.NotContains(t, spoken, "photo.jpg")
 			assert.Empty(t, o.of(pipeline.EvToolResult))
 			require.Len(t, o.of(pipeline.EvBargeIn), 1)
