@@ -23,11 +23,13 @@ import (
 // never one above: internal/ is the ground floor the rest stands on, the
 // components know nothing of the pipeline that runs them, the pipeline
 // nothing of the backends wired into it, and only the front ends know the
-// composition root.
+// composition root. The tools the model calls stand beside the pipeline:
+// built on the components (llm's tool specs, the language of a text), and
+// given to the pipeline by the composition root.
 var layers = []layer{
 	{"ground", []string{"internal"}},
 	{"components", []string{"audio", "assets", "llm", "vad", "turn", "asr", "tts"}},
-	{"pipeline", []string{"pipeline"}},
+	{"pipeline", []string{"pipeline", "tools"}},
 	{"stand-ins", []string{"standin"}},
 	{"composition root", []string{"wiring"}},
 	{"tools", []string{"bench", "quantize"}},
