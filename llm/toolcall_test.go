@@ -190,3 +190,31 @@ func TestToolLoopCutWhileRunning(t *testing.T) {
 	assert.True(t, errors.Is(err, context.Canceled))
 	assert.Zero(t, kept)
 }
+
+// BenchmarkCallFilter is the filter's cost on a reply's path: a sentence
+// and a call, a token a piece (English words, Chinese characters), as the
+// reply streams them.
+func BenchmarkCallFilter(b *testing.B) {
+	for _, tc := range []struct{ name, reply string }{
+		{"English", strings.Repeat("The weather is fine today, ", 8) + `<tool_call>{"name": "set_timer", "arguments": {"seconds": 300, "label": "tea"}}</tool_call>`},
+		{"Chinese", strings.Repeat("今天天气很好，", 8) + `<tool_call>{"name": "remember_note", "arguments": {"text": "车停在三层"}}</tool_call>`},
+	} {
+		pieces := strings.SplitAfter(tc.reply, " ")
+		if tc.name == "Chinese" {
+			pieces = byRune(tc.reply)
+		}
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				var f llm.CallFilter
+				for _, p := range pieces {
+					f.Push(p)
+				}
+				f.Flush()
+				if len(f.Calls()) != 1 {
+					b.Fatal("the call was not read")
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(pieces)), "ns/piece")
+		})
+	}
+}
