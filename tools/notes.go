@@ -97,14 +97,12 @@ func (n *Notes) Tools() []Tool {
 			n.remember),
 		newTool("recall_notes", "Read the saved notes, all or those with a word.",
 			`{"type":"object","properties":{`+
-				`"query":{"type":"string","description":"A word to look for; leave out for all notes"}},`+
-				`"required":[]}`,
+				`"query":{"type":"string","description":"A word to look for; leave out for all notes"}}}`,
 			n.recall),
 		newTool("forget_note", "Delete the notes with a word, or all notes.",
 			`{"type":"object","properties":{`+
 				`"query":{"type":"string","description":"A word in the notes to delete"},`+
-				`"all":{"type":"boolean","description":"true to delete every note"}},`+
-				`"required":[]}`,
+				`"all":{"type":"boolean","description":"true to delete every note"}}}`,
 			n.forget),
 	}
 }

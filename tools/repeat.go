@@ -12,7 +12,7 @@ func NewRepeat(last func() string) Tool {
 	}
 	return newTool("repeat_last_reply",
 		"Get your last reply, to say it again.",
-		`{"type":"object","properties":{},"required":[]}`,
+		`{"type":"object","properties":{}}`,
 		func(context.Context, struct{}) (any, error) {
 			r := last()
 			if r == "" {

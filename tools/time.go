@@ -16,7 +16,7 @@ func NewTime(now func() time.Time) Tool {
 	}
 	return newTool("get_time",
 		"Get the current local time, date and weekday.",
-		`{"type":"object","properties":{},"required":[]}`,
+		`{"type":"object","properties":{}}`,
 		func(context.Context, struct{}) (any, error) {
 			t := now()
 			return result{

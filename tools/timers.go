@@ -96,7 +96,7 @@ func (t *Timers) Tools() []Tool {
 	return []Tool{
 		newTool("set_timer", "Start a countdown timer.",
 			`{"type":"object","properties":{`+
-				`"seconds":{"type":"integer","minimum":1,"maximum":86400,"description":"How long, in seconds"},`+
+				`"seconds":{"type":"integer","description":"How long, in seconds"},`+
 				`"label":{"type":"string","description":"Optional short name, like tea"}},`+
 				`"required":["seconds"]}`,
 			t.setTimer),
@@ -107,14 +107,13 @@ func (t *Timers) Tools() []Tool {
 				`"required":["time"]}`,
 			t.setAlarm),
 		newTool("list_timers", "List the timers and alarms and the seconds left.",
-			`{"type":"object","properties":{},"required":[]}`,
+			`{"type":"object","properties":{}}`,
 			t.list),
 		newTool("cancel_timer", "Cancel a timer or alarm by id or label, or all of them.",
 			`{"type":"object","properties":{`+
 				`"id":{"type":"integer","description":"The id from list_timers"},`+
 				`"label":{"type":"string","description":"The timer's name"},`+
-				`"all":{"type":"boolean","description":"true to cancel every timer and alarm"}},`+
-				`"required":[]}`,
+				`"all":{"type":"boolean","description":"true to cancel every timer and alarm"}}}`,
 			t.cancelTimers),
 	}
 }

@@ -25,7 +25,7 @@ func NewVolume(v Volumer) Tool {
 	return newTool("set_volume", "Change how loud you speak.",
 		`{"type":"object","properties":{`+
 			`"action":{"type":"string","enum":["up","down","set","mute","unmute"],"description":"What to do"},`+
-			`"level":{"type":"integer","minimum":0,"maximum":100,"description":"Volume 0 to 100, only with set"}},`+
+			`"level":{"type":"integer","description":"Volume 0 to 100, only with set"}},`+
 			`"required":["action"]}`,
 		s.call)
 }
