@@ -101,9 +101,9 @@ func TestTimersSetListedAndFired(t *testing.T) {
 					utterance(14*time.Second, 16500*ms, tc.story),
 				},
 				replies: []string{
-					call("set_timer", `{"seconds": 6, "label": "`+tc.teaLabel+`"}`), "OK.",
-					call("list_timers", "{}"), tc.listAnswer,
-					call("set_timer", `{"seconds": 2, "label": "`+tc.eggLabel+`"}`), "OK.",
+					call("timer", `{"action": "set", "seconds": 6, "label": "`+tc.teaLabel+`"}`), "OK.",
+					call("timer", `{"action": "list"}`), tc.listAnswer,
+					call("timer", `{"action": "set", "seconds": 2, "label": "`+tc.eggLabel+`"}`), "OK.",
 					"Once upon a time there was a tiny kettle.",
 				},
 			}, nil, &timers)
@@ -179,10 +179,10 @@ func TestNoteRememberedAcrossARestart(t *testing.T) {
 				}, nil)
 				return s.run(t)
 			}
-			first := session(tc.remember, call("remember_note", `{"text": "`+tc.note+`"}`), "OK.")
+			first := session(tc.remember, call("note", `{"action": "remember", "text": "`+tc.note+`"}`), "OK.")
 			require.Len(t, first.of(pipeline.EvToolResult), 1)
 
-			second := session(tc.ask, call("recall_notes", "{}"), tc.answer)
+			second := session(tc.ask, call("note", `{"action": "recall"}`), tc.answer)
 			shown, _ := said(second)
 			assert.Contains(t, shown, tc.want)
 		})

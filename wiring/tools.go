@@ -22,10 +22,9 @@ type Tools struct {
 	// (control socket); off, replies are all speech, as before tools.
 	Enabled bool `yaml:"enabled"`
 	// Disable names built-in tools the model is not given (get_time,
-	// set_timer, set_alarm, list_timers, cancel_timer, remember_note,
-	// recall_notes, forget_note, set_volume, repeat_last_reply).
+	// timer, note, set_volume, repeat_last_reply).
 	Disable []string `yaml:"disable"`
-	// NotesFile is where remember_note keeps the notes (default
+	// NotesFile is where the note tool keeps the notes (default
 	// $XDG_STATE_HOME/voice-agent/notes.json).
 	NotesFile string `yaml:"notes_file"`
 	// HostTimeout is how long a call to one of the host's tools waits for

@@ -34,8 +34,7 @@ func (g *toolUser) SetTools(specs []llm.ToolSpec) error {
 }
 
 func TestToolset(t *testing.T) {
-	builtins := []string{"get_time", "set_timer", "set_alarm", "list_timers", "cancel_timer",
-		"remember_note", "recall_notes", "forget_note", "set_volume", "repeat_last_reply"}
+	builtins := []string{"get_time", "timer", "note", "set_volume", "repeat_last_reply"}
 	for _, tc := range []struct {
 		name    string
 		disable []string
@@ -43,8 +42,8 @@ func TestToolset(t *testing.T) {
 		err     string
 	}{
 		{name: "every built-in", want: builtins},
-		{name: "some turned off", disable: []string{"set_alarm", "forget_note"},
-			want: slices.DeleteFunc(slices.Clone(builtins), func(n string) bool { return n == "set_alarm" || n == "forget_note" })},
+		{name: "some turned off", disable: []string{"note", "repeat_last_reply"},
+			want: slices.DeleteFunc(slices.Clone(builtins), func(n string) bool { return n == "note" || n == "repeat_last_reply" })},
 		{name: "a typo is an error", disable: []string{"get_tmie"}, err: "get_tmie"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
