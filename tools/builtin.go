@@ -98,15 +98,49 @@ func decodeArgs[T any](args json.RawMessage) (T, error) {
 	return v, nil
 }
 
-// given counts the arguments given, of those a tool takes one of.
-func given(args ...bool) int {
-	n := 0
-	for _, g := range args {
-		if g {
-			n++
+// parseAction is the action a tool of several (timer, note) was asked
+// for, one of valid; the model may write it in any case.
+func parseAction(action string, valid ...string) (string, error) {
+	a := strings.ToLower(strings.TrimSpace(action))
+	switch {
+	case a == "":
+		return "", fmt.Errorf("action is required: %s", orList(valid))
+	case !slices.Contains(valid, a):
+		return "", fmt.Errorf("action must be %s, not %q", orList(valid), action)
+	}
+	return a, nil
+}
+
+// orList writes "a, b or c".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
+
+// extra checks that an action was given none of the arguments it does
+// not take: args are the arguments given, of those the tool has; takes
+// says what the action does take.
+func extra(action, takes string, args []string, allowed ...string) error {
+	var not []string
+	for _, a := range args {
+		if !slices.Contains(allowed, a) {
+			not = append(not, a)
 		}
 	}
-	return n
+	if len(not) > 0 {
+		return fmt.Errorf("%s takes %s, not %s", action, takes, strings.Join(not, ", "))
+	}
+	return nil
+}
+
+// deref is *s, or "" for an argument left out.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // fieldNames are the JSON names of a struct's fields.

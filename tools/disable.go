@@ -10,8 +10,8 @@ import (
 // configuration against.
 var builtinNames = []string{
 	"get_time",
-	"set_timer", "set_alarm", "list_timers", "cancel_timer",
-	"remember_note", "recall_notes", "forget_note",
+	"timer",
+	"note",
 	"set_volume",
 	"repeat_last_reply",
 }

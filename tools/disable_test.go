@@ -73,6 +73,8 @@ func TestBuiltinSpecs(t *testing.T) {
 		})
 	}
 	assert.ElementsMatch(t, builtinNames, names)
+	assert.Equal(t, []string{"get_time", "timer", "note", "set_volume", "repeat_last_reply"}, builtinNames,
+		"five tools: every one is in every prompt")
 }
 
 func TestDisable(t *testing.T) {
@@ -91,11 +93,15 @@ func TestDisable(t *testing.T) {
 	}{
 		{"none", nil, builtinNames, ""},
 		{"one", []string{"set_volume"}, slices.DeleteFunc(slices.Clone(builtinNames), func(n string) bool { return n == "set_volume" }), ""},
-		{"all of notes", []string{"remember_note", "recall_notes", "forget_note"}, []string{
-			"get_time", "set_timer", "set_alarm", "list_timers", "cancel_timer", "set_volume", "repeat_last_reply",
-		}, ""},
-		{"a typo", []string{"get_time", "set_timr"}, nil, `cannot disable "set_timr": no such built-in tool (they are get_time, set_timer,`},
+		{"timers and notes", []string{"timer", "note"}, []string{"get_time", "set_volume", "repeat_last_reply"}, ""},
+		{"every one", builtinNames, nil, ""},
+		{"a typo", []string{"get_time", "timr"}, nil,
+			`cannot disable "timr": no such built-in tool (they are get_time, timer, note, set_volume, repeat_last_reply)`},
 		{"two typos", []string{"x", "get_time", "y"}, nil, `cannot disable "x", "y": no such built-in tool`},
+		// A configuration written for the ten tools there were is told of
+		// the five there are, not left with the tools on.
+		{"tools merged into timer and note", []string{"set_timer", "forget_note"}, nil,
+			`cannot disable "set_timer", "forget_note": no such built-in tool (they are get_time, timer, note, set_volume, repeat_last_reply)`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -114,7 +120,7 @@ func TestDisable(t *testing.T) {
 	}
 
 	t.Run("a built-in not among the tools", func(t *testing.T) {
-		got, err := Disable([]Tool{NewTime(time.Now)}, []string{"set_timer"})
+		got, err := Disable([]Tool{NewTime(time.Now)}, []string{"timer"})
 		require.NoError(t, err)
 		assert.Len(t, got, 1)
 	})

@@ -58,7 +58,7 @@ func names(specs []llm.ToolSpec) []string {
 
 func TestDeclareChecksTheSpecs(t *testing.T) {
 	reg := &tools.Registry{}
-	reg.Add(builtin{"set_timer"})
+	reg.Add(builtin{"timer"})
 	h := tools.NewHostTools(reg, newHost().send, time.Second)
 	require.NoError(t, h.Declare([]llm.ToolSpec{photo}))
 	many := make([]llm.ToolSpec, tools.MaxHostTools+1)
@@ -79,7 +79,7 @@ func TestDeclareChecksTheSpecs(t *testing.T) {
 		{"parameters of a string", llm.ToolSpec{Name: "navigate", Description: "d", Parameters: json.RawMessage(`{"type":"string"}`)}, "the JSON schema of an object"},
 		{"parameters without a type", llm.ToolSpec{Name: "navigate", Description: "d", Parameters: json.RawMessage(`{"properties":{}}`)}, "the JSON schema of an object"},
 		{"parameters not JSON", llm.ToolSpec{Name: "navigate", Description: "d", Parameters: json.RawMessage(`{"type":`)}, "the JSON schema of an object"},
-		{"a built-in's name", llm.ToolSpec{Name: "set_timer", Description: "d"}, "tool set_timer: the assistant has a tool of that name already; name the host's otherwise"},
+		{"a built-in's name", llm.ToolSpec{Name: "timer", Description: "d"}, "tool timer: the assistant has a tool of that name already; name the host's otherwise"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.ErrorContains(t, h.Declare([]llm.ToolSpec{tc.spec}), tc.err)
@@ -89,35 +89,35 @@ func TestDeclareChecksTheSpecs(t *testing.T) {
 	assert.EqualError(t, h.Declare(many), "33 tools; the host may declare at most 32, since every one goes into every prompt")
 
 	specs := reg.Specs()
-	assert.Equal(t, []string{"set_timer", "take_photo"}, names(specs), "a refused declaration changes nothing")
-	assert.Equal(t, builtin{"set_timer"}.Spec(), specs[0], "the built-in keeps its own")
+	assert.Equal(t, []string{"timer", "take_photo"}, names(specs), "a refused declaration changes nothing")
+	assert.Equal(t, builtin{"timer"}.Spec(), specs[0], "the built-in keeps its own")
 	assert.Equal(t, `{"type":"object","properties":{"flash":{"type":"boolean"}}}`, string(specs[1].Parameters), "compacted for the prompt")
 }
 
 func TestDeclareReplacesTheHostsToolsInOneChange(t *testing.T) {
 	reg := &tools.Registry{}
-	reg.Add(builtin{"set_timer"})
+	reg.Add(builtin{"timer"})
 	var seen [][]string
 	reg.OnChange(func(specs []llm.ToolSpec) { seen = append(seen, names(specs)) })
 	h := tools.NewHostTools(reg, newHost().send, time.Second)
 
 	require.NoError(t, h.Declare([]llm.ToolSpec{photo, {Name: "battery_level", Description: "The glasses' battery, in percent."}}))
 	require.NoError(t, h.Declare([]llm.ToolSpec{{Name: "navigate", Description: "Starts navigation on the phone."}}))
-	reg.Add(builtin{"take_note"})
+	reg.Add(builtin{"note"})
 	h.Withdraw()
 	h.Withdraw() // nothing left to withdraw: no change
 	assert.Equal(t, [][]string{
-		{"set_timer"},
-		{"set_timer", "take_photo", "battery_level"},
-		{"set_timer", "navigate"},
-		{"set_timer", "navigate", "take_note"},
-		{"set_timer", "take_note"},
+		{"timer"},
+		{"timer", "take_photo", "battery_level"},
+		{"timer", "navigate"},
+		{"timer", "navigate", "note"},
+		{"timer", "note"},
 	}, seen)
 
 	require.NoError(t, h.Declare([]llm.ToolSpec{{Name: "battery_level", Description: "d"}}))
 	assert.JSONEq(t, `{"type":"object","properties":{}}`, string(reg.Specs()[2].Parameters), "a tool without parameters takes none")
 	require.NoError(t, h.Declare(nil))
-	assert.Equal(t, []string{"set_timer", "take_note"}, names(reg.Specs()), "an empty declaration withdraws")
+	assert.Equal(t, []string{"timer", "note"}, names(reg.Specs()), "an empty declaration withdraws")
 }
 
 // call calls name in reg on a goroutine of its own; the result comes on

@@ -87,30 +87,44 @@ func NewNotes(path string) (*Notes, error) {
 	return n, nil
 }
 
-// Tools are remember_note, recall_notes and forget_note.
+// Tools is the one tool note, which remembers, recalls and forgets the
+// notes: one tool and not three, since every tool's schema is in every
+// prompt.
 func (n *Notes) Tools() []Tool {
 	return []Tool{
-		newTool("remember_note", "Save a short note for the user.",
+		newTool("note", "Remember, recall or forget the user's notes.",
 			`{"type":"object","properties":{`+
-				`"text":{"type":"string","description":"What to remember"}},`+
-				`"required":["text"]}`,
-			n.remember),
-		newTool("recall_notes", "Read the saved notes, all or those with a word.",
-			`{"type":"object","properties":{`+
-				`"query":{"type":"string","description":"A word to look for; leave out for all notes"}}}`,
-			n.recall),
-		newTool("forget_note", "Delete the notes with a word, or all notes.",
-			`{"type":"object","properties":{`+
-				`"query":{"type":"string","description":"A word in the notes to delete"},`+
-				`"all":{"type":"boolean","description":"true to delete every note"}}}`,
-			n.forget),
+				`"action":{"type":"string","enum":["remember","recall","forget"],"description":"What to do"},`+
+				`"text":{"type":"string","description":"The note, or a word in it"}},`+
+				`"required":["action"]}`,
+			n.call),
 	}
 }
 
-func (n *Notes) remember(_ context.Context, a struct {
-	Text string `json:"text"`
-}) (any, error) {
-	text := strings.TrimSpace(a.Text)
+// noteArgs are the note tool's arguments: text is the note to remember,
+// or the word to recall or forget the notes with.
+type noteArgs struct {
+	Action string  `json:"action"`
+	Text   *string `json:"text"`
+}
+
+func (n *Notes) call(_ context.Context, a noteArgs) (any, error) {
+	action, err := parseAction(a.Action, "remember", "recall", "forget")
+	if err != nil {
+		return nil, err
+	}
+	switch action {
+	case "remember":
+		return n.remember(deref(a.Text))
+	case "recall":
+		return n.recall(deref(a.Text)), nil
+	default:
+		return n.forget(a.Text)
+	}
+}
+
+func (n *Notes) remember(text string) (any, error) {
+	text = strings.TrimSpace(text)
 	if text == "" {
 		return nil, errors.New("text is required")
 	}
@@ -137,43 +151,46 @@ func (n *Notes) remember(_ context.Context, a struct {
 	}{text, len(next), dropped}, nil
 }
 
-// recall returns the notes as a list, oldest first, so the newest is what
-// the model read last.
-func (n *Notes) recall(_ context.Context, a struct {
-	Query string `json:"query"`
-}) (any, error) {
+// recall returns the notes with query in them (all of them for an empty
+// query) as a list, oldest first, so the newest is what the model read
+// last.
+func (n *Notes) recall(query string) []string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	out := make([]string, 0, len(n.notes))
 	for _, note := range n.notes {
-		if contains(note, a.Query) {
+		if contains(note, query) {
 			out = append(out, note)
 		}
 	}
-	return out, nil
+	return out
 }
 
-func (n *Notes) forget(_ context.Context, a struct {
-	Query string `json:"query"`
-	All   bool   `json:"all"`
-}) (any, error) {
-	query := strings.TrimSpace(a.Query)
-	if given(query != "", a.All) != 1 {
-		return nil, errors.New("give either query or all")
+// forget deletes the notes with query in them, or with none every note.
+func (n *Notes) forget(query *string) (any, error) {
+	all := query == nil
+	var q string
+	if !all {
+		q = strings.TrimSpace(*query)
+		if q == "" {
+			// Not taken as left out: an empty text forgetting every note
+			// would be a slip the user could not undo.
+			return nil, errors.New("text is empty; leave it out to forget every note")
+		}
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	forgot := make([]string, 0, len(n.notes))
 	kept := make([]string, 0, len(n.notes))
 	for _, note := range n.notes {
-		if a.All || contains(note, query) {
+		if all || contains(note, q) {
 			forgot = append(forgot, note)
 		} else {
 			kept = append(kept, note)
 		}
 	}
-	if len(forgot) == 0 && !a.All {
-		return nil, fmt.Errorf("no note contains %q", query)
+	if len(forgot) == 0 && !all {
+		return nil, fmt.Errorf("no note contains %q", q)
 	}
 	if err := n.save(kept); err != nil {
 		return nil, err

@@ -13,48 +13,74 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// noteTools makes notes kept at path, failing the test if they cannot be
-// loaded.
-func noteTools(t *testing.T, path string) map[string]Tool {
+// noteTool makes notes kept at path, failing the test if they cannot be
+// loaded, and returns their one tool.
+func noteTool(t *testing.T, path string) Tool {
 	t.Helper()
 	n, err := NewNotes(path)
 	require.NoError(t, err)
-	return byName(n.Tools())
+	tools := n.Tools()
+	require.Len(t, tools, 1)
+	return tools[0]
+}
+
+// noteJSON writes the note tool's arguments, text as JSON.
+func noteJSON(t *testing.T, action, text string) string {
+	t.Helper()
+	b, err := json.Marshal(map[string]string{"action": action, "text": text})
+	require.NoError(t, err)
+	return string(b)
+}
+
+// recallAll is every note, as the note tool recalls them.
+func recallAll(t *testing.T, tl Tool) []string {
+	t.Helper()
+	var got []string
+	require.NoError(t, json.Unmarshal([]byte(mustCall(t, tl, `{"action":"recall"}`)), &got))
+	return got
+}
+
+// The note tool is what the model reads in every prompt, exactly.
+func TestNoteSpec(t *testing.T) {
+	spec := noteTool(t, filepath.Join(t.TempDir(), "notes.json")).Spec()
+	assert.Equal(t, "note", spec.Name)
+	assert.Equal(t, "Remember, recall or forget the user's notes.", spec.Description)
+	assert.Equal(t, `{"type":"object","properties":{`+
+		`"action":{"type":"string","enum":["remember","recall","forget"],"description":"What to do"},`+
+		`"text":{"type":"string","description":"The note, or a word in it"}},`+
+		`"required":["action"]}`, string(spec.Parameters))
+	assert.True(t, json.Valid(spec.Parameters))
 }
 
 func TestNotesRememberAndRecall(t *testing.T) {
 	notes := []string{"buy milk", "Anna's birthday is on 3 May", "钥匙在抽屉里", "salt & pepper <both>", "买牛奶和鸡蛋"}
 	tests := []struct {
-		name  string
-		query string
-		want  []string
+		name string
+		args string
+		want []string
 	}{
-		{"all, newest last", "", notes},
-		{"all, with an empty query", `""`, notes},
-		{"a word", `"milk"`, []string{"buy milk"}},
-		{"any case", `"ANNA"`, []string{"Anna's birthday is on 3 May"}},
-		{"Chinese", `"牛奶"`, []string{"买牛奶和鸡蛋"}},
-		{"Chinese, one character", `"抽屉"`, []string{"钥匙在抽屉里"}},
-		{"none", `"bread"`, []string{}},
-		{"kept literally", `"&"`, []string{"salt & pepper <both>"}},
+		{"all, newest last", `{"action":"recall"}`, notes},
+		{"all, with an empty text", `{"action":"recall","text":""}`, notes},
+		{"all, with a null text", `{"action":"recall","text":null}`, notes},
+		{"a word", `{"action":"recall","text":"milk"}`, []string{"buy milk"}},
+		{"any case", `{"action":"recall","text":"ANNA"}`, []string{"Anna's birthday is on 3 May"}},
+		{"the action in any case", `{"action":"Recall","text":"milk"}`, []string{"buy milk"}},
+		{"Chinese", `{"action":"recall","text":"牛奶"}`, []string{"买牛奶和鸡蛋"}},
+		{"Chinese, one character", `{"action":"recall","text":"抽屉"}`, []string{"钥匙在抽屉里"}},
+		{"none", `{"action":"recall","text":"bread"}`, []string{}},
+		{"kept literally", `{"action":"recall","text":"&"}`, []string{"salt & pepper <both>"}},
 	}
-	tl := noteTools(t, filepath.Join(t.TempDir(), "notes.json"))
+	tl := noteTool(t, filepath.Join(t.TempDir(), "notes.json"))
 	for i, n := range notes {
-		text, err := json.Marshal(n)
-		require.NoError(t, err)
-		got := mustCall(t, tl["remember_note"], `{"text":`+string(text)+`}`)
+		got := mustCall(t, tl, noteJSON(t, "remember", n))
 		want, err := json.Marshal(map[string]any{"remembered": n, "notes": i + 1})
 		require.NoError(t, err)
 		assert.JSONEq(t, string(want), got)
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			args := "{}"
-			if tc.query != "" {
-				args = `{"query":` + tc.query + `}`
-			}
 			var got []string
-			require.NoError(t, json.Unmarshal([]byte(mustCall(t, tl["recall_notes"], args)), &got))
+			require.NoError(t, json.Unmarshal([]byte(mustCall(t, tl, tc.args)), &got))
 			assert.Equal(t, tc.want, got)
 		})
 	}
@@ -62,15 +88,15 @@ func TestNotesRememberAndRecall(t *testing.T) {
 
 func TestNotesRememberedAcrossARestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state", "voice-agent", "notes.json")
-	first := noteTools(t, path)
-	mustCall(t, first["remember_note"], `{"text":"  the car is on level 3  "}`)
-	mustCall(t, first["remember_note"], `{"text":"车停在三楼"}`)
+	first := noteTool(t, path)
+	mustCall(t, first, `{"action":"remember","text":"  the car is on level 3  "}`)
+	mustCall(t, first, `{"action":"remember","text":"车停在三楼"}`)
 
-	again := noteTools(t, path)
-	assert.JSONEq(t, `["the car is on level 3","车停在三楼"]`, mustCall(t, again["recall_notes"], `{}`))
+	again := noteTool(t, path)
+	assert.JSONEq(t, `["the car is on level 3","车停在三楼"]`, mustCall(t, again, `{"action":"recall"}`))
 
-	mustCall(t, again["forget_note"], `{"query":"car"}`)
-	assert.JSONEq(t, `["车停在三楼"]`, mustCall(t, noteTools(t, path)["recall_notes"], `{}`), "forgotten across a restart too")
+	mustCall(t, again, `{"action":"forget","text":"car"}`)
+	assert.JSONEq(t, `["车停在三楼"]`, mustCall(t, noteTool(t, path), `{"action":"recall"}`), "forgotten across a restart too")
 
 	// Private, and nothing left behind by the atomic writes.
 	info, err := os.Stat(path)
@@ -89,7 +115,7 @@ func TestNotesRememberedAcrossARestart(t *testing.T) {
 }
 
 func TestNotesBounds(t *testing.T) {
-	long := func(r string, n int) string { return `{"text":"` + strings.Repeat(r, n) + `"}` }
+	long := func(r string, n int) string { return `{"action":"remember","text":"` + strings.Repeat(r, n) + `"}` }
 	tests := []struct {
 		name    string
 		args    string
@@ -97,19 +123,26 @@ func TestNotesBounds(t *testing.T) {
 	}{
 		{"500 characters", long("a", 500), ""},
 		{"500 Chinese characters (1500 bytes)", long("记", 500), ""},
-		{"501 characters", long("a", 501), "remember_note: a note can be at most 500 characters, and this one has 501: shorten it"},
-		{"501 Chinese characters", long("记", 501), "remember_note: a note can be at most 500 characters, and this one has 501: shorten it"},
-		{"empty", `{"text":"  "}`, "remember_note: text is required"},
-		{"missing", `{}`, "remember_note: text is required"},
-		{"misnamed", `{"note":"x"}`, `remember_note: unknown argument "note": this tool takes only text`},
+		{"501 characters", long("a", 501), "note: a note can be at most 500 characters, and this one has 501: shorten it"},
+		{"501 Chinese characters", long("记", 501), "note: a note can be at most 500 characters, and this one has 501: shorten it"},
+		{"empty", `{"action":"remember","text":"  "}`, "note: text is required"},
+		{"missing", `{"action":"remember"}`, "note: text is required"},
+		{"null", `{"action":"remember","text":null}`, "note: text is required"},
+		{"misnamed", `{"action":"remember","note":"x"}`, `note: unknown argument "note": this tool takes only action, text`},
+		{"the old query", `{"action":"recall","query":"x"}`, `note: unknown argument "query": this tool takes only action, text`},
+		{"no action", `{"text":"x"}`, "note: action is required: remember, recall or forget"},
+		{"no arguments at all", ``, "note: action is required: remember, recall or forget"},
+		{"an unknown action", `{"action":"save","text":"x"}`, `note: action must be remember, recall or forget, not "save"`},
+		{"an old tool's name", `{"action":"remember_note","text":"x"}`, `note: action must be remember, recall or forget, not "remember_note"`},
+		{"an action as a number", `{"action":1,"text":"x"}`, "note: action must be a string, not number"},
+		{"text as a number", `{"action":"remember","text":3}`, "note: text must be a string, not number"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "notes.json")
-			tl := noteTools(t, path)
-			_, err := tl["remember_note"].Call(context.Background(), json.RawMessage(tc.args))
-			var got []string
-			require.NoError(t, json.Unmarshal([]byte(mustCall(t, tl["recall_notes"], `{}`)), &got))
+			tl := noteTool(t, path)
+			_, err := tl.Call(context.Background(), json.RawMessage(tc.args))
+			got := recallAll(t, tl)
 			if tc.wantErr != "" {
 				assert.EqualError(t, err, tc.wantErr)
 				assert.Empty(t, got)
@@ -123,14 +156,13 @@ func TestNotesBounds(t *testing.T) {
 
 	t.Run("the 101st note drops the oldest, and says so", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "notes.json")
-		tl := noteTools(t, path)
+		tl := noteTool(t, path)
 		for i := range maxNotes {
-			mustCall(t, tl["remember_note"], fmt.Sprintf(`{"text":"note %d"}`, i))
+			mustCall(t, tl, fmt.Sprintf(`{"action":"remember","text":"note %d"}`, i))
 		}
-		got := mustCall(t, tl["remember_note"], `{"text":"one more"}`)
+		got := mustCall(t, tl, `{"action":"remember","text":"one more"}`)
 		assert.JSONEq(t, `{"remembered":"one more","notes":100,"dropped_oldest":"note 0"}`, got)
-		var all []string
-		require.NoError(t, json.Unmarshal([]byte(mustCall(t, noteTools(t, path)["recall_notes"], `{}`)), &all))
+		all := recallAll(t, noteTool(t, path))
 		require.Len(t, all, maxNotes)
 		assert.Equal(t, "note 1", all[0])
 		assert.Equal(t, "one more", all[maxNotes-1])
@@ -145,8 +177,7 @@ func TestNotesBounds(t *testing.T) {
 		data, err := json.Marshal(f)
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(path, data, 0o600))
-		var all []string
-		require.NoError(t, json.Unmarshal([]byte(mustCall(t, noteTools(t, path)["recall_notes"], `{}`)), &all))
+		all := recallAll(t, noteTool(t, path))
 		require.Len(t, all, maxNotes)
 		assert.Equal(t, "5", all[0])
 	})
@@ -161,38 +192,38 @@ func TestForgetNote(t *testing.T) {
 		wantErr string
 		left    []string
 	}{
-		{"by a word, any case", `{"query":"MILK"}`, `{"forgot":["buy milk","Milk the cow"],"notes_left":2}`, "", []string{"钥匙在抽屉里", "call Bob"}},
-		{"in Chinese", `{"query":"钥匙"}`, `{"forgot":["钥匙在抽屉里"],"notes_left":3}`, "", []string{"buy milk", "Milk the cow", "call Bob"}},
-		{"all", `{"all":true}`, `{"forgot":["buy milk","Milk the cow","钥匙在抽屉里","call Bob"],"notes_left":0}`, "", []string{}},
-		{"no match", `{"query":"bread"}`, "", `forget_note: no note contains "bread"`, start},
-		{"neither", `{}`, "", "forget_note: give either query or all", start},
-		{"an empty query", `{"query":" "}`, "", "forget_note: give either query or all", start},
-		{"all false", `{"all":false}`, "", "forget_note: give either query or all", start},
-		{"both", `{"query":"milk","all":true}`, "", "forget_note: give either query or all", start},
+		{"by a word, any case", `{"action":"forget","text":"MILK"}`, `{"forgot":["buy milk","Milk the cow"],"notes_left":2}`, "", []string{"钥匙在抽屉里", "call Bob"}},
+		{"in Chinese", `{"action":"forget","text":"钥匙"}`, `{"forgot":["钥匙在抽屉里"],"notes_left":3}`, "", []string{"buy milk", "Milk the cow", "call Bob"}},
+		{"all, with no text", `{"action":"forget"}`, `{"forgot":["buy milk","Milk the cow","钥匙在抽屉里","call Bob"],"notes_left":0}`, "", []string{}},
+		{"all, with a null text", `{"action":"forget","text":null}`, `{"forgot":["buy milk","Milk the cow","钥匙在抽屉里","call Bob"],"notes_left":0}`, "", []string{}},
+		{"no match", `{"action":"forget","text":"bread"}`, "", `note: no note contains "bread"`, start},
+		{"an empty text", `{"action":"forget","text":""}`, "", "note: text is empty; leave it out to forget every note", start},
+		{"a blank text", `{"action":"forget","text":" "}`, "", "note: text is empty; leave it out to forget every note", start},
+		{"the old all", `{"action":"forget","all":true}`, "", `note: unknown argument "all": this tool takes only action, text`, start},
+		{"no action", `{"text":"milk"}`, "", "note: action is required: remember, recall or forget", start},
+		{"an unknown action", `{"action":"delete","text":"milk"}`, "", `note: action must be remember, recall or forget, not "delete"`, start},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "notes.json")
-			tl := noteTools(t, path)
+			tl := noteTool(t, path)
 			for _, n := range start {
-				mustCall(t, tl["remember_note"], `{"text":"`+n+`"}`)
+				mustCall(t, tl, noteJSON(t, "remember", n))
 			}
-			got, err := tl["forget_note"].Call(context.Background(), json.RawMessage(tc.args))
+			got, err := tl.Call(context.Background(), json.RawMessage(tc.args))
 			if tc.wantErr != "" {
 				assert.EqualError(t, err, tc.wantErr)
 			} else {
 				require.NoError(t, err)
 				assert.JSONEq(t, tc.want, got)
 			}
-			var left []string
-			require.NoError(t, json.Unmarshal([]byte(mustCall(t, noteTools(t, path)["recall_notes"], `{}`)), &left))
-			assert.Equal(t, tc.left, left)
+			assert.Equal(t, tc.left, recallAll(t, noteTool(t, path)))
 		})
 	}
 
 	t.Run("all, with no notes", func(t *testing.T) {
-		tl := noteTools(t, filepath.Join(t.TempDir(), "notes.json"))
-		assert.JSONEq(t, `{"forgot":[],"notes_left":0}`, mustCall(t, tl["forget_note"], `{"all":true}`))
+		tl := noteTool(t, filepath.Join(t.TempDir(), "notes.json"))
+		assert.JSONEq(t, `{"forgot":[],"notes_left":0}`, mustCall(t, tl, `{"action":"forget"}`))
 	})
 }
 
@@ -230,9 +261,7 @@ func TestNotesFileProblems(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			var got []string
-			require.NoError(t, json.Unmarshal([]byte(mustCall(t, byName(n.Tools())["recall_notes"], `{}`)), &got))
-			assert.Len(t, got, tc.notes)
+			assert.Len(t, recallAll(t, n.Tools()[0]), tc.notes)
 		})
 	}
 
@@ -241,14 +270,21 @@ func TestNotesFileProblems(t *testing.T) {
 	t.Run("a failed save changes nothing", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "state")
 		require.NoError(t, os.Mkdir(dir, 0o700))
-		tl := noteTools(t, filepath.Join(dir, "notes.json"))
+		tl := noteTool(t, filepath.Join(dir, "notes.json"))
+		mustCall(t, tl, `{"action":"remember","text":"kept"}`)
 		// A file where the folder was: even root cannot save there.
-		require.NoError(t, os.Remove(dir))
+		require.NoError(t, os.RemoveAll(dir))
 		require.NoError(t, os.WriteFile(dir, nil, 0o600))
-		_, err := tl["remember_note"].Call(context.Background(), json.RawMessage(`{"text":"x"}`))
+		_, err := tl.Call(context.Background(), json.RawMessage(`{"action":"remember","text":"x"}`))
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), "remember_note: saving notes:")
-		assert.JSONEq(t, `[]`, mustCall(t, tl["recall_notes"], `{}`))
+		assert.Contains(t, err.Error(), "note: saving notes:")
+		_, err = tl.Call(context.Background(), json.RawMessage(`{"action":"forget","text":"kept"}`))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "note: saving notes:")
+		_, err = tl.Call(context.Background(), json.RawMessage(`{"action":"forget"}`))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "note: saving notes:")
+		assert.JSONEq(t, `["kept"]`, mustCall(t, tl, `{"action":"recall"}`))
 	})
 }
 

@@ -91,50 +91,90 @@ func (t *Timers) Close() {
 	})
 }
 
-// Tools are set_timer, set_alarm, list_timers and cancel_timer.
+// Tools is the one tool timer, which sets, lists and cancels the timers
+// and alarms: one tool and not four, since every tool's schema is in every
+// prompt.
 func (t *Timers) Tools() []Tool {
 	return []Tool{
-		newTool("set_timer", "Start a countdown timer.",
+		newTool("timer", "Set, list or cancel timers and alarms.",
 			`{"type":"object","properties":{`+
-				`"seconds":{"type":"integer","description":"How long, in seconds"},`+
-				`"label":{"type":"string","description":"Optional short name, like tea"}},`+
-				`"required":["seconds"]}`,
-			t.setTimer),
-		newTool("set_alarm", "Set an alarm for a time of day.",
-			`{"type":"object","properties":{`+
-				`"time":{"type":"string","description":"Time of day as HH:MM, 24-hour clock"},`+
-				`"label":{"type":"string","description":"Optional short name, like wake up"}},`+
-				`"required":["time"]}`,
-			t.setAlarm),
-		newTool("list_timers", "List the timers and alarms and the seconds left.",
-			`{"type":"object","properties":{}}`,
-			t.list),
-		newTool("cancel_timer", "Cancel a timer or alarm by id or label, or all of them.",
-			`{"type":"object","properties":{`+
-				`"id":{"type":"integer","description":"The id from list_timers"},`+
-				`"label":{"type":"string","description":"The timer's name"},`+
-				`"all":{"type":"boolean","description":"true to cancel every timer and alarm"}}}`,
-			t.cancelTimers),
+				`"action":{"type":"string","enum":["set","list","cancel"],"description":"What to do"},`+
+				`"seconds":{"type":"integer","description":"A timer's length"},`+
+				`"at":{"type":"string","description":"An alarm's time, HH:MM"},`+
+				`"label":{"type":"string","description":"A short name"},`+
+				`"id":{"type":"integer","description":"Which to cancel"}},`+
+				`"required":["action"]}`,
+			t.call),
 	}
 }
 
-type setTimerArgs struct {
-	Seconds *int   `json:"seconds"`
-	Label   string `json:"label"`
+// timerArgs are the timer tool's arguments, of every action; a null is
+// taken as left out.
+type timerArgs struct {
+	Action  string  `json:"action"`
+	Seconds *int    `json:"seconds"`
+	At      *string `json:"at"`
+	Label   *string `json:"label"`
+	ID      *int    `json:"id"`
 }
 
-func (t *Timers) setTimer(_ context.Context, a setTimerArgs) (any, error) {
-	if a.Seconds == nil {
-		return nil, errors.New("seconds is required")
+// given names the arguments given besides the action.
+func (a timerArgs) given() []string {
+	var out []string
+	for _, g := range []struct {
+		name string
+		set  bool
+	}{{"seconds", a.Seconds != nil}, {"at", a.At != nil}, {"label", a.Label != nil}, {"id", a.ID != nil}} {
+		if g.set {
+			out = append(out, g.name)
+		}
 	}
-	if s := *a.Seconds; s < 1 || s > maxTimerSeconds {
-		return nil, fmt.Errorf("seconds must be 1 to %d (a day), not %d; for a time of day use set_alarm", maxTimerSeconds, s)
-	}
-	label, err := timerLabel(a.Label)
+	return out
+}
+
+func (t *Timers) call(_ context.Context, a timerArgs) (any, error) {
+	action, err := parseAction(a.Action, "set", "list", "cancel")
 	if err != nil {
 		return nil, err
 	}
-	d := time.Duration(*a.Seconds) * time.Second
+	switch action {
+	case "set":
+		if err := extra("set", "seconds or at, and label", a.given(), "seconds", "at", "label"); err != nil {
+			return nil, err
+		}
+		label, err := timerLabel(deref(a.Label))
+		if err != nil {
+			return nil, err
+		}
+		// An empty at is left out, as an alarm with no time was before.
+		alarm := a.At != nil && *a.At != ""
+		switch {
+		case a.Seconds != nil && alarm:
+			return nil, errors.New("set takes seconds for a timer or at (HH:MM) for an alarm, not both")
+		case a.Seconds != nil:
+			return t.setTimer(*a.Seconds, label)
+		case alarm:
+			return t.setAlarm(*a.At, label)
+		}
+		return nil, errors.New("set takes seconds for a timer or at (HH:MM) for an alarm, one of them")
+	case "list":
+		if err := extra("list", "no other argument", a.given()); err != nil {
+			return nil, err
+		}
+		return t.list(), nil
+	default:
+		if err := extra("cancel", "id or label", a.given(), "id", "label"); err != nil {
+			return nil, err
+		}
+		return t.cancelTimers(a.ID, a.Label)
+	}
+}
+
+func (t *Timers) setTimer(seconds int, label string) (any, error) {
+	if seconds < 1 || seconds > maxTimerSeconds {
+		return nil, fmt.Errorf("seconds must be 1 to %d (a day), not %d; for a time of day use at", maxTimerSeconds, seconds)
+	}
+	d := time.Duration(seconds) * time.Second
 	tm, err := t.start(&timer{kind: "timer", label: label}, d, t.timerText(label))
 	if err != nil {
 		return nil, err
@@ -143,25 +183,13 @@ func (t *Timers) setTimer(_ context.Context, a setTimerArgs) (any, error) {
 		ID      int    `json:"id"`
 		Label   string `json:"label,omitempty"`
 		Seconds int    `json:"seconds"`
-	}{tm.id, label, *a.Seconds}, nil
+	}{tm.id, label, seconds}, nil
 }
 
-type setAlarmArgs struct {
-	Time  string `json:"time"`
-	Label string `json:"label"`
-}
-
-func (t *Timers) setAlarm(_ context.Context, a setAlarmArgs) (any, error) {
-	if a.Time == "" {
-		return nil, errors.New("time is required, as HH:MM")
-	}
-	hm, err := time.Parse("15:04", a.Time)
+func (t *Timers) setAlarm(when, label string) (any, error) {
+	hm, err := time.Parse("15:04", when)
 	if err != nil {
-		return nil, fmt.Errorf("time must be HH:MM on the 24-hour clock, 00:00 to 23:59, not %q", a.Time)
-	}
-	label, err := timerLabel(a.Label)
-	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("at must be HH:MM on the 24-hour clock, 00:00 to 23:59, not %q", when)
 	}
 	now := t.now()
 	y, m, d := now.Date()
@@ -257,7 +285,7 @@ type listed struct {
 }
 
 // list is soonest first.
-func (t *Timers) list(context.Context, struct{}) (any, error) {
+func (t *Timers) list() []listed {
 	now := t.clk.Now()
 	t.mu.Lock()
 	out := make([]listed, 0, len(t.active))
@@ -270,31 +298,30 @@ func (t *Timers) list(context.Context, struct{}) (any, error) {
 	slices.SortFunc(out, func(a, b listed) int {
 		return cmp.Or(cmp.Compare(a.Seconds, b.Seconds), cmp.Compare(a.ID, b.ID))
 	})
-	return out, nil
+	return out
 }
 
-type cancelArgs struct {
-	ID    *int    `json:"id"`
-	Label *string `json:"label"`
-	All   bool    `json:"all"`
-}
-
-func (t *Timers) cancelTimers(_ context.Context, a cancelArgs) (any, error) {
-	if given(a.ID != nil, a.Label != nil, a.All) != 1 {
-		return nil, errors.New("give exactly one of id, label or all")
-	}
+// cancelTimers cancels the timer or alarm with id, or those labelled
+// label, or with neither every one.
+func (t *Timers) cancelTimers(id *int, label *string) (any, error) {
 	var match func(*timer) bool
+	all := false
 	switch {
-	case a.All:
-		match = func(*timer) bool { return true }
-	case a.ID != nil:
-		match = func(tm *timer) bool { return tm.id == *a.ID }
-	default:
-		label := strings.TrimSpace(*a.Label)
-		if label == "" {
-			return nil, errors.New("label is empty")
+	case id != nil && label != nil:
+		return nil, errors.New("cancel takes id or label, not both; with neither it cancels every timer and alarm")
+	case id != nil:
+		match = func(tm *timer) bool { return tm.id == *id }
+	case label != nil:
+		l := strings.TrimSpace(*label)
+		if l == "" {
+			// Not taken as left out: an empty label cancelling every
+			// timer would be a slip the user could not undo.
+			return nil, errors.New("label is empty; leave it out to cancel every timer and alarm")
 		}
-		match = func(tm *timer) bool { return strings.EqualFold(tm.label, label) }
+		match = func(tm *timer) bool { return strings.EqualFold(tm.label, l) }
+	default:
+		all = true
+		match = func(*timer) bool { return true }
 	}
 	t.mu.Lock()
 	cancelled := make([]timerInfo, 0, len(t.active))
@@ -307,11 +334,11 @@ func (t *Timers) cancelTimers(_ context.Context, a cancelArgs) (any, error) {
 	}
 	t.mu.Unlock()
 	switch {
-	case len(cancelled) > 0 || a.All:
-	case a.ID != nil:
-		return nil, fmt.Errorf("no timer or alarm has id %d", *a.ID)
+	case len(cancelled) > 0 || all:
+	case id != nil:
+		return nil, fmt.Errorf("no timer or alarm has id %d", *id)
 	default:
-		return nil, fmt.Errorf("no timer or alarm is labelled %q", *a.Label)
+		return nil, fmt.Errorf("no timer or alarm is labelled %q", *label)
 	}
 	slices.SortFunc(cancelled, func(a, b timerInfo) int { return cmp.Compare(a.ID, b.ID) })
 	return struct {

@@ -1,7 +1,10 @@
 // Package tools is what the assistant can do besides talk: a registry of
 // tools the model may call, each a name, a description and a JSON schema
-// of its arguments, and the built-in ones that work offline (the time,
-// timers, notes, the assistant's volume, the last reply again). The host
+// of its arguments, and the built-in ones that work offline: get_time
+// (the time), timer (timers and alarms, set, listed or cancelled), note
+// (notes remembered, recalled or forgotten), set_volume (the assistant's
+// volume) and repeat_last_reply. Every tool's schema is in every prompt,
+// so related things are one tool with an action, not a tool each. The host
 // around the assistant adds its own through the control socket
 // (HostTools). The reply that calls a tool runs it (package reply); this
 // package only says what each does.
