@@ -130,7 +130,7 @@ func (s *Stages) AddFlags(f *pflag.FlagSet, groups FlagGroup) {
 	if groups&ConversationFlags != 0 {
 		s.addConversationFlags(f)
 	}
-	if groups&PipelineFlags == PipelineFlags {
+	if whole := modelStages | ConversationFlags; groups&whole == whole {
 		f.IntVar(&s.MemoryBudget, "memory-budget", s.MemoryBudget, "anonymous memory, in MiB, the installed models may be expected to take: start-up refuses a set over it (0: no budget; default 450 on arm64)")
 	}
 }

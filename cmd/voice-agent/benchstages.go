@@ -38,7 +38,7 @@ real-time factor and time to first audio on --text.`,
 	cmd.Flags().StringVar(&o.Text, "text", o.Text, "what the TTS says")
 	cmd.Flags().BoolVar(&o.LoadOnly, "load-only", false, "measure only loading each model (memory under emulation, where compute takes hours)")
 	cmd.Flags().BoolVar(&o.Profile, "profile", false, "split the TTS's time by graph and operator (ONNX Runtime's profiler, which slows the runs)")
-	return a.stageFlags(cmd, wiring.PipelineFlags)
+	return a.stageFlags(cmd, wiring.PipelineFlags&^wiring.ToolFlags)
 }
 
 func printStages(w io.Writer, r bench.StagesResult) {

@@ -227,7 +227,7 @@ func TestConfigPrintsAFileThatLoadsBack(t *testing.T) {
 // model and device commands none.
 func TestFlagsBelongToTheCommandsThatUseThem(t *testing.T) {
 	pipelineFlags := []string{"vad", "vad-model", "turn", "turn-model", "asr", "asr-model-dir", "llm", "llm-model-dir",
-		"llm-threads", "system-prompt", "tts", "voice", "barge-in", "speculate", "aec", "half-duplex", "script", "onnxruntime", "model-dir"}
+		"llm-threads", "system-prompt", "tts", "voice", "barge-in", "speculate", "aec", "half-duplex", "script", "onnxruntime", "model-dir", "tools"}
 	for _, tc := range []struct {
 		command []string
 		has     []string
@@ -242,6 +242,7 @@ func TestFlagsBelongToTheCommandsThatUseThem(t *testing.T) {
 		{[]string{"asr"}, []string{"asr", "asr-model-dir", "script"}, []string{"turn-model", "speculate"}},
 		{[]string{"chat"}, []string{"llm", "llm-model-dir", "system-prompt", "script", "tools", "tools-disable", "notes-file"}, []string{"onnxruntime", "tts", "barge-in"}},
 		{[]string{"bench", "llm"}, []string{"llm", "llm-threads"}, []string{"vad", "tts", "tools"}},
+		{[]string{"bench", "stages"}, []string{"vad", "llm", "tts", "memory-budget"}, []string{"tools", "tools-disable"}},
 		{[]string{"tts"}, []string{"tts", "voice", "tts-model-dir", "onnxruntime"}, []string{"script", "llm", "barge-in"}},
 		{[]string{"models", "list"}, nil, pipelineFlags},
 		{[]string{"models", "pull"}, []string{"mirror"}, pipelineFlags},
