@@ -40,6 +40,10 @@ type Registry struct {
 	mu       sync.Mutex
 	tools    []Tool
 	onChange []func([]llm.ToolSpec)
+	// told orders the listeners' calls as the changes: taken before mu
+	// is let go, so that two changes racing (the host declaring while
+	// the built-ins go in) cannot leave the model told of the older.
+	told sync.Mutex
 }
 
 // Add adds tools, each replacing one of the same name.
@@ -56,7 +60,7 @@ func (r *Registry) Add(tools ...Tool) {
 	r.changedLocked()
 }
 
-// Remove removes the tools that keep says to, in one change.
+// Remove removes the tools drop says to, in one change.
 func (r *Registry) Remove(drop func(Tool) bool) {
 	r.mu.Lock()
 	n := len(r.tools)
@@ -68,24 +72,30 @@ func (r *Registry) Remove(drop func(Tool) bool) {
 	r.changedLocked()
 }
 
-// changedLocked tells the listeners of the tools as they now are, and
-// unlocks.
+// changedLocked tells the listeners of the tools as they now are, in the
+// order of the changes, and unlocks.
 func (r *Registry) changedLocked() {
-	specs, listeners := r.specsLocked(), slices.Clone(r.onChange)
+	r.tellLocked(r.specsLocked(), slices.Clone(r.onChange))
+}
+
+// tellLocked unlocks mu and calls each listener with specs, after the
+// calls of every change before.
+func (r *Registry) tellLocked(specs []llm.ToolSpec, listeners []func([]llm.ToolSpec)) {
+	r.told.Lock()
+	defer r.told.Unlock()
 	r.mu.Unlock()
 	for _, f := range listeners {
 		f(specs)
 	}
 }
 
-// OnChange calls f with the tools now and after every change: what the
-// model is told of (llm.ToolUser).
+// OnChange calls f with the tools now and after every change, in the
+// order of the changes: what the model is told of (llm.ToolUser). f must
+// not change the registry.
 func (r *Registry) OnChange(f func([]llm.ToolSpec)) {
 	r.mu.Lock()
 	r.onChange = append(r.onChange, f)
-	specs := r.specsLocked()
-	r.mu.Unlock()
-	f(specs)
+	r.tellLocked(r.specsLocked(), []func([]llm.ToolSpec){f})
 }
 
 // Specs are the tools as the model is told of them, in the order added.
