@@ -2,6 +2,7 @@ package reply_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -202,4 +203,41 @@ func chunkTexts(spans []event.ChunkSpan) []string {
 		out = append(out, c.Text)
 	}
 	return out
+}
+
+// toolFunc is a function as a reply.Toolbox.
+type toolFunc func(ctx context.Context, name string, args json.RawMessage) (string, error)
+
+func (f toolFunc) Call(ctx context.Context, name string, args json.RawMessage) (string, error) {
+	return f(ctx, name, args)
+}
+
+// A tool that does not stop when its reply is cut is left to end on its
+// own, after a grace: the reply ends, and the session's end (Wait) does
+// not wait on the tool.
+func TestCutReplyLeavesAToolThatDoesNotStop(t *testing.T) {
+	s := newSession(`<tool_call>{"name": "take_photo", "arguments": {}}</tool_call>`)
+	called, stuck := make(chan struct{}), make(chan struct{})
+	defer close(stuck)
+	s.Tools = toolFunc(func(context.Context, string, json.RawMessage) (string, error) {
+		close(called)
+		<-stuck // deaf to its context
+		return "photo.jpg", nil
+	})
+	r := reply.Start(context.Background(), &s.Config, 1, conv, event.TurnMetrics{})
+	<-called
+	r.Interrupt(reply.CutBargeIn)
+	ended := make(chan struct{})
+	go func() {
+		s.Wait()
+		close(ended)
+	}()
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the reply waits on a tool that does not stop")
+	}
+	assert.Equal(t, []reply.State{reply.Current, reply.Cancelled}, s.states())
+	text, _ := r.Said()
+	assert.Empty(t, text, "nothing of the tool's result")
 }

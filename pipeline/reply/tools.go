@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/voiceassistant/voice/llm"
@@ -163,18 +165,22 @@ func ErrorResult(err error) string {
 // the clock as any work of the session does, while this one waits on the
 // clock: past policy's AckAfter it queues the acknowledgement (once a
 // reply) and waits on. A cancelled ctx (a barge-in) stops the tool, which
-// this waits for, so nothing of a reply outlives it.
+// this waits for, off the clock, for toolGrace at most: a tool that does
+// not stop is left to end on its own, its hold given back, so that neither
+// the reply nor the session's end waits on it.
 func (r *Reply) callTool(ctx context.Context, call llm.ToolCall, lang normalize.Language, acked *bool, chunks *chunkQueue) (string, error) {
 	wait, finished := context.WithCancel(ctx)
 	defer finished()
 	var (
 		result string
 		err    error
+		hold   sync.Once
 	)
+	release := func() { hold.Do(r.s.Clock.Release) }
 	done := make(chan struct{})
 	r.s.Clock.Hold()
 	go func() {
-		defer r.s.Clock.Release()
+		defer release()
 		defer close(done)
 		result, err = r.s.Tools.Call(ctx, call.Name, call.Arguments)
 		finished()
@@ -186,15 +192,27 @@ func (r *Reply) callTool(ctx context.Context, call llm.ToolCall, lang normalize.
 	_ = r.s.Clock.Sleep(wait, gateWait)
 	select {
 	case <-done:
+		return result, err
 	default:
-		// Cut: the tool winds down in its own time, which may be the
-		// clock's, so this waits off it.
-		r.s.Clock.Release()
-		<-done
-		r.s.Clock.Hold()
 	}
-	return result, err
+	// Cut: the tool winds down in its own time, which may be the clock's.
+	r.s.Clock.Release()
+	defer r.s.Clock.Hold()
+	grace := time.NewTimer(toolGrace)
+	defer grace.Stop()
+	select {
+	case <-done:
+		return result, err
+	case <-grace.C:
+		release()
+		slog.Warn("a tool did not stop when its reply was cut; left to end on its own", "tool", call.Name, "waited", toolGrace)
+		return "", ctx.Err()
+	}
 }
+
+// toolGrace is how long a cut reply waits for its tool to stop: the
+// built-ins and the host's stop at once.
+const toolGrace = time.Second
 
 // userLanguage is the language of the user's latest message that has
 // words (tool results, JSON, say nothing of it).
