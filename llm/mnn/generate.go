@@ -233,40 +233,73 @@ func (m *Model) prefill(ctx context.Context, left int) error {
 }
 
 // decode generates up to limit tokens and hands their text to emit;
-// first is called once the first token is out.
+// first is called once the first token's text is out. A step returns a
+// token's text while the engine runs that token through the model for
+// the next one (voice_llm_step), so the text is on its way a forward pass
+// sooner; the engine's last pass is waited for before decode returns, the
+// engine then free for whatever comes next.
 func (m *Model) decode(ctx context.Context, emit func(string) error, limit int, first func()) error {
+	defer m.step(0) // after a cancellation or a failed emit: the pass under way, its text dropped
 	s := newStream(emit)
+	var pace pace
 	for batch, done := 1, 0; done < limit; {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		batch = min(batch, limit-done)
-		var (
-			cerr    *C.char
-			text    *C.char
-			size    C.size_t
-			stopped C.int
-		)
-		start := time.Now()
-		if C.voice_llm_step(m.l, C.int(batch), &stopped, &text, &size, &cerr) != 0 {
-			return fmt.Errorf("mnn: decode: %w", takeErr(cerr, "failed"))
+		text, stopped, err := m.step(batch)
+		if err != nil {
+			return err
 		}
-		took := time.Since(start)
+		now := time.Now()
 		if done == 0 {
 			first()
 		}
-		s.write(cBytes(text, size))
+		s.write(text)
 		if s.err != nil {
 			return s.err
 		}
-		if stopped != 0 {
+		if stopped {
 			break
 		}
 		done += batch
-		batch = stepTokens(took, batch)
+		batch = pace.next(now, batch)
 	}
+	rest, _, err := m.step(0)
+	if err != nil {
+		return err
+	}
+	s.write(rest)
 	if err := m.engineErr(); err != nil {
 		return err
 	}
 	return s.flush()
+}
+
+// step starts a decoding call of tokens tokens once the one before has
+// ended (0: starts none) and returns the text written since the last
+// step, in place until the next (stream.write copies it), and whether the
+// model has ended the reply.
+func (m *Model) step(tokens int) ([]byte, bool, error) {
+	var (
+		cerr    *C.char
+		text    *C.char
+		size    C.size_t
+		stopped C.int
+	)
+	if C.voice_llm_step(m.l, C.int(tokens), &stopped, &text, &size, &cerr) != 0 {
+		return nil, false, fmt.Errorf("mnn: decode: %w", takeErr(cerr, "failed"))
+	}
+	return cBytes(text, size), stopped != 0, nil
+}
+
+// holdAfterText, on, keeps the engine at each token's text, before it
+// runs the token through the model, until it is turned off: how a test
+// sees the text handed out before that pass.
+func (m *Model) holdAfterText(on bool) {
+	var c C.int
+	if on {
+		c = 1
+	}
+	C.voice_llm_hold_after_text(m.l, c)
 }

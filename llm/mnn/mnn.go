@@ -353,6 +353,7 @@ const statusInternalError = 4
 type rawStats struct {
 	status            int
 	promptLen, genLen int
+	cached            int // tokens the KV cache holds
 	prefill, decode   time.Duration
 }
 
@@ -360,7 +361,7 @@ func (m *Model) raw() rawStats {
 	var s C.voice_llm_stats
 	C.voice_llm_stats_get(m.l, &s)
 	return rawStats{
-		status: int(s.status), promptLen: int(s.prompt_len), genLen: int(s.gen_seq_len),
+		status: int(s.status), promptLen: int(s.prompt_len), genLen: int(s.gen_seq_len), cached: int(s.all_seq_len),
 		prefill: time.Duration(s.prefill_us) * time.Microsecond, decode: time.Duration(s.decode_us) * time.Microsecond,
 	}
 }

@@ -73,6 +73,44 @@ func TestGenerateIsDeterministicAndBounded(t *testing.T) {
 	assert.Equal(t, a, b, "greedy decoding of the same prompt")
 }
 
+// A token's text is handed out before the engine runs that token through
+// the model for the next one: MNN's loop writes it first
+// (transformers/llm/engine/src/speculative_decoding/generate.cpp:79-94),
+// and the first text of a reply no longer waits a forward pass more. The
+// engine is held at the text; at the first piece the KV cache holds every
+// token but the latest, which the pass after the text runs.
+func TestTextComesBeforeItsForwardPass(t *testing.T) {
+	m := openTiny(t, 8)
+	m.holdAfterText(true)
+	type seen struct{ cached, generated int }
+	var first *seen
+	done := make(chan error, 1)
+	var st llm.Stats
+	go func() {
+		var err error
+		st, err = m.Generate(context.Background(), hello, func(string) error {
+			if first == nil {
+				r := m.raw()
+				first = &seen{r.cached, r.genLen}
+				m.holdAfterText(false)
+			}
+			return nil
+		})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		m.holdAfterText(false)
+		require.Fail(t, "the reply waited for the engine held at its text: the text was not handed out before the pass after it")
+	}
+	require.NotNil(t, first)
+	assert.Equal(t, st.PromptTokens+first.generated-1, first.cached,
+		"at the first text the latest token has not been run through the model yet")
+	assert.Equal(t, 8, st.GeneratedTokens, "the reply still has its tokens")
+}
+
 // A cancellation on the first text stops the engine within one engine
 // call (stepBudget), long before the end of a long reply (a tenth of a
 // millisecond a token here).

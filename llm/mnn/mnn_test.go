@@ -73,6 +73,32 @@ func TestStepTokensFitTheBudget(t *testing.T) {
 	}
 }
 
+// The second decoding call of a reply is one token long whatever the
+// first step took (its text came after sampling alone); from then on each
+// call is sized by the time between two steps' texts, which spans the
+// call before's tokens.
+func TestPaceSizesCallsFromTheTokensBetweenTexts(t *testing.T) {
+	var p pace
+	at := time.Unix(0, 0)
+	assert.Equal(t, 1, p.next(at, 1), "after the first text, sampled in no time")
+	at = at.Add(40 * time.Millisecond) // a real model's token
+	assert.Equal(t, 1, p.next(at, 1))
+	at = at.Add(40 * time.Millisecond)
+	assert.Equal(t, 1, p.next(at, 1))
+
+	var fast pace
+	at = time.Unix(0, 0)
+	assert.Equal(t, 1, fast.next(at, 1))
+	at = at.Add(100 * time.Microsecond) // the tiny model's token
+	assert.Equal(t, 50, fast.next(at, 1))
+	at = at.Add(100 * time.Microsecond) // the second call's one token
+	assert.Equal(t, 50, fast.next(at, 50))
+	at = at.Add(50 * 100 * time.Microsecond) // the third call's 50
+	assert.Equal(t, 50, fast.next(at, 50))
+	at = at.Add(50 * 400 * time.Microsecond) // slower now
+	assert.Equal(t, 12, fast.next(at, 12))
+}
+
 func TestPrefillTokensFitTheBudget(t *testing.T) {
 	for _, tc := range []struct {
 		took  time.Duration

@@ -10,6 +10,9 @@
 #include <streambuf>
 #include <algorithm>
 #include <mutex>
+#include <condition_variable>
+#include <functional>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -22,18 +25,76 @@ using MNN::Transformer::Llm;
 
 namespace {
 
-// Sink keeps what the engine writes to its ostream during one call, for
-// the caller to copy out when the call returns. Handing text back this way
-// rather than calling into Go for every piece keeps the Go runtime out of
-// the decode loop: a callback per token woke threads that competed with
-// MNN's workers for the cores.
-class Sink : public std::streambuf {
+// Decoder is where the engine writes its text, and the thread its decoding
+// calls run on, one at a time. MNN's decoding loop writes a token's text
+// and flushes it before it runs the token through the model for the next
+// one (ArGeneration::generate,
+// transformers/llm/engine/src/speculative_decoding/generate.cpp:79-94). On
+// a thread of its own, the flush hands the text to the caller at once: it
+// is on its way to the synthesizer a forward pass sooner, while the engine
+// runs that pass. The text is copied out rather than handed to Go by a
+// callback per piece, which keeps the Go runtime out of the decoding loop:
+// a callback per token woke threads that competed with MNN's workers for
+// the cores.
+class Decoder : public std::streambuf {
 public:
-	std::string text;
+	~Decoder() { stop(); }
+
+	// start runs call on the decoding thread; the one before has ended.
+	void start(std::function<void()> call) {
+		std::unique_lock<std::mutex> lock(mu_);
+		if (!thread_.joinable()) {
+			thread_ = std::thread([this] { loop(); });
+		}
+		call_ = std::move(call);
+		running_ = true;
+		flushed_ = false;
+		err_.clear();
+		cv_.notify_all();
+	}
+
+	// text waits until the call under way has flushed text or ended, moves
+	// the text onto out, and says whether the call is still running.
+	bool text(std::string &out) {
+		std::unique_lock<std::mutex> lock(mu_);
+		cv_.wait(lock, [this] { return flushed_ || !running_; });
+		take(out);
+		return running_;
+	}
+
+	// wait waits for the call under way to end, moves the rest of its text
+	// onto out, and returns why it failed ("" if it did not).
+	std::string wait(std::string &out) {
+		std::unique_lock<std::mutex> lock(mu_);
+		cv_.wait(lock, [this] { return !running_; });
+		take(out);
+		return err_;
+	}
+
+	// hold keeps the decoding thread at each flush until it is let go: a
+	// test's way to see the text arrive before the pass after it.
+	void hold(bool on) {
+		std::lock_guard<std::mutex> lock(mu_);
+		hold_ = on;
+		cv_.notify_all();
+	}
+
+	void stop() {
+		{
+			std::lock_guard<std::mutex> lock(mu_);
+			quit_ = true;
+			hold_ = false;
+			cv_.notify_all();
+		}
+		if (thread_.joinable()) {
+			thread_.join();
+		}
+	}
 
 protected:
 	std::streamsize xsputn(const char *s, std::streamsize n) override {
-		text.append(s, static_cast<size_t>(n));
+		std::lock_guard<std::mutex> lock(mu_);
+		text_.append(s, static_cast<size_t>(n));
 		return n;
 	}
 	int_type overflow(int_type c) override {
@@ -43,6 +104,56 @@ protected:
 		}
 		return c;
 	}
+	int sync() override {
+		std::unique_lock<std::mutex> lock(mu_);
+		flushed_ = true;
+		cv_.notify_all();
+		cv_.wait(lock, [this] { return !hold_; });
+		return 0;
+	}
+
+private:
+	void take(std::string &out) {
+		out += text_;
+		text_.clear();
+		flushed_ = false;
+	}
+
+	void loop() {
+		std::unique_lock<std::mutex> lock(mu_);
+		for (;;) {
+			cv_.wait(lock, [this] { return quit_ || call_; });
+			if (quit_) {
+				return;
+			}
+			auto call = std::move(call_);
+			call_ = nullptr;
+			lock.unlock();
+			std::string err;
+			try {
+				call();
+			} catch (const std::exception &e) {
+				err = e.what();
+			} catch (...) {
+				err = "unknown C++ exception";
+			}
+			lock.lock();
+			err_ = err;
+			running_ = false;
+			cv_.notify_all();
+		}
+	}
+
+	std::mutex mu_;
+	std::condition_variable cv_;
+	std::thread thread_;
+	std::function<void()> call_;
+	std::string text_;
+	std::string err_;
+	bool running_ = false;
+	bool flushed_ = false; // text came since the caller last took it
+	bool hold_ = false;
+	bool quit_ = false;
 };
 
 char *dup(const std::string &s) {
@@ -88,8 +199,10 @@ std::shared_ptr<MNN::Express::Executor::Activation> awake(Llm *llm) {
 
 struct voice_llm {
 	Llm *llm = nullptr;
-	Sink sink;
-	std::ostream os{&sink};
+	Decoder decoder;
+	std::ostream os{&decoder};
+	std::string text; // what step handed out, until the next step
+	bool stopped = false; // the reply's last decoding call ended it
 	// The prompt being prefilled and how far: prepare sets them, prefill
 	// works through them.
 	std::vector<int> prompt;
@@ -214,6 +327,7 @@ int voice_llm_prepare(voice_llm *l, const char *text, int batch, int reply, int 
 		l->prompt = std::move(ids);
 		l->next = common;
 		l->fresh = true;
+		l->stopped = false;
 		*reused = static_cast<int>(common);
 		*total = static_cast<int>(l->prompt.size());
 		return 0;
@@ -266,18 +380,36 @@ int voice_llm_prefill(voice_llm *l, int *left, char **err) {
 }
 
 int voice_llm_step(voice_llm *l, int tokens, int *stopped, const char **text, size_t *len, char **err) {
-	l->sink.text.clear();
+	l->text.clear();
+	*stopped = 0;
 	int rc = guard(err, [&] {
-		auto workers = awake(l->llm);
-		l->llm->generate(tokens);
-		l->os.flush();
-		*stopped = l->llm->stoped() ? 1 : 0;
+		std::string failed = l->decoder.wait(l->text);
+		if (failed.empty() && tokens > 0 && !l->stopped) {
+			l->decoder.start([l, tokens] {
+				auto workers = awake(l->llm);
+				l->llm->generate(tokens);
+				l->os.flush();
+				l->stopped = l->llm->stoped();
+			});
+			if (!l->decoder.text(l->text)) {
+				failed = l->decoder.wait(l->text);
+				*stopped = l->stopped ? 1 : 0;
+			}
+		} else {
+			*stopped = l->stopped ? 1 : 0;
+		}
+		if (!failed.empty()) {
+			*err = dup(failed);
+			return -1;
+		}
 		return 0;
 	});
-	*text = l->sink.text.data();
-	*len = l->sink.text.size();
+	*text = l->text.data();
+	*len = l->text.size();
 	return rc;
 }
+
+void voice_llm_hold_after_text(voice_llm *l, int on) { l->decoder.hold(on != 0); }
 
 void voice_llm_stats_get(voice_llm *l, voice_llm_stats *out) {
 	std::memset(out, 0, sizeof(*out));
@@ -307,6 +439,7 @@ void voice_llm_destroy(voice_llm *l) {
 	if (l == nullptr) {
 		return;
 	}
+	l->decoder.stop();
 	try {
 		Llm::destroy(l->llm);
 	} catch (...) {

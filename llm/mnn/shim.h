@@ -44,9 +44,18 @@ int voice_llm_apply_template(voice_llm *l, const char *const *roles, const char 
 // prefill runs the next batch of the prepared prompt through the model;
 // *left is how many tokens remain.
 int voice_llm_prefill(voice_llm *l, int *left, char **err);
-// step decodes up to tokens tokens in MNN's own loop and leaves their text
-// as prefill does; *stopped is set when the model ended the reply.
+// step waits for the decoding call before it to end, then starts one of up
+// to tokens tokens in MNN's own loop, on the binding's decoding thread, and
+// returns as soon as that call has written text or ended: *text (len
+// bytes, valid until the next call) is what came since the last step, and
+// *stopped is set when the model ended the reply. The call may still be
+// running the last token through the model: a step of 0 tokens starts
+// none and waits for it, which every reply does before the engine is
+// used otherwise.
 int voice_llm_step(voice_llm *l, int tokens, int *stopped, const char **text, size_t *len, char **err);
+// hold_after_text, on, keeps the decoding thread at each token's text
+// until it is turned off (for tests).
+void voice_llm_hold_after_text(voice_llm *l, int on);
 void voice_llm_stats_get(voice_llm *l, voice_llm_stats *out);
 void voice_llm_reset(voice_llm *l);
 void voice_llm_destroy(voice_llm *l);

@@ -15,6 +15,29 @@ func stepTokens(took time.Duration, batch int) int {
 	return fit(took, batch, stepBudget, 1, maxStep)
 }
 
+// pace sizes the decoding calls of one reply from the time between the
+// texts of two steps: in it the engine ran the tokens of the call before
+// through the model (a step returns at a call's first text, before that
+// pass). The first step's text came after sampling alone, which says
+// nothing of a token's pace: sized from it, the second call of a real
+// model would have been 25 tokens long, its text held until the call's
+// end, a second later.
+type pace struct {
+	last time.Time // when the step before returned
+	prev int       // the tokens of the call before; 0: none yet
+}
+
+// next is the length of the call after one of batch tokens whose text
+// came at now.
+func (p *pace) next(now time.Time, batch int) int {
+	n := batch
+	if p.prev > 0 {
+		n = stepTokens(now.Sub(p.last), p.prev)
+	}
+	p.prev, p.last = batch, now
+	return n
+}
+
 // maxStep bounds a decoding call however fast tokens come.
 const maxStep = 64
 
