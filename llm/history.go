@@ -145,12 +145,27 @@ func (h *History) TakeBackUser(text string) bool {
 // at the user's turn it would delay the reply by seconds. The quarter left
 // holds any next user turn but a very long one.
 func (h *History) AddAssistant(text string, interrupted bool) (dropped int) {
+	return h.addAssistant(text, interrupted, threeQuarters)
+}
+
+// AddAssistantBusy is AddAssistant for a reply the user is already
+// speaking after (over it, or straight after it): no idle spell follows,
+// and the whole conversation prefilled again after a trim would run in
+// the next reply, beside the recognizer finishing the user's words. So
+// the history is trimmed only past its whole budget, half as often; the
+// next reply after which the assistant is idle trims it from three
+// quarters, with the prefill off the path.
+func (h *History) AddAssistantBusy(text string, interrupted bool) (dropped int) {
+	return h.addAssistant(text, interrupted, whole)
+}
+
+func (h *History) addAssistant(text string, interrupted bool, over func(max int) int) (dropped int) {
 	if text == "" {
 		return 0
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.msgs, dropped = trimmed(append(h.msgs, Message{Role: Assistant, Content: text, Interrupted: interrupted}), h.budgets(), threeQuarters)
+	h.msgs, dropped = trimmed(append(h.msgs, Message{Role: Assistant, Content: text, Interrupted: interrupted}), h.budgets(), over)
 	return dropped
 }
 

@@ -186,7 +186,11 @@ func TestHistoryBudgetInvariants(t *testing.T) {
 		c.check(t, h, all)
 		for j := range i % 3 {
 			a := assistant(strings.Repeat("a", 1+(i+j)*11%47))
-			h.AddAssistant(a.Content, j == 0 && i%2 == 0)
+			add := h.AddAssistant
+			if c.busy = i%4 == 1; c.busy {
+				add = h.AddAssistantBusy
+			}
+			add(a.Content, j == 0 && i%2 == 0)
 			a.Interrupted = j == 0 && i%2 == 0
 			all = append(all, a)
 			c.check(t, h, all)
@@ -197,9 +201,11 @@ func TestHistoryBudgetInvariants(t *testing.T) {
 
 // checker follows a history as messages are added: start is where the
 // history began in everything added, at the last check; trims counts the
-// checks at which it moved.
+// checks at which it moved; busy says the last reply was added with
+// AddAssistantBusy, which trims only past the whole budget.
 type checker struct {
 	budget, start, trims int
+	busy                 bool
 }
 
 func (c *checker) check(t *testing.T, h *llm.History, all []llm.Message) {
@@ -238,7 +244,7 @@ func (c *checker) check(t *testing.T, h *llm.History, all []llm.Message) {
 	// user turn, so that it is not trimmed while the user waits.
 	if !newestAlone {
 		require.LessOrEqual(t, total, c.budget)
-		if all[len(all)-1].Role == llm.Assistant {
+		if all[len(all)-1].Role == llm.Assistant && !c.busy {
 			require.LessOrEqual(t, total, c.budget*3/4, "a reply left the history past three quarters of its budget")
 		}
 	}
@@ -248,7 +254,7 @@ func (c *checker) check(t *testing.T, h *llm.History, all []llm.Message) {
 		// Trimmed only when what it held and the new message were over
 		// the budget, or three quarters of it after a reply...
 		over := c.budget
-		if all[len(all)-1].Role == llm.Assistant {
+		if all[len(all)-1].Role == llm.Assistant && !c.busy {
 			over = c.budget * 3 / 4
 		}
 		require.Greater(t, chars(all[c.start:]), over, "trimmed within the budget")
@@ -468,4 +474,35 @@ func TestHistoryJoinsUnansweredTurnsWithinTheBound(t *testing.T) {
 	assert.Equal(t, []llm.Message{user("and how about tomorrow then")}, h.Messages()[1:])
 	assert.True(t, h.TakeBackUser("and how about tomorrow then"))
 	assert.Equal(t, []llm.Message{system("sys")}, h.Messages())
+}
+
+// A reply the user speaks after trims the history only past its whole
+// budget; one the assistant is idle after, from three quarters.
+func TestBusyReplyTrimsOnlyPastTheBudget(t *testing.T) {
+	tests := []struct {
+		name                     string
+		first, second, reply     string
+		busyDropped, idleDropped int
+	}{
+		// 40 of 100 characters, then a reply to 80: past three quarters.
+		{"en, past three quarters", strings.Repeat("q", 20), strings.Repeat("w", 20), strings.Repeat("a", 20), 0, 2},
+		{"zh, past three quarters", strings.Repeat("问", 20), strings.Repeat("题", 20), strings.Repeat("答", 20), 0, 2},
+		// ... and to 110: past the whole, busy or not.
+		{"en, past the whole", strings.Repeat("q", 20), strings.Repeat("w", 20), strings.Repeat("a", 50), 2, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, busy := range []bool{true, false} {
+				h := llm.NewHistory("sys", 100)
+				h.AddUser(tc.first)
+				h.AddAssistant(strings.Repeat("r", 20), false)
+				h.AddUser(tc.second)
+				add, want := h.AddAssistant, tc.idleDropped
+				if busy {
+					add, want = h.AddAssistantBusy, tc.busyDropped
+				}
+				assert.Equal(t, want, add(tc.reply, true), "busy %v", busy)
+			}
+		})
+	}
 }

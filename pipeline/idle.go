@@ -46,14 +46,20 @@ func newPrefillAhead(g Generator, clk clock.Clock) *prefillAhead {
 // words as the user heard them, and, unless a user turn is open (speech,
 // or the pause the endpointing and the final transcript work through),
 // prefills the conversation's next prompt while the assistant is idle.
+// With a turn open no idle spell follows, so the history is trimmed only
+// past its whole budget (llm.History.AddAssistantBusy).
 func (p *Pipeline) remember(ctx context.Context, rounds []llm.Message, text string, interrupted bool) {
 	p.cfg.History.AddToolRounds(rounds)
+	if p.listen.Open() {
+		if dropped := p.cfg.History.AddAssistantBusy(text, interrupted); dropped > 0 {
+			slog.Info("history trimmed past its budget while the user speaks; the next reply prefills its new start", "dropped_messages", dropped)
+		}
+		return
+	}
 	if dropped := p.cfg.History.AddAssistant(text, interrupted); dropped > 0 {
 		slog.Info("history trimmed after the reply; its new start is prefilled while the assistant is idle", "dropped_messages", dropped)
 	}
-	if !p.listen.Open() {
-		p.ahead.start(ctx, p.cfg.History.Messages())
-	}
+	p.ahead.start(ctx, p.cfg.History.Messages())
 }
 
 // start prefills conv in the background, once the prefill before it has

@@ -118,3 +118,49 @@ func startsWith(conv, pre []llm.Message) bool {
 	}
 	return conv[n-1].Role == llm.User && strings.HasPrefix(conv[n-1].Content, last.Content)
 }
+
+// A reply the user speaks over leaves no idle spell to prefill a trimmed
+// history in: the history is trimmed then only past its whole budget, so
+// the next prompt still extends the one the KV cache holds, while a
+// reply heard to its end, the assistant idle after it, trims from three
+// quarters. The second reply is cut by the third question, which the
+// first exchange still starts; after the third reply, which ends, it goes.
+func TestHistoryTrimmedOnlyWhereIdleFollows(t *testing.T) {
+	tests := []struct {
+		name      string
+		questions []string
+		replies   []string
+		// budget: the cut reply ("Once upon", "从前有一") takes the
+		// history past three quarters of it, the third question not past
+		// the whole.
+		budget int
+	}{
+		{"en", []string{"first question", "tell me a story", "thanks"}, []string{"First answer.", "Once upon a time there was a small robot who loved to sing every morning on the hill.", "You are welcome."}, 60},
+		{"zh", []string{"第一个问题是什么", "给我讲个故事", "谢谢"}, []string{"这是第一个回答。", "从前有一个小机器人，它每天早上都爬到村后的小山上，对着太阳唱歌。", "不客气。"}, 30},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := scenario{length: 12 * time.Second, replies: tc.replies, tokensPerSecond: 10}
+			starts := []time.Duration{300 * time.Millisecond, 3500 * time.Millisecond, 6 * time.Second}
+			for i, q := range tc.questions {
+				s.user = append(s.user, standin.Utterance{Start: starts[i], End: starts[i] + 700*time.Millisecond, Text: q})
+			}
+			clk := clock.NewVirtual()
+			cfg, scripted := s.config(clk)
+			gen := &prefillingLLM{ScriptedLLM: scripted}
+			cfg.LLM = gen
+			cfg.History = llm.NewHistory("sys", tc.budget)
+			_, err := replay(t, clk, cfg, audio.VirtualConfig{Input: standin.Voice(s.length, s.user...)}, nil)
+			require.NoError(t, err)
+			convs := gen.Conversations()
+			require.Len(t, convs, 3)
+			third := convs[2]
+			cut := third[len(third)-2]
+			require.True(t, cut.Role == llm.Assistant && cut.Interrupted, "the story was cut: %v", third)
+			assert.Equal(t, llm.Message{Role: llm.User, Content: tc.questions[0]}, third[1], "the first exchange kept after the cut reply: %v", third)
+			require.NotEmpty(t, gen.prefills)
+			assert.Equal(t, []llm.Message{{Role: llm.System, Content: "sys"}, {Role: llm.User, Content: tc.questions[2]},
+				{Role: llm.Assistant, Content: tc.replies[2]}}, gen.prefills[len(gen.prefills)-1], "trimmed after the last reply, idle after it")
+		})
+	}
+}
