@@ -26,7 +26,8 @@ here; a minimal stand-in of exactly the API it calls is put into sys.modules for
 (see install_shims) -- it only hands llmexport this model, its config and its tokenizer.
 Afterwards MNNConvert's random `mnn_uuid` in llm.mnn is replaced by one derived from the
 weights (pin_uuid), so two runs give byte-identical files; export_args.json and llm.mnn.json,
-by-products a package does not ship, are dropped; config.json gets sampler_type greedy.
+by-products a package does not ship, are dropped; config.json gets greedy decoding with a
+repetition penalty (WORDS_SAMPLER).
 
 With --unfused the export leaves out the C4 fusions (llmexport --disable_transformer_c4, "for
 older runtimes"): each layer's q/k/v and gate/up projections stay separate convolutions instead
@@ -100,6 +101,18 @@ QUANT_BLOCK = 64
 
 MODEL_DIR = "mnn-pocket-0.3b-int4"
 FILES = ("config.json", "llm_config.json", "llm.mnn", "llm.mnn.weight", "tokenizer.txt")
+
+# Deterministic runs, greedy like the tiny fixture's config_greedy.json, but
+# with MNN's repetition penalty before the choice (its "penalty" sampler,
+# transformers/llm/engine/src/sampler.cpp configPenalty and stepPenalty,
+# penalty_sampler greedy): plain greedy decoding of random weights falls
+# into one token said over and over without a space ("saasaasaa..."), a
+# single 48-token word that the chunker never cuts, so a reply's first
+# audio waited for the whole reply. Penalized, the stand-in writes
+# word-shaped text ("saa ibeesj xwj etsn ..."), its first two words after
+# a few tokens, as a real model's reply. scripts/bench-scale sets the same
+# on a stand-in made before.
+WORDS_SAMPLER = {"sampler_type": "penalty", "penalty_sampler": "greedy", "repetition_penalty": 1.3}
 
 # Qwen3's added tokens (151643..151668 there), in its order, at the end of the 64K vocabulary.
 SPECIALS = [
@@ -574,7 +587,7 @@ def main():
         if config.get("tokenizer_file") != "tokenizer.txt":
             raise SystemExit("unexpected tokenizer file %r" % config.get("tokenizer_file"))
         pin_uuid(dst)
-        config["sampler_type"] = "greedy"  # deterministic runs, as the tiny fixture's config_greedy.json
+        config.update(WORDS_SAMPLER)
         with open(os.path.join(dst, "config.json"), "w") as f:
             json.dump(config, f, ensure_ascii=False, indent=4)
         # The exporter's by-products that an MNN package does not ship.
