@@ -44,6 +44,7 @@ type PipelineResult struct {
 	VoiceToVoiceMean float64                `json:"voice_to_voice_mean_ms"`
 	Compute          map[string]Percentiles `json:"stage_compute_ms"`
 	Speculated       int                    `json:"speculated"`
+	Guesses          Guesses                `json:"guesses"`
 	// PeakRSSBytes is the whole assistant's peak resident memory over
 	// the replay (the kernel's high-water mark), Peak the peak of each
 	// part of it (sampled, with RSS the high-water mark); MemoryEnd its
@@ -73,6 +74,35 @@ func underrunGaps(gaps []pipeline.UnderrunGap) []UnderrunGap {
 		out[i] = UnderrunGap{Reply: g.Reply, Chunk: g.Chunk, Chunks: g.Chunks, AtMS: ms(g.At), GapMS: ms(g.Length), Between: g.Between}
 	}
 	return out
+}
+
+// Guesses are how often the assistant guessed: replies started at the
+// user's pause before the turn was committed (Speculations), those that
+// answered it (Hits) and those dropped unheard, by why (Dropped, the
+// reply.Miss* reasons); commits the user went on from at once, which came
+// too early (Continuations); and replies the user cut (BargeIns).
+type Guesses struct {
+	Speculations  int            `json:"speculations"`
+	Hits          int            `json:"hits"`
+	Dropped       map[string]int `json:"dropped"`
+	Continuations int            `json:"continuations"`
+	BargeIns      int            `json:"barge_ins"`
+}
+
+// count takes the replay's events as they come.
+func (g *Guesses) count(e pipeline.Event) {
+	switch e.Type {
+	case pipeline.EvSpeculationStart:
+		g.Speculations++
+	case pipeline.EvSpeculationHit:
+		g.Hits++
+	case pipeline.EvSpeculationMiss:
+		g.Dropped[e.Reason]++
+	case pipeline.EvTurnContinued:
+		g.Continuations++
+	case pipeline.EvBargeIn:
+		g.BargeIns++
+	}
 }
 
 // Percentiles are a figure's p50 and p95 over the turns.
@@ -121,7 +151,8 @@ func Pipeline(ctx context.Context, path string, s wiring.Stages, o PipelineOptio
 	}
 	defer closeStages()
 	cfg.ComputeScale = o.ComputeScale
-	res, err := pipeline.Replay(ctx, clk, cfg, audio.VirtualConfig{Source: input, NoRecording: true}, nil)
+	guesses := Guesses{Dropped: map[string]int{}}
+	res, err := pipeline.Replay(ctx, clk, cfg, audio.VirtualConfig{Source: input, NoRecording: true}, guesses.count)
 	if err != nil {
 		return PipelineResult{}, err
 	}
@@ -132,7 +163,7 @@ func Pipeline(ctx context.Context, path string, s wiring.Stages, o PipelineOptio
 	}
 	b := summarize(res.Metrics)
 	b.Input, b.ComputeScale, b.Swapped, b.Underruns = path, o.ComputeScale, swapped, res.Underruns
-	b.UnderrunGaps = underrunGaps(res.Gaps)
+	b.UnderrunGaps, b.Guesses = underrunGaps(res.Gaps), guesses
 	b.PeakRSSBytes, b.Peak, b.MemoryEnd = peaks(sampler)
 	atPeak, _ := mappings.Stop()
 	b.PeakMappings = largest(atPeak)

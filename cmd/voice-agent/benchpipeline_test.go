@@ -34,6 +34,15 @@ func TestBenchPipelineSaysWhereUnderrunsFell(t *testing.T) {
 	}
 }
 
+// The report says how often the assistant guessed, and why the
+// speculated replies it dropped were dropped.
+func TestBenchPipelineCountsTheGuesses(t *testing.T) {
+	var out bytes.Buffer
+	printBench(&out, bench.PipelineResult{Guesses: bench.Guesses{Speculations: 5, Hits: 2,
+		Dropped: map[string]int{"transcript_changed": 1, "speech_resumed": 2}, Continuations: 1, BargeIns: 3}})
+	assert.Contains(t, out.String(), "guesses: 5 speculations, 2 hits, dropped speech_resumed 2, transcript_changed 1; 1 continuations (committed too early), 3 barge-ins")
+}
+
 // Every bench command's JSON says which commit it measured, on what
 // machine and when, for cmd/perfdoc to head its tables with.
 func TestBenchJSONSaysWhereItWasMeasured(t *testing.T) {
