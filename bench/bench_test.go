@@ -51,6 +51,20 @@ func TestPipelineAnswersEveryTurnOfTheDemo(t *testing.T) {
 	assert.LessOrEqual(t, g.BargeIns, res.Answered, "a barge-in cuts a reply that played")
 }
 
+// With compute on the clock, each answered turn's compute-only latency
+// is measured, and less than voice to voice, which waits for the
+// endpointing policy besides.
+func TestPipelineMeasuresComputeOnly(t *testing.T) {
+	res, err := Pipeline(context.Background(), demo, doubles(), PipelineOptions{ComputeScale: 1})
+	require.NoError(t, err)
+	require.Equal(t, 2, res.Answered)
+	assert.Positive(t, res.ComputeOnly.P50)
+	assert.Less(t, res.ComputeOnly.P95, res.VoiceToVoice.P50)
+	for _, part := range []string{"asr_final", "llm_first_token", "tts_first_audio"} {
+		assert.Contains(t, res.Compute, part)
+	}
+}
+
 // The LLM's tests are the two reply lengths and the turn test, each over
 // the runs asked for.
 func TestLLMRunsEachTest(t *testing.T) {

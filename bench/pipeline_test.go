@@ -2,6 +2,7 @@ package bench
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 
@@ -54,4 +55,23 @@ func TestGuessesCountTheEvents(t *testing.T) {
 			assert.Equal(t, tc.want, g)
 		})
 	}
+}
+
+// Compute-only latency is over the answered turns, as voice to voice is;
+// its parts are the turns' compute beside the other stages'.
+func TestSummarizeGivesComputeOnly(t *testing.T) {
+	answered := func(asrFinal, firstToken, firstAudio float64) pipeline.TurnMetrics {
+		m := pipeline.TurnMetrics{SpeechEnd: time.Second, Commit: 1500 * time.Millisecond, ASRFinal: 1600 * time.Millisecond,
+			LLMStart: 1600 * time.Millisecond, FirstToken: 1700 * time.Millisecond, FirstAudio: 1800 * time.Millisecond,
+			PlaybackStart: 1900 * time.Millisecond,
+			Compute:       &pipeline.StageCompute{ASR: 50, ASRFinal: asrFinal, LLMFirstToken: firstToken, TTSFirstAudio: firstAudio}}
+		m.Derive()
+		return m
+	}
+	unanswered := pipeline.TurnMetrics{Compute: &pipeline.StageCompute{ASRFinal: 1000}}
+	b := summarize([]pipeline.TurnMetrics{answered(40, 70, 30), unanswered, answered(20, 100, 80)})
+	assert.Equal(t, Percentiles{P50: 140, P95: 200}, b.ComputeOnly)
+	assert.Equal(t, Percentiles{P50: 40, P95: 1000}, b.Compute["asr_final"])
+	assert.Equal(t, Percentiles{P50: 70, P95: 100}, b.Compute["llm_first_token"])
+	assert.Equal(t, Percentiles{P50: 30, P95: 80}, b.Compute["tts_first_audio"])
 }
