@@ -230,15 +230,7 @@ func TestComputeOnlyIsTheFinalTheFirstTokenAndTheFirstAudio(t *testing.T) {
 // A speculated reply dropped when the user went on computed its own first
 // token: the turn's figure is the reply's that answered it.
 func TestComputeOnlyIsTheAnsweringReplys(t *testing.T) {
-	s := scenario{
-		length: 7 * time.Second,
-		user: []standin.Utterance{
-			{Start: 500 * ms, End: 1500 * ms, Text: "what is the"},
-			{Start: 1800 * ms, End: 2800 * ms, Text: "weather today"},
-		},
-		replies: []string{"It is sunny and warm today.", "Never used."},
-	}
-	turns, c := computeOnly(t, s, 40*ms, []time.Duration{20 * ms, 70 * ms}, 30*ms, false)
+	turns, c := computeOnly(t, goesOn(), 40*ms, []time.Duration{20 * ms, 70 * ms}, 30*ms, false)
 	require.Equal(t, 2, c.calls["llm"], "the dropped reply came to its first token too")
 	require.Len(t, turns, 1)
 	assert.Equal(t, 70.0, turns[0].LLMFirstToken)
