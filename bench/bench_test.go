@@ -39,6 +39,30 @@ func TestPipelineAnswersEveryTurnOfTheDemo(t *testing.T) {
 	assert.InDelta(t, res.VoiceToVoiceMean, sum, 0.01)
 	assert.Positive(t, res.VoiceToVoice.P50)
 	assert.Positive(t, res.PeakRSSBytes)
+	g := res.Guesses
+	assert.LessOrEqual(t, g.Hits, g.Speculations)
+	assert.Equal(t, res.Speculated, g.Hits, "a turn answered by a speculated reply is a hit")
+	dropped := 0
+	for _, n := range g.Dropped {
+		dropped += n
+	}
+	assert.Equal(t, g.Speculations, g.Hits+dropped, "every speculation hits or is dropped, once: the session's end drops the last")
+	assert.GreaterOrEqual(t, g.Continuations, 0)
+	assert.LessOrEqual(t, g.BargeIns, res.Answered, "a barge-in cuts a reply that played")
+}
+
+// With compute on the clock, each answered turn's compute-only latency
+// is measured, and less than voice to voice, which waits for the
+// endpointing policy besides.
+func TestPipelineMeasuresComputeOnly(t *testing.T) {
+	res, err := Pipeline(context.Background(), demo, doubles(), PipelineOptions{ComputeScale: 1})
+	require.NoError(t, err)
+	require.Equal(t, 2, res.Answered)
+	assert.Positive(t, res.ComputeOnly.P50)
+	assert.Less(t, res.ComputeOnly.P95, res.VoiceToVoice.P50)
+	for _, part := range []string{"asr_final", "llm_first_token", "tts_first_audio"} {
+		assert.Contains(t, res.Compute, part)
+	}
 }
 
 // The LLM's tests are the two reply lengths and the turn test, each over

@@ -40,10 +40,17 @@ type PipelineResult struct {
 	VoiceToVoiceParts map[string]Percentiles `json:"voice_to_voice_parts_ms"`
 	// VoiceToVoicePath is the mean of each part as it fell on the path
 	// (pipeline.PathMS); the parts add up to VoiceToVoiceMean.
-	VoiceToVoicePath map[string]float64     `json:"voice_to_voice_path_mean_ms"`
-	VoiceToVoiceMean float64                `json:"voice_to_voice_mean_ms"`
-	Compute          map[string]Percentiles `json:"stage_compute_ms"`
-	Speculated       int                    `json:"speculated"`
+	VoiceToVoicePath map[string]float64 `json:"voice_to_voice_path_mean_ms"`
+	VoiceToVoiceMean float64            `json:"voice_to_voice_mean_ms"`
+	// ComputeOnly is the answered turns' compute-only latency, the figure
+	// the MNN-Pocket report puts beside the measured one
+	// (pipeline.StageCompute.ComputeOnly): what voice to voice would be
+	// with no endpointing wait, no text buffered and no queueing. Its parts
+	// are in Compute: asr_final, llm_first_token and tts_first_audio.
+	ComputeOnly Percentiles            `json:"compute_only_ms"`
+	Compute     map[string]Percentiles `json:"stage_compute_ms"`
+	Speculated  int                    `json:"speculated"`
+	Guesses     Guesses                `json:"guesses"`
 	// PeakRSSBytes is the whole assistant's peak resident memory over
 	// the replay (the kernel's high-water mark), Peak the peak of each
 	// part of it (sampled, with RSS the high-water mark); MemoryEnd its
@@ -75,10 +82,43 @@ func underrunGaps(gaps []pipeline.UnderrunGap) []UnderrunGap {
 	return out
 }
 
+// Guesses are how often the assistant guessed: replies started at the
+// user's pause before the turn was committed (Speculations), those that
+// answered it (Hits) and those dropped unheard, by why (Dropped, the
+// reply.Miss* reasons); commits the user went on from at once, which came
+// too early (Continuations); and replies the user cut (BargeIns).
+type Guesses struct {
+	Speculations  int            `json:"speculations"`
+	Hits          int            `json:"hits"`
+	Dropped       map[string]int `json:"dropped"`
+	Continuations int            `json:"continuations"`
+	BargeIns      int            `json:"barge_ins"`
+}
+
+// count takes the replay's events as they come.
+func (g *Guesses) count(e pipeline.Event) {
+	switch e.Type {
+	case pipeline.EvSpeculationStart:
+		g.Speculations++
+	case pipeline.EvSpeculationHit:
+		g.Hits++
+	case pipeline.EvSpeculationMiss:
+		g.Dropped[e.Reason]++
+	case pipeline.EvTurnContinued:
+		g.Continuations++
+	case pipeline.EvBargeIn:
+		g.BargeIns++
+	}
+}
+
 // Percentiles are a figure's p50 and p95 over the turns.
 type Percentiles struct {
 	P50 float64 `json:"p50"`
 	P95 float64 `json:"p95"`
+}
+
+func percentiles(v []float64) Percentiles {
+	return Percentiles{P50: pipeline.Percentile(v, 50), P95: pipeline.Percentile(v, 95)}
 }
 
 // PipelineOptions are a replay's settings beyond its stages.
@@ -121,7 +161,8 @@ func Pipeline(ctx context.Context, path string, s wiring.Stages, o PipelineOptio
 	}
 	defer closeStages()
 	cfg.ComputeScale = o.ComputeScale
-	res, err := pipeline.Replay(ctx, clk, cfg, audio.VirtualConfig{Source: input, NoRecording: true}, nil)
+	guesses := Guesses{Dropped: map[string]int{}}
+	res, err := pipeline.Replay(ctx, clk, cfg, audio.VirtualConfig{Source: input, NoRecording: true}, guesses.count)
 	if err != nil {
 		return PipelineResult{}, err
 	}
@@ -132,7 +173,7 @@ func Pipeline(ctx context.Context, path string, s wiring.Stages, o PipelineOptio
 	}
 	b := summarize(res.Metrics)
 	b.Input, b.ComputeScale, b.Swapped, b.Underruns = path, o.ComputeScale, swapped, res.Underruns
-	b.UnderrunGaps = underrunGaps(res.Gaps)
+	b.UnderrunGaps, b.Guesses = underrunGaps(res.Gaps), guesses
 	b.PeakRSSBytes, b.Peak, b.MemoryEnd = peaks(sampler)
 	atPeak, _ := mappings.Stop()
 	b.PeakMappings = largest(atPeak)
@@ -163,7 +204,7 @@ func largest(mappings []memstat.Mapping) []memstat.Mapping {
 func summarize(turns []pipeline.TurnMetrics) PipelineResult {
 	b := PipelineResult{Turns: len(turns), Compute: map[string]Percentiles{}, VoiceToVoiceParts: map[string]Percentiles{},
 		VoiceToVoicePath: map[string]float64{}}
-	var e2e []float64
+	var e2e, computeOnly []float64
 	per := map[string][]float64{}
 	for _, m := range turns {
 		if m.Speculated {
@@ -176,15 +217,19 @@ func summarize(turns []pipeline.TurnMetrics) PipelineResult {
 			for _, part := range m.Path.Parts() {
 				b.VoiceToVoicePath[part.Name] += part.MS
 			}
+			if m.Compute != nil {
+				computeOnly = append(computeOnly, m.Compute.ComputeOnly())
+			}
 		}
 		if c := m.Compute; c != nil {
 			for name, v := range map[string]float64{"vad": c.VAD, "asr": c.ASR, "turn": c.Turn, "llm": c.LLM,
-				"llm_prefill": c.LLMPrefill, "llm_decode": c.LLMDecode, "tts": c.TTS} {
+				"llm_prefill": c.LLMPrefill, "llm_decode": c.LLMDecode, "tts": c.TTS,
+				"asr_final": c.ASRFinal, "llm_first_token": c.LLMFirstToken, "tts_first_audio": c.TTSFirstAudio} {
 				per[name] = append(per[name], v)
 			}
 		}
 	}
-	b.VoiceToVoice = Percentiles{P50: pipeline.Percentile(e2e, 50), P95: pipeline.Percentile(e2e, 95)}
+	b.VoiceToVoice, b.ComputeOnly = percentiles(e2e), percentiles(computeOnly)
 	// Means, not Percentiles: only means of the parts add up to the mean
 	// of their sums.
 	if b.Answered > 0 {
@@ -194,7 +239,7 @@ func summarize(turns []pipeline.TurnMetrics) PipelineResult {
 		}
 	}
 	for name, v := range per {
-		b.Compute[name] = Percentiles{P50: pipeline.Percentile(v, 50), P95: pipeline.Percentile(v, 95)}
+		b.Compute[name] = percentiles(v)
 	}
 	sum := pipeline.Summarize(turns)
 	for _, name := range VoiceToVoicePartNames {

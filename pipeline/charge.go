@@ -70,7 +70,7 @@ func (a chargedASR) Accept(f audio.Frame) (string, error) {
 }
 
 func (a chargedASR) Finalize() (string, error) {
-	return compute.Listen(a.c, event.StageASR, a.ASR.Finalize)
+	return compute.Listen(a.c, event.StageASRFinal, a.ASR.Finalize)
 }
 
 type chargedQuiet struct {
@@ -79,7 +79,7 @@ type chargedQuiet struct {
 }
 
 func (q chargedQuiet) FinalizeAfter(ctx context.Context, quiet time.Duration) (string, error) {
-	return compute.Listen(q.c, event.StageASR, func() (string, error) { return q.QuietFinalizer.FinalizeAfter(ctx, quiet) })
+	return compute.Listen(q.c, event.StageASRFinal, func() (string, error) { return q.QuietFinalizer.FinalizeAfter(ctx, quiet) })
 }
 
 type chargedTurn struct {

@@ -53,11 +53,10 @@ func TestSpeculationHitPlaysOnlyAfterTheCommit(t *testing.T) {
 	assert.Len(t, o.llm.Conversations(), 1, "one generation")
 }
 
-// The user pauses and goes on: the speculative reply is dropped unheard
-// and unshown, the history never holds it, and the whole turn is answered
-// with the reply the script has for it.
-func TestSpeculationMissWhenTheUserGoesOn(t *testing.T) {
-	s := scenario{
+// goesOn is a turn the user pauses in and goes on with, so that a reply
+// speculated at the pause is dropped, and one at its end answers it.
+func goesOn() scenario {
+	return scenario{
 		length: 7 * time.Second,
 		user: []standin.Utterance{
 			{Start: 500 * ms, End: 1500 * ms, Text: "what is the"},
@@ -67,7 +66,13 @@ func TestSpeculationMissWhenTheUserGoesOn(t *testing.T) {
 		},
 		replies: []string{"It is sunny and warm today.", "Never used."},
 	}
-	o := s.run(t)
+}
+
+// The user pauses and goes on: the speculative reply is dropped unheard
+// and unshown, the history never holds it, and the whole turn is answered
+// with the reply the script has for it.
+func TestSpeculationMissWhenTheUserGoesOn(t *testing.T) {
+	o := goesOn().run(t)
 	starts, misses, hits := o.of(pipeline.EvSpeculationStart), o.of(pipeline.EvSpeculationMiss), o.of(pipeline.EvSpeculationHit)
 	assert.Equal(t, []string{"what is the", "what is the weather today"}, texts(starts))
 	require.Len(t, misses, 1)

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -65,7 +67,12 @@ func printBench(w io.Writer, b bench.PipelineResult) {
 		fmt.Fprintf(w, " (stand-ins for %s: models not installed)", listOf(b.Swapped))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "voice to voice: p50 %.0f ms, p95 %.0f ms; playback underruns after a reply's first audio: %d\npeak %s\nat the end %s\n", b.VoiceToVoice.P50, b.VoiceToVoice.P95, b.Underruns, b.Peak, b.MemoryEnd)
+	g := b.Guesses
+	fmt.Fprintf(w, "guesses: %d speculations, %d hits, dropped %s; %d continuations (committed too early), %d barge-ins\n",
+		g.Speculations, g.Hits, countsOf(g.Dropped), g.Continuations, g.BargeIns)
+	fmt.Fprintf(w, "voice to voice: p50 %.0f ms, p95 %.0f ms; compute only (no endpointing wait, buffering or queueing): p50 %.0f ms, p95 %.0f ms\n",
+		b.VoiceToVoice.P50, b.VoiceToVoice.P95, b.ComputeOnly.P50, b.ComputeOnly.P95)
+	fmt.Fprintf(w, "playback underruns after a reply's first audio: %d\npeak %s\nat the end %s\n", b.Underruns, b.Peak, b.MemoryEnd)
 	for _, g := range b.UnderrunGaps {
 		where := fmt.Sprintf("inside chunk %d of %d (synthesized slower than it played)", g.Chunk, g.Chunks)
 		if g.Between {
@@ -82,11 +89,24 @@ func printBench(w io.Writer, b bench.PipelineResult) {
 		p := b.VoiceToVoiceParts[name]
 		fmt.Fprintf(w, "  %-12s %10.1f %8.1f\n", name, p.P50, p.P95)
 	}
-	fmt.Fprintln(w, "compute per turn (ms):   p50      p95")
-	for _, name := range []string{"vad", "asr", "turn", "llm", "llm_prefill", "llm_decode", "tts"} {
+	fmt.Fprintln(w, "compute per turn (ms):       p50      p95")
+	for _, name := range []string{"vad", "asr", "turn", "llm", "llm_prefill", "llm_decode", "tts", "asr_final", "llm_first_token", "tts_first_audio"} {
 		c := b.Compute[name]
-		fmt.Fprintf(w, "  %-12s %10.1f %8.1f\n", name, c.P50, c.P95)
+		fmt.Fprintf(w, "  %-16s %10.1f %8.1f\n", name, c.P50, c.P95)
 	}
+}
+
+// countsOf writes counts by name, in the names' order: "none",
+// "speech_resumed 2, transcript_changed 1".
+func countsOf(counts map[string]int) string {
+	if len(counts) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(counts)) {
+		parts = append(parts, fmt.Sprintf("%s %d", name, counts[name]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // listOf writes names as a sentence would: "turn", "turn and tts",

@@ -34,6 +34,24 @@ func TestBenchPipelineSaysWhereUnderrunsFell(t *testing.T) {
 	}
 }
 
+// The report says how often the assistant guessed, and why the
+// speculated replies it dropped were dropped.
+func TestBenchPipelineCountsTheGuesses(t *testing.T) {
+	var out bytes.Buffer
+	printBench(&out, bench.PipelineResult{Guesses: bench.Guesses{Speculations: 5, Hits: 2,
+		Dropped: map[string]int{"transcript_changed": 1, "speech_resumed": 2}, Continuations: 1, BargeIns: 3}})
+	assert.Contains(t, out.String(), "guesses: 5 speculations, 2 hits, dropped speech_resumed 2, transcript_changed 1; 1 continuations (committed too early), 3 barge-ins")
+}
+
+// Compute-only latency is given beside voice to voice.
+func TestBenchPipelineGivesComputeOnly(t *testing.T) {
+	var out bytes.Buffer
+	printBench(&out, bench.PipelineResult{VoiceToVoice: bench.Percentiles{P50: 900, P95: 1200}, ComputeOnly: bench.Percentiles{P50: 310, P95: 420},
+		Compute: map[string]bench.Percentiles{"llm_first_token": {P50: 180, P95: 240}}})
+	assert.Contains(t, out.String(), "voice to voice: p50 900 ms, p95 1200 ms; compute only (no endpointing wait, buffering or queueing): p50 310 ms, p95 420 ms")
+	assert.Contains(t, out.String(), "  llm_first_token       180.0    240.0")
+}
+
 // Every bench command's JSON says which commit it measured, on what
 // machine and when, for cmd/perfdoc to head its tables with.
 func TestBenchJSONSaysWhereItWasMeasured(t *testing.T) {

@@ -34,7 +34,9 @@ import (
 	"github.com/voiceassistant/voice/pipeline/event"
 )
 
-// Account takes the compute a path spent, for its turn's figures.
+// Account takes the compute a path spent, for its turn's figures: each
+// call's of the listening path, and each result's of a stage beside it,
+// the compute since the stage started or handed over the one before.
 type Account interface {
 	Spent(s event.Stage, d time.Duration)
 }

@@ -214,6 +214,9 @@ func (l *Listener) final(reason turn.Reason) (*Final, error) {
 func (l *Listener) finalWords() (string, error) {
 	t := l.turn
 	if t.early != nil {
+		// Its compute is in the turn's ASR already (EarlyIn), with that of
+		// copies dropped before it.
+		t.compute.ASRFinal = event.Millis(t.early.compute)
 		return t.early.text, nil
 	}
 	if err := l.hearMissed(l.recent.end); err != nil {

@@ -118,7 +118,10 @@ type Reply struct {
 	words   Chunker
 	stats   llm.Stats
 	compute event.StageCompute // generation and synthesis
-	err     error
+	// handed are the stages that have handed over a result: what a stage
+	// computed before its first is its part of compute-only latency.
+	handed map[event.Stage]bool
+	err    error
 
 	// done is closed once the reply's goroutines are gone.
 	done chan struct{}
@@ -185,7 +188,7 @@ func Speculate(ctx context.Context, s *Config, turn int, conv []llm.Message, tra
 
 func newReply(s *Config, turn int, conv []llm.Message, m event.TurnMetrics, st State, at time.Duration) *Reply {
 	r := &Reply{s: s, gen: s.LLM, turn: turn, metrics: m, lang: conversationLanguage(conv), done: make(chan struct{}),
-		machine: fsm.New("reply", Transitions, s.Report)}
+		machine: fsm.New("reply", Transitions, s.Report), handed: map[event.Stage]bool{}}
 	r.mu.Lock()
 	r.moveLocked(st, event.Event{At: at})
 	r.mu.Unlock()
@@ -444,10 +447,15 @@ func (r *Reply) Metrics() event.TurnMetrics {
 }
 
 // Spent takes the compute of the reply's stages (compute.Account); its
-// goroutines call it.
+// goroutines call it. A stage's first call has what it computed up to its
+// first result: the first token, the first chunk's first audio.
 func (r *Reply) Spent(s event.Stage, d time.Duration) {
 	r.mu.Lock()
 	r.compute.Add(s, d)
+	if !r.handed[s] {
+		r.handed[s] = true
+		r.compute.AddFirst(s, d)
+	}
 	r.mu.Unlock()
 }
 
