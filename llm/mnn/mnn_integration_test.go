@@ -155,6 +155,26 @@ func TestKVCacheIsReusedAcrossTurns(t *testing.T) {
 	assert.GreaterOrEqual(t, second.CachedTokens, first.PromptTokens-1)
 }
 
+// A reply the model wrote in tokens other than the ones the tokenizer
+// makes of its text stays in the KV cache as written, and only the next
+// turn is prefilled: MNN's own prompt cache keeps the reply as generated
+// and prefills the new text (transformers/llm/engine/src/llm.cpp:1174-1245).
+// Matched by ids alone, the rest of the conversation was prefilled again
+// from the first such token (82 of 113 tokens cached here).
+func TestReplyWrittenInOtherTokensStaysCached(t *testing.T) {
+	m := openTiny(t, 64)
+	conv := []llm.Message{{Role: llm.System, Content: "you are a test"}, {Role: llm.User, Content: "tell me 9 things about x-ray"}}
+	reply, first, err := generate(t, m, context.Background(), conv, 0, nil)
+	require.NoError(t, err)
+	require.NotEqual(t, first.GeneratedTokens, m.CountTokens(reply), "the reply as written is not the tokenizer's tokens of its text")
+	conv = append(conv, llm.Message{Role: llm.Assistant, Content: reply}, llm.Message{Role: llm.User, Content: "and again"})
+	_, second, err := generate(t, m, context.Background(), conv, 0, nil)
+	require.NoError(t, err)
+	held := first.PromptTokens + first.GeneratedTokens
+	assert.Greater(t, second.CachedTokens, held-m.batch, "the prompt and the reply as written stay cached (but for a batch run again to end the prompt)")
+	assert.LessOrEqual(t, second.CachedTokens, held)
+}
+
 // A prefilled system prompt is not prefilled again by the first turn.
 func TestPrefilledSystemPromptIsReused(t *testing.T) {
 	system := []llm.Message{{Role: llm.System, Content: strings.Repeat("you are a test of the system prompt ", 4)}}

@@ -241,6 +241,54 @@ bool keep(Llm *llm, size_t n) {
 	return true;
 }
 
+// as_written extends the prompt's start the KV cache holds (ids, whose
+// first common tokens are the cache's h) past where the tokenizer and the
+// cache part: a reply the model wrote in tokens other than the ones the
+// tokenizer makes of its text (a rare word, a number, random weights'
+// text) is kept as written, and only the text after it is tokenized and
+// prefilled. MNN's own prompt cache does the same: the KV cache holds the
+// reply as generated and only the new text is prefilled
+// (transformers/llm/engine/src/llm.cpp:1174-1245, Llm::response with
+// prompt_cache). Matching ids alone re-prefilled the rest of the
+// conversation from the first such token: half a second a turn for the
+// full-size stand-in. The cached tokens are matched against the text by
+// their pieces; where the pieces of ids' first common tokens do not spell
+// the text's start (a tokenizer whose pieces are not its text), or the
+// tokenizer adds tokens of its own to any text, nothing is extended.
+// Returns the tokens kept, with ids rewritten to start with them.
+size_t as_written(Llm *llm, const std::string &text, const std::vector<int> &h, size_t held, size_t common,
+	std::vector<int> &ids) {
+	if (common >= held || common >= ids.size()) {
+		return common;
+	}
+	size_t at = 0;
+	for (size_t i = 0; i < common; i++) {
+		std::string piece = llm->tokenizer_decode(ids[i]);
+		if (text.compare(at, piece.size(), piece) != 0) {
+			return common;
+		}
+		at += piece.size();
+	}
+	size_t kept = common;
+	for (; kept < held; kept++) {
+		std::string piece = llm->tokenizer_decode(h[kept]);
+		if (piece.empty() || text.compare(at, piece.size(), piece) != 0) {
+			break;
+		}
+		at += piece.size();
+	}
+	if (kept == common || at >= text.size() || !llm->tokenizer_encode("").empty()) {
+		return common;
+	}
+	std::vector<int> rest = llm->tokenizer_encode(text.substr(at));
+	if (rest.empty()) {
+		return common;
+	}
+	ids.assign(h.begin(), h.begin() + kept);
+	ids.insert(ids.end(), rest.begin(), rest.end());
+	return kept;
+}
+
 } // namespace
 
 extern "C" {
@@ -300,16 +348,17 @@ int voice_llm_prepare(voice_llm *l, const char *text, int batch, int reply, int 
 		// conversation so far, usually), but for a reply at least the last
 		// token is run again: its logits give the reply's first token.
 		size_t common = 0;
-		size_t most = reply ? ids.size() - 1 : ids.size();
 		{
 			const auto *ctx = l->llm->getContext();
 			std::lock_guard<std::mutex> lock(ctx->mutex);
 			const auto &h = ctx->history_tokens;
 			size_t held = std::min(h.size(), static_cast<size_t>(std::max(ctx->all_seq_len, 0)));
-			while (common < held && common < most && h[common] == ids[common]) {
+			while (common < held && common < ids.size() && h[common] == ids[common]) {
 				common++;
 			}
+			common = as_written(l->llm, text, h, held, common, ids);
 		}
+		common = std::min(common, reply ? ids.size() - 1 : ids.size());
 		// Every prefill call runs batch tokens. A call of a length the
 		// engine has not just run makes it rebuild every layer's
 		// executions, reloading and repacking their 4-bit weights (about
