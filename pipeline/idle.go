@@ -33,10 +33,6 @@ type prefillAhead struct {
 	clk    clock.Clock
 	cancel context.CancelFunc
 	done   chan struct{}
-	// words and wordsAt are the user's words last given to prefill as
-	// they spoke, and when (speaking).
-	words   string
-	wordsAt time.Duration
 }
 
 func newPrefillAhead(g Generator, clk clock.Clock) *prefillAhead {
@@ -87,46 +83,12 @@ func (a *prefillAhead) start(ctx context.Context, conv []llm.Message) {
 		st, err := a.pf.Prefill(ctx, conv)
 		switch {
 		case err == nil:
-			slog.Debug("prefilled the next prompt's start", "tokens", st.PromptTokens, "cached", st.CachedTokens, "took", time.Since(start))
+			slog.Debug("prefilled the next prompt's start while idle", "tokens", st.PromptTokens, "cached", st.CachedTokens, "took", time.Since(start))
 		case ctx.Err() == nil:
 			// The next reply prefills what this did not.
-			slog.Warn("prefill ahead failed", "err", err)
+			slog.Warn("prefill while idle failed", "err", err)
 		}
 	}()
-}
-
-// speaking prefills the user's words so far (the conversation conv ends
-// with them) while they speak and nothing else runs: the recognizer uses
-// a third of a core here and the LLM has the other, and what it runs now
-// the reply speculated at their pause, or started at the commit, finds in
-// the KV cache, so that reply prefills only the last words and the
-// template's tokens after them, beside the final transcript's compute
-// instead of all of them (half a second for the full-size stand-in's
-// turns). A streaming recognizer's partial only grows, so each prefill is
-// the start of the next. One runs at a time, at most every
-// wordsEvery; the user's pause (speculate) or the commit cancels it within
-// one batch, and what it ran stays cached.
-func (a *prefillAhead) speaking(ctx context.Context, words string, now time.Duration, conv func() []llm.Message) {
-	if a.pf == nil || words == a.words || now-a.wordsAt < wordsEvery || !a.idle() {
-		return
-	}
-	a.words, a.wordsAt = words, now
-	a.start(ctx, conv())
-}
-
-// wordsEvery spaces the prefills of the user's words: two of the
-// recognizer's 160 ms chunks, so each prefills a batch or so of new
-// tokens rather than re-running most of one for every word.
-const wordsEvery = 320 * time.Millisecond
-
-// idle says no prefill runs.
-func (a *prefillAhead) idle() bool {
-	select {
-	case <-a.done:
-		return true
-	default:
-		return false
-	}
 }
 
 // stop cancels the prefill; wait waits for it to end.

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/voiceassistant/voice/llm"
 	"github.com/voiceassistant/voice/pipeline/reply"
 )
 
@@ -83,14 +82,7 @@ func (p *Pipeline) speculate(ctx context.Context, pausing bool) {
 	quiet := pausing || !l.Speaking()
 	// No reply is going on (speech over one waits for the barge-in
 	// decision, which needs a reply to decide about).
-	if p.spec != nil || p.resp != nil || words == "" {
-		return
-	}
-	if !quiet {
-		p.ahead.speaking(ctx, text, l.Now(), func() []llm.Message { return p.cfg.History.WithUser(text) })
-		return
-	}
-	if !p.speculates {
+	if !p.speculates || p.spec != nil || !quiet || p.resp != nil || words == "" {
 		return
 	}
 	p.ahead.stop(false)
