@@ -67,16 +67,7 @@ func TestConversationIsPrefilledWhileIdle(t *testing.T) {
 				s.tokensPerSecond = 10
 				starts[1] = 2500 * time.Millisecond
 			}
-			for i, q := range tc.questions {
-				s.user = append(s.user, standin.Utterance{Start: starts[i], End: starts[i] + 700*time.Millisecond, Text: q})
-			}
-			clk := clock.NewVirtual()
-			cfg, scripted := s.config(clk)
-			gen := &prefillingLLM{ScriptedLLM: scripted}
-			cfg.LLM = gen
-			cfg.History = llm.NewHistory("sys", tc.budget)
-			_, err := replay(t, clk, cfg, audio.VirtualConfig{Input: standin.Voice(s.length, s.user...)}, nil)
-			require.NoError(t, err)
+			gen := replayQuestions(t, s, tc.questions, starts, tc.budget)
 
 			convs := gen.Conversations()
 			require.Len(t, convs, 3)
@@ -142,16 +133,7 @@ func TestHistoryTrimmedOnlyWhereIdleFollows(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := scenario{length: 12 * time.Second, replies: tc.replies, tokensPerSecond: 10}
 			starts := []time.Duration{300 * time.Millisecond, 3500 * time.Millisecond, 6 * time.Second}
-			for i, q := range tc.questions {
-				s.user = append(s.user, standin.Utterance{Start: starts[i], End: starts[i] + 700*time.Millisecond, Text: q})
-			}
-			clk := clock.NewVirtual()
-			cfg, scripted := s.config(clk)
-			gen := &prefillingLLM{ScriptedLLM: scripted}
-			cfg.LLM = gen
-			cfg.History = llm.NewHistory("sys", tc.budget)
-			_, err := replay(t, clk, cfg, audio.VirtualConfig{Input: standin.Voice(s.length, s.user...)}, nil)
-			require.NoError(t, err)
+			gen := replayQuestions(t, s, tc.questions, starts, tc.budget)
 			convs := gen.Conversations()
 			require.Len(t, convs, 3)
 			third := convs[2]
@@ -163,4 +145,22 @@ func TestHistoryTrimmedOnlyWhereIdleFollows(t *testing.T) {
 				{Role: llm.Assistant, Content: tc.replies[2]}}, gen.prefills[len(gen.prefills)-1], "trimmed after the last reply, idle after it")
 		})
 	}
+}
+
+// replayQuestions replays s with the questions asked at starts, each
+// 700 ms long, to the prefilling double, with a history of budget
+// characters.
+func replayQuestions(t *testing.T, s scenario, questions []string, starts []time.Duration, budget int) *prefillingLLM {
+	t.Helper()
+	for i, q := range questions {
+		s.user = append(s.user, standin.Utterance{Start: starts[i], End: starts[i] + 700*time.Millisecond, Text: q})
+	}
+	clk := clock.NewVirtual()
+	cfg, scripted := s.config(clk)
+	gen := &prefillingLLM{ScriptedLLM: scripted}
+	cfg.LLM = gen
+	cfg.History = llm.NewHistory("sys", budget)
+	_, err := replay(t, clk, cfg, audio.VirtualConfig{Input: standin.Voice(s.length, s.user...)}, nil)
+	require.NoError(t, err)
+	return gen
 }
