@@ -1,34 +1,43 @@
 // Package fbank computes Kaldi-compatible 80-bin log-mel filterbank
-// features, the input of the X-ASR streaming zipformer (shared/MODELS.md).
+// features, the input of the X-ASR streaming zipformer (shared/MODELS.md),
+// as kaldi-native-fbank computes them for sherpa-onnx, X-ASR's reference
+// runtime: the same values to the bit, float32 where it is float32 and in
+// its order of operations, so the encoder sees the reference's input (a
+// 4-bit encoder flips tokens on differences of 1e-3 in near-floor bins).
 //
-// The features match torchaudio.compliance.kaldi.fbank (and Kaldi's
-// compute-fbank-feats, kaldi-native-fbank as used by sherpa-onnx) with
-// sample_frequency 16000, frame_length 25 ms (400 samples), frame_shift
-// 10 ms (160), window_type povey, dither 0, snip_edges false,
-// preemphasis_coefficient 0.97, remove_dc_offset true,
+// The options are torchaudio.compliance.kaldi.fbank's and Kaldi's
+// compute-fbank-feats': sample_frequency 16000, frame_length 25 ms (400
+// samples), frame_shift 10 ms (160), window_type povey, dither 0,
+// snip_edges false, preemphasis_coefficient 0.97, remove_dc_offset true,
 // round_to_power_of_two true (512-point FFT), num_mel_bins 80,
 // use_energy false, use_log_fbank true, use_power true. The filterbank's
 // frequency range is the model's (Options): X-ASR was trained on 20-7600 Hz
 // (low_freq 20, high_freq -400). Samples are used as given, floats in
-// [-1, 1] (no int16 scaling).
+// [-1, 1] (no int16 scaling), as sherpa-onnx passes them (its
+// normalize_samples default, sherpa-onnx/csrc/features.h:53).
 //
-// Per frame t (0-based) of n samples, with snip_edges false:
+// Per frame t (0-based) of n samples, with snip_edges false, in float32
+// (kaldi-native-fbank v1.22's csrc, file:line below):
 //
 //  1. the 400 samples starting at t*160 - 120 (frames are centred on
 //     t*160 + 80), indices outside [0, n) reflected with the edge sample
 //     repeated: -1 -> 0, -2 -> 1, ..., n -> n-1, n+1 -> n-2 (repeated
-//     until inside, as Kaldi's ExtractWindow does);
-//  2. minus the frame's mean;
-//  3. pre-emphasis x[j] -= 0.97 x[j-1] from the end, x[0] -= 0.97 x[0];
-//  4. times the povey window (0.5 - 0.5 cos(2πj/399))^0.85;
-//  5. zero-padded to 512, |rfft|^2 (257 bins);
-//  6. 80 triangular filters in the mel domain (mel = 1127 ln(1 + f/700)),
-//     edges evenly spaced from mel(low) to mel(high) in 81 steps, over FFT
-//     bins 0..255 (the Nyquist bin has weight 0), not area-normalized;
-//  7. log(max(energy, FLT_EPSILON)), FLT_EPSILON = 2^-23.
+//     until inside; feature-window.cc:145-198);
+//  2. minus the frame's mean, summed in order (feature-window.cc:203-214);
+//  3. pre-emphasis x[j] -= 0.97f x[j-1] from the end, x[0] -= 0.97f x[0]
+//     (feature-window.cc:235-246);
+//  4. times the povey window (0.5 - 0.5 cos(2πj/399))^0.85, computed in
+//     double and stored as float (feature-window.cc:24-67, 81-87);
+//  5. zero-padded to 512, kissfft's real FFT (kissfft.go), |X|^2 for bins
+//     0..256 (rfft.cc:61-77, feature-functions.cc:28-47);
+//  6. 80 triangular filters in the mel domain (mel = 1127 logf(1 +
+//     f/700)), edges evenly spaced from mel(low) to mel(high) in 81 steps,
+//     over FFT bins 0..255, not area-normalized, weights and sums in float
+//     (mel-computations.cc:121-239, 415-439);
+//  7. logf(max(energy, FLT_EPSILON)), FLT_EPSILON = 2^-23, with glibc's
+//     logf (logf.go; feature-fbank.cc:98-104).
 //
-// There are (n + 80) / 160 frames (n/160 rounded half up). Computation is
-// in float64; the output is float32.
+// There are (n + 80) / 160 frames (n/160 rounded half up).
 package fbank
 
 import (
@@ -37,8 +46,6 @@ import (
 	"math"
 	"slices"
 	"sync"
-
-	"github.com/voiceassistant/voice/internal/dsp"
 )
 
 // Feature geometry.
@@ -52,7 +59,6 @@ const (
 const (
 	fftSize     = 512 // FrameLength rounded up to a power of two
 	numFFTBins  = fftSize/2 + 1
-	preemph     = 0.97
 	nyquist     = SampleRate / 2.0
 	frameOffset = (FrameLength - FrameShift) / 2 // frame t starts at t*FrameShift - frameOffset
 	fltEpsilon  = 1.1920928955078125e-07         // numeric_limits<float>::epsilon()
@@ -141,10 +147,10 @@ func checkFinite(pcm []float32) error {
 
 // tables are the constants every extractor with the same Options shares.
 type tables struct {
-	window []float64   // povey, FrameLength
-	mel    [][]float64 // per bin, weights for FFT bins melLo[m]...
+	window []float32   // povey, FrameLength
+	mel    [][]float32 // per bin, weights for FFT bins melLo[m]...
 	melLo  []int
-	power  *dsp.RealPower // zero-pads FrameLength to fftSize
+	fft    *kissReal
 }
 
 var (
@@ -162,39 +168,59 @@ func getTables(opts Options) (*tables, error) {
 	if t, ok := shared[opts]; ok {
 		return t, nil
 	}
-	t := &tables{window: make([]float64, FrameLength), power: dsp.NewRealPower(fftSize)}
-	a := 2 * math.Pi / (FrameLength - 1)
-	for j := range t.window {
-		t.window[j] = math.Pow(0.5-0.5*math.Cos(a*float64(j)), 0.85)
-	}
-	t.mel, t.melLo = melBanks(low, high)
+	t := &tables{window: poveyWindow(), fft: newKissReal(fftSize)}
+	t.mel, t.melLo = melBanks(float32(low), float32(high))
 	shared[opts] = t
 	return t, nil
 }
 
-func melScale(hz float64) float64 { return 1127 * math.Log(1+hz/700) }
+// poveyWindow is GetWindow's povey case (feature-window.cc:33, 52-54):
+// double arithmetic, stored as float. The conversion after the product
+// keeps arm64 from fusing it into the subtraction, which x86-64 never does.
+func poveyWindow() []float32 {
+	w := make([]float32, FrameLength)
+	a := 2 * math.Pi / (FrameLength - 1)
+	for j := range w {
+		w[j] = float32(math.Pow(0.5-float64(0.5*math.Cos(a*float64(j))), 0.85))
+	}
+	return w
+}
 
-// melBanks builds Kaldi's (and torchaudio's get_mel_banks) triangular
-// filters between lowHz and highHz: bin m spans mel edges low + m·δ,
-// low + (m+1)·δ, low + (m+2)·δ with δ = (mel(high) - mel(low)) / 81,
-// weight max(0, min(up, down)) in the mel domain at FFT bin k's frequency
-// k·16000/512 for k < 256. Only each filter's nonzero span is kept.
-func melBanks(lowHz, highHz float64) ([][]float64, []int) {
+// melScale is MelBanks::MelScale, in float (mel-computations.h).
+func melScale(hz float32) float32 { return 1127 * logf(1+hz/700) }
+
+// melBanks builds MelBanks::InitKaldiMelBanks's triangular filters
+// between lowHz and highHz in float (mel-computations.cc:150-222): bin m
+// spans mel edges low + m·δ, low + (m+1)·δ, low + (m+2)·δ with δ =
+// (mel(high) - mel(low)) / 81, weight (mel - left)/(centre - left) up to
+// the centre and (right - mel)/(right - centre) after it at FFT bin k's
+// frequency k·31.25 Hz for k < 256, kept where the mel lies strictly
+// between the edges.
+func melBanks(lowHz, highHz float32) ([][]float32, []int) {
 	melLow, melHigh := melScale(lowHz), melScale(highHz)
 	delta := (melHigh - melLow) / (NumBins + 1)
-	const binWidth = float64(SampleRate) / fftSize
-	mel := make([][]float64, NumBins)
+	const binWidth = float32(SampleRate) / fftSize
+	mel := make([][]float32, NumBins)
 	lo := make([]int, NumBins)
 	for m := range NumBins {
-		left := melLow + float64(m)*delta
-		center := melLow + float64(m+1)*delta
-		right := melLow + float64(m+2)*delta
-		w := make([]float64, fftSize/2)
-		for k := range w {
-			f := melScale(binWidth * float64(k))
-			w[k] = max(0, min((f-left)/(center-left), (right-f)/(right-center)))
+		left := melLow + float32(float32(m)*delta)
+		center := melLow + float32(float32(m+1)*delta)
+		right := melLow + float32(float32(m+2)*delta)
+		lo[m] = -1
+		for k := range fftSize / 2 {
+			f := melScale(binWidth * float32(k))
+			if f <= left || f >= right {
+				continue
+			}
+			if lo[m] < 0 {
+				lo[m] = k
+			}
+			w := (right - f) / (right - center)
+			if f <= center {
+				w = (f - left) / (center - left)
+			}
+			mel[m] = append(mel[m], w)
 		}
-		lo[m], mel[m] = dsp.Nonzero(w)
 	}
 	return mel, lo
 }
@@ -202,24 +228,27 @@ func melBanks(lowHz, highHz float64) ([][]float64, []int) {
 // extractor turns one frame of raw samples into 80 log-mel energies.
 type extractor struct {
 	t     *tables
-	fft   *dsp.Scratch
-	frame []float64 // FrameLength
-	power []float64 // numFFTBins
+	frame []float32 // fftSize: FrameLength samples, then zeros
+	spec  []cpx     // numFFTBins
+	power []float32 // numFFTBins
 }
 
 func newExtractor(t *tables) *extractor {
 	return &extractor{
 		t:     t,
-		fft:   t.power.NewScratch(),
-		frame: make([]float64, FrameLength),
-		power: make([]float64, numFFTBins),
+		frame: make([]float32, fftSize),
+		spec:  make([]cpx, numFFTBins),
+		power: make([]float32, numFFTBins),
 	}
 }
 
-// compute processes e.frame (filled with the raw samples) into dst.
+// compute processes e.frame (its first FrameLength values filled with the
+// raw samples) into dst, step by step as ProcessWindow
+// (feature-window.cc:248-272) and FbankComputer::Compute
+// (feature-fbank.cc:69-114) do.
 func (e *extractor) compute(dst []float32) {
 	x := e.frame[:FrameLength]
-	var sum float64
+	var sum float32
 	for _, v := range x {
 		sum += v
 	}
@@ -227,20 +256,27 @@ func (e *extractor) compute(dst []float32) {
 	for j := range x {
 		x[j] -= mean
 	}
+	const preemph = float32(0.97)
 	for j := FrameLength - 1; j > 0; j-- {
-		x[j] -= preemph * x[j-1]
+		x[j] -= float32(preemph * x[j-1])
 	}
-	x[0] -= preemph * x[0]
-	e.t.power.Power(x, e.t.window, e.power, e.fft)
+	x[0] -= float32(preemph * x[0])
+	for j, w := range e.t.window {
+		x[j] *= w
+	}
+	e.t.fft.transform(e.frame, e.spec)
+	for k, c := range e.spec {
+		e.power[k] = float32(c.r*c.r) + float32(c.i*c.i)
+	}
 	dst = dst[:NumBins]
 	for m, w := range e.t.mel {
 		p := e.power[e.t.melLo[m]:]
 		p = p[:len(w)]
-		var s float64
+		var s float32
 		for k, v := range w {
-			s += v * p[k]
+			s += float32(v * p[k])
 		}
-		dst[m] = float32(math.Log(max(s, fltEpsilon)))
+		dst[m] = logf(max(s, fltEpsilon))
 	}
 }
 
@@ -350,12 +386,10 @@ func (o *Online) computeFrame(t, n int) {
 	x := o.ex.frame[:FrameLength]
 	start := frameStart(t)
 	if start >= 0 && start+FrameLength <= n {
-		for j, v := range o.buf[start-o.bufStart : start-o.bufStart+FrameLength] {
-			x[j] = float64(v)
-		}
+		copy(x, o.buf[start-o.bufStart:start-o.bufStart+FrameLength])
 	} else {
 		for j := range x {
-			x[j] = float64(o.buf[reflect(start+j, n)-o.bufStart])
+			x[j] = o.buf[reflect(start+j, n)-o.bufStart]
 		}
 	}
 	if len(o.slab) < NumBins {

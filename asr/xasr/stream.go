@@ -49,12 +49,13 @@ func (r *Recognizer) Accept(f audio.Frame) (string, error) {
 
 var errClosed = errors.New("xasr: recognizer is closed")
 
-// Finalize ends the utterance: it appends TailPadding of silence, decodes
-// everything left (the last window, if partial, is completed with the
-// log-floor value silence has, so no audio goes undecoded), and returns
-// the final transcript with a closing full stop (AddFinalStop). The
-// recognizer is then reset, ready for the next utterance, also after an
-// error. With no audio since the last reset it returns "".
+// Finalize ends the utterance as sherpa-onnx does: it appends TailPadding
+// of silence, marks the input finished (the last frames reflect the end of
+// the signal), decodes the full windows left, and returns the final
+// transcript with a closing full stop (AddFinalStop). The frames after the
+// last full window are padding and are not decoded. The recognizer is
+// then reset, ready for the next utterance, also after an error. With no
+// audio since the last reset it returns "".
 func (r *Recognizer) Finalize() (string, error) {
 	res, err := r.FinalizeResult()
 	return res.Text, err
@@ -175,10 +176,17 @@ func (r *Recognizer) partialText() string {
 }
 
 // decode runs the encoder on every complete window of src, advancing by
-// the shift and discarding frames no later window needs. With final set
-// it then also decodes the frames left over, in windows completed with
-// logFloor, until every frame has been the new part of some window.
-// Once ctx is done it stops before the next encoder call.
+// the shift and discarding frames no later window needs. Once ctx is done
+// it stops before the next encoder call.
+//
+// A window is decoded while its T frames are ready; with final set (the
+// input finished) only while a frame past it is ready too: sherpa-onnx's
+// rule, processed + T < ready (sherpa-onnx/csrc/online-recognizer-transducer-impl.h:248-251,
+// IsReady, checked before every DecodeStreams in its decoding loops). The
+// streaming side may take the window one frame sooner and decode the same
+// windows: finishing the input always adds a frame (the last frames, which
+// reach past the audio, come only then), so a window taken with exactly T
+// frames ready is one sherpa-onnx takes too.
 func (r *Recognizer) decode(ctx context.Context, src frameSource, final bool) error {
 	T, shift := r.spec.window, r.spec.shift
 	x := r.x.GetData()
@@ -187,19 +195,11 @@ func (r *Recognizer) decode(ctx context.Context, src frameSource, final bool) er
 			return fmt.Errorf("xasr: %w", err)
 		}
 		ready := src.Ready()
-		switch {
-		case r.next+T <= ready:
-		case final && r.next < ready:
-		default:
+		if r.next+T > ready || final && r.next+T == ready {
 			return nil
 		}
 		for t := range T {
-			row := x[t*fbank.NumBins : (t+1)*fbank.NumBins]
-			if r.next+t < ready {
-				copy(row, src.Frame(r.next+t))
-			} else {
-				fill(row, logFloor)
-			}
+			copy(x[t*fbank.NumBins:(t+1)*fbank.NumBins], src.Frame(r.next+t))
 		}
 		if err := r.chunk(); err != nil {
 			return err

@@ -157,21 +157,35 @@ func TestPartialsGrow(t *testing.T) {
 	assert.Equal(t, res, again)
 }
 
-// TestFinalizeDecodesTheTail: the tail padding and the padded last window
-// are decoded: more chunks run in Finalize than the audio alone allowed.
+// TestFinalizeDecodesTheTail: the tail padding is decoded, in full windows
+// only, while a frame past the window is ready (sherpa-onnx's IsReady,
+// sherpa-onnx/csrc/online-recognizer-transducer-impl.h:248-251): more
+// chunks run in Finalize than the audio alone allowed, and no padded one.
 func TestFinalizeDecodesTheTail(t *testing.T) {
-	r := openTiny(t)
-	pcm := testSignal(2.03) // 203 frames: not a whole number of windows
-	feed(t, r, pcm, fixed(320))
-	before := r.chunks
-	var finalChunks int
-	r.afterEncoder = func() { finalChunks = r.chunks + 1 }
-	_, err := r.Finalize()
-	require.NoError(t, err)
-	frames := fbank.NumFrames(len(pcm) + len(r.tail))
-	// Every frame is the new part of some window: ceil(frames / shift) windows.
-	assert.Equal(t, (frames+r.info.Shift-1)/r.info.Shift, finalChunks)
-	assert.Greater(t, finalChunks, before)
+	for _, tc := range []struct {
+		name    string
+		samples int
+	}{
+		{"frames not a whole number of windows", 32480},
+		// 32720 + 12800 samples are 285 frames, 29 + 16·16: the window at
+		// frame 256 ends at the last frame, and sherpa-onnx leaves it.
+		{"the last window ends at the last frame", 32720},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := openTiny(t)
+			pcm := testSignal(3)[:tc.samples]
+			feed(t, r, pcm, fixed(320))
+			before := r.chunks
+			var finalChunks int
+			r.afterEncoder = func() { finalChunks = r.chunks + 1 }
+			_, err := r.Finalize()
+			require.NoError(t, err)
+			frames := fbank.NumFrames(len(pcm) + len(r.tail))
+			// Windows start every shift frames while start + T < frames.
+			assert.Equal(t, (frames-r.info.Window-1)/r.info.Shift+1, finalChunks, "%d frames", frames)
+			assert.Greater(t, finalChunks, before)
+		})
+	}
 }
 
 // The decoder context before the first token is icefall's [-1, blank].

@@ -47,16 +47,18 @@ const Hint = "run `voice-agent models pull xasr-zh-en-streaming-160ms`, or downl
 
 func hint(dir string) string { return strings.ReplaceAll(Hint, "DIR", dir) }
 
-// TailPadding is the silence Finalize appends before draining: the encoder
-// looks T - decode_chunk_len = 13 frames (130 ms) ahead and its attention
-// and convolution caches hold the last words until later chunks push them
-// through, so the end of the utterance is only decoded once ~1 s more
-// audio has gone in. 1.2 s is within the 1.0-1.5 s that MODELS.md gives.
-const TailPadding = 1200 * time.Millisecond
+// TailPadding is the silence Finalize appends before draining, sherpa-onnx's
+// own: its server pads every stream that ends with end_tail_padding = 0.8 s
+// of zeros (k2-fsa/sherpa-onnx sherpa-onnx/csrc/online-websocket-server-impl.h:65,
+// online-websocket-server-impl.cc:94-99). The encoder looks T -
+// decode_chunk_len = 13 frames (130 ms) ahead and only full windows are
+// decoded (see decode), so the last words need audio after them to be
+// pushed through: 0.8 s is more than X-ASR's own script pads (0.3 s,
+// onnx_pretrained-streaming.py:488-489).
+const TailPadding = 800 * time.Millisecond
 
 // logFloor is the fbank value of a frame with no energy, log(FLT_EPSILON):
-// what digital silence gives. The last, partial window of an utterance is
-// padded with it (see Finalize).
+// what digital silence gives, and what the encoder is probed with.
 var logFloor = float32(math.Log(1.1920928955078125e-07))
 
 // Result is a recognized utterance.

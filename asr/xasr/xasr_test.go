@@ -5,7 +5,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -158,4 +160,47 @@ func BenchmarkRecognizerChunk(b *testing.B) {
 		pos += chunk
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/chunk")
+}
+
+// BenchmarkEncoderWindow times the encoder alone, one window a call, on
+// the model set VOICE_BENCH_XASR names (a full-size stand-in, fp32 or
+// 4-bit), with one intra-op thread as sherpa-onnx runs it, on the ONNX
+// Runtime ONNXRUNTIME_LIB names (else scripts/setup's), from an optimized
+// copy with mapped weights unless VOICE_ORT_MAPPED_WEIGHTS=0: the
+// runtime-version figures in docs/performance.md. The windows are the
+// demo recording's features, in turn.
+//
+//	VOICE_BENCH_XASR=~/.cache/voice-agent/standins/int4/xasr-zh-en-streaming-160ms \
+//	  go test ./asr/xasr -run - -bench EncoderWindow -benchtime 200x
+func BenchmarkEncoderWindow(b *testing.B) {
+	dir := os.Getenv("VOICE_BENCH_XASR")
+	if dir == "" {
+		b.Skip("VOICE_BENCH_XASR names no model set")
+	}
+	testenv.ONNXRuntime(b)
+	r, err := New(dir, onnx.Options{IntraThreads: 1})
+	require.NoError(b, err)
+	b.Cleanup(func() { require.NoError(b, r.Close()) })
+	pcm, err := audio.ReadWAVMono16k(b.Context(), filepath.Join("..", "..", "test", "testdata", "demo.wav"))
+	require.NoError(b, err)
+	frames, err := fbank.Compute(pcm, fbank.XASR)
+	require.NoError(b, err)
+	T, shift := r.info.Window, r.info.Shift
+	windows := (len(frames)-T)/shift + 1
+	x := r.x.GetData()
+	var took []time.Duration
+	w := 0
+	for b.Loop() {
+		for t := range T {
+			copy(x[t*fbank.NumBins:], frames[w*shift+t])
+		}
+		w = (w + 1) % windows
+		start := time.Now()
+		require.NoError(b, r.enc.Run(r.encIns, r.encOuts))
+		took = append(took, time.Since(start))
+	}
+	slices.Sort(took)
+	ms := func(q float64) float64 { return float64(took[int(q*float64(len(took)-1))].Microseconds()) / 1000 }
+	b.ReportMetric(ms(0.1), "p10_ms")
+	b.ReportMetric(ms(0.5), "p50_ms")
 }

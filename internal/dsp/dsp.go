@@ -1,6 +1,8 @@
-// Package dsp holds the signal-processing steps the feature extractors
-// (Kaldi fbank for the recognizer, Whisper log-mel for Smart Turn) share:
-// one FFT, the power spectrum of real frames, and sparse filterbanks.
+// Package dsp holds the signal-processing steps of Smart Turn's Whisper
+// log-mel features: one FFT, the power spectrum of real frames, and sparse
+// filterbanks, in float64. The recognizer's Kaldi fbank (asr/fbank) has an
+// FFT of its own: it must match kaldi-native-fbank's float32 one bit for
+// bit.
 package dsp
 
 import "math"
