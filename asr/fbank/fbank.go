@@ -17,7 +17,9 @@
 // normalize_samples default, sherpa-onnx/csrc/features.h:53).
 //
 // Per frame t (0-based) of n samples, with snip_edges false, in float32
-// (kaldi-native-fbank v1.22's csrc, file:line below):
+// (kaldi-native-fbank's csrc, file:line below as of v1.21.5, commit
+// 6aaa1f2; sherpa-onnx 1.13 builds v1.22.3, whose output this is checked
+// against: asr/xasr TestFeaturesMatchSherpaOnnx):
 //
 //  1. the 400 samples starting at t*160 - 120 (frames are centred on
 //     t*160 + 80), indices outside [0, n) reflected with the edge sample

@@ -4,8 +4,8 @@ import "math"
 
 // The FFT kaldi-native-fbank computes with, reproduced operation for
 // operation in float32 so the spectrum is the reference's to the bit:
-// kaldi-native-fbank v1.22 (what sherpa-onnx 1.13 builds) calls kissfft's
-// real transform once per frame (kaldi-native-fbank/csrc/rfft.cc:61-77),
+// kaldi-native-fbank (v1.22.3 in sherpa-onnx 1.13) calls kissfft's real
+// transform once per frame (kaldi-native-fbank/csrc/rfft.cc:61-77),
 // kissfft at febd4caeed32e33ad8b2e0bb5ea77542c40f18ec with
 // kiss_fft_scalar float. A mathematically equal FFT in another order (the
 // float64 one this package used before) moves near-floor mel bins by up to

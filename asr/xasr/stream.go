@@ -182,7 +182,8 @@ func (r *Recognizer) partialText() string {
 // A window is decoded while its T frames are ready; with final set (the
 // input finished) only while a frame past it is ready too: sherpa-onnx's
 // rule, processed + T < ready (sherpa-onnx/csrc/online-recognizer-transducer-impl.h:248-251,
-// IsReady, checked before every DecodeStreams in its decoding loops). The
+// IsReady, checked before every DecodeStreams in its decoding loops; lines
+// as of 634265c9b, 1.13.4, the golden's 1.13.8 does the same). The
 // streaming side may take the window one frame sooner and decode the same
 // windows: finishing the input always adds a frame (the last frames, which
 // reach past the audio, come only then), so a window taken with exactly T

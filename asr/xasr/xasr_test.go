@@ -15,6 +15,7 @@ import (
 
 	"github.com/voiceassistant/voice/asr/fbank"
 	"github.com/voiceassistant/voice/audio"
+	"github.com/voiceassistant/voice/internal/memstat"
 	"github.com/voiceassistant/voice/internal/onnx"
 	"github.com/voiceassistant/voice/internal/testenv"
 )
@@ -203,4 +204,14 @@ func BenchmarkEncoderWindow(b *testing.B) {
 	ms := func(q float64) float64 { return float64(took[int(q*float64(len(took)-1))].Microseconds()) / 1000 }
 	b.ReportMetric(ms(0.1), "p10_ms")
 	b.ReportMetric(ms(0.5), "p50_ms")
+	// What the loaded recognizer holds, and whether its encoder runs from
+	// a mapped copy (ONNX Runtime 1.29 on saves 4-bit weights' packing).
+	use := memstat.Now()
+	b.ReportMetric(memstat.MiB(use.Anon), "anon_MiB")
+	b.ReportMetric(memstat.MiB(use.RSS), "rss_MiB")
+	mapped := 0.0
+	if r.enc.Mapped != "" {
+		mapped = 1
+	}
+	b.ReportMetric(mapped, "mapped")
 }
