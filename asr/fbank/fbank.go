@@ -19,7 +19,7 @@
 // Per frame t (0-based) of n samples, with snip_edges false, in float32
 // (kaldi-native-fbank's csrc, file:line below as of v1.21.5, commit
 // 6aaa1f2; sherpa-onnx 1.13 builds v1.22.3, whose output this is checked
-// against: asr/xasr TestFeaturesMatchSherpaOnnx):
+// against: TestSherpaOnnxFeatures):
 //
 //  1. the 400 samples starting at t*160 - 120 (frames are centred on
 //     t*160 + 80), indices outside [0, n) reflected with the edge sample
@@ -188,8 +188,10 @@ func poveyWindow() []float32 {
 	return w
 }
 
-// melScale is MelBanks::MelScale, in float (mel-computations.h).
-func melScale(hz float32) float32 { return 1127 * logf(1+hz/700) }
+// melScale is MelBanks::MelScale, in float (mel-computations.h). The
+// product is rounded before it is returned: inlined, arm64 would fuse it
+// with the subtractions melBanks makes of it.
+func melScale(hz float32) float32 { return float32(1127 * logf(1+hz/700)) }
 
 // melBanks builds MelBanks::InitKaldiMelBanks's triangular filters
 // between lowHz and highHz in float (mel-computations.cc:150-222): bin m

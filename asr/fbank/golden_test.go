@@ -47,9 +47,9 @@ func readGoldenIndex(t testing.TB) goldenIndex {
 }
 
 // readWav16 reads a mono 16-bit PCM RIFF/WAVE file as samples / 32768.
-func readWav16(t testing.TB, name string) []float32 {
+func readWav16(t testing.TB, path string) []float32 {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", name))
+	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.True(t, len(raw) >= 12 && string(raw[:4]) == "RIFF" && string(raw[8:12]) == "WAVE", "not a WAVE file")
 	var pcm []float32
@@ -85,7 +85,7 @@ func goldenInput(t testing.TB, c goldenCase) []float32 {
 	case c.Input == "":
 		pcm = make([]float32, c.Offset+c.Samples) // silence
 	case filepath.Ext(c.Input) == ".wav":
-		pcm = readWav16(t, c.Input)
+		pcm = readWav16(t, filepath.Join("testdata", c.Input))
 	default:
 		data := testenv.Gunzip(t, filepath.Join("testdata", c.Input))
 		pcm = make([]float32, len(data)/4)
